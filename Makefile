@@ -1,0 +1,75 @@
+# One-command setup: every target installs what it needs, and skips what is already there.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+ARCH ?= arm64
+STAMPS := .stamps
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+export CDK_DISABLE_CLI_TELEMETRY := true
+export AWS_EC2_METADATA_DISABLED := true
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: help setup test test-fast synth deploy lint bench dev dev-second clean layer
+
+help:
+	@echo "make test    set up (venv, pip, npm, layer) and run the whole test suite"
+	@echo "make dev     run the whole platform locally on an embedded AWS emulator"
+	@echo "make synth   synthesize the CloudFormation templates offline into cdk.out"
+	@echo "make deploy  cdk deploy into the account of your current AWS credentials"
+	@echo "make lint    ruff, mypy and cfn-lint"
+	@echo "make bench   benchmarks (ratios against peers run in the same script)"
+	@echo "make clean   remove everything the targets built"
+
+$(STAMPS):
+	@mkdir -p $(STAMPS)
+
+$(STAMPS)/venv: requirements.txt requirements-dev.txt layers/platform/requirements.txt | $(STAMPS)
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
+	$(PY) -m pip install -q -r requirements-dev.txt 2>&1 | grep -v "^WARNING: Location" || true
+	$(PY) -c "import aws_cdk, moto, mcp, amazondax, aws_lambda_powertools, uvicorn"
+	@touch $@
+
+$(STAMPS)/npm: package.json | $(STAMPS)
+	npm install --no-audit --no-fund --loglevel=error
+	@touch $@
+
+$(STAMPS)/layer-$(ARCH): layers/platform/requirements.txt scripts/build_layer.sh $(STAMPS)/venv
+	bash scripts/build_layer.sh $(ARCH)
+	@touch $@
+
+setup: $(STAMPS)/venv $(STAMPS)/npm $(STAMPS)/layer-$(ARCH)
+
+layer: $(STAMPS)/layer-$(ARCH)
+
+test: setup
+	$(PY) -m pytest -q -n 2 --dist loadgroup
+
+test-fast: $(STAMPS)/venv
+	$(PY) -m pytest -q -m "not infra and not slow"
+
+synth: setup
+	npx cdk synth -q
+
+deploy: setup
+	npx cdk deploy --all
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy layers/platform/python functions stacks app.py
+	test -d cdk.out || npx cdk synth -q
+	$(VENV)/bin/cfn-lint cdk.out/*.template.json
+
+bench: setup
+	$(PY) bench/run.py
+
+dev: setup
+	$(PY) -m local
+
+dev-second: $(STAMPS)/venv
+	$(PY) -m local --attach
+
+clean:
+	rm -rf $(VENV) node_modules cdk.out build $(STAMPS) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Endpoint function: the ASGI app served by uvicorn behind the Lambda Web Adapter."""

@@ -1,0 +1,1 @@
+"""Ingest function: Kinesis enhanced fan-out records -> idempotent tool-call records and usage."""

@@ -1,0 +1,131 @@
+"""Runtime configuration: every environment variable the platform reads is named here.
+
+The CDK stacks set these variables on the functions (see ``stacks/``), the local platform sets
+them for uvicorn and the pollers, and tests pass a plain mapping to :meth:`Settings.from_mapping`
+so nothing needs monkeypatching. Values are validated at start-up: a bad value raises
+:class:`ConfigError` naming the variable, before the first request is served.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+class ConfigError(ValueError):
+    """A configuration value is missing or invalid."""
+
+
+class EnvVars:
+    """Names of the environment variables (the single source of truth)."""
+
+    STAGE = "PLATFORM_STAGE"
+    REGION = "AWS_REGION"
+    SESSION_TABLE = "SESSION_TABLE_NAME"
+    AUDIT_TABLE = "AUDIT_TABLE_NAME"
+    DAX_ENDPOINT = "DAX_ENDPOINT"  # daxs://... ; empty = DAX off (X5)
+    EVENT_STREAM = "EVENT_STREAM_NAME"
+    EVENT_STREAM_ARN = "EVENT_STREAM_ARN"
+    PRODUCER_DLQ_URL = "PRODUCER_DLQ_URL"
+    EXPIRY_EVENTS_DLQ_URL = "EXPIRY_EVENTS_DLQ_URL"
+    SESSION_TTL_SECONDS = "SESSION_TTL_SECONDS"
+    AUTH_MODE = "MCP_AUTH"  # api_key | none (loopback only) | oauth (later)
+    ALLOWED_ORIGINS = "MCP_ALLOWED_ORIGINS"  # comma separated
+    ALLOWED_HOSTS = "MCP_ALLOWED_HOSTS"  # comma separated; empty = any Host
+    MAX_REQUEST_BYTES = "MCP_MAX_REQUEST_BYTES"
+    STREAM_MAX_SECONDS = "MCP_STREAM_MAX_SECONDS"  # S7 cap, below the function timeout
+    KEEPALIVE_SECONDS = "MCP_KEEPALIVE_SECONDS"
+    AWS_ENDPOINT_URL = "AWS_ENDPOINT_URL"  # local emulator only
+    LOG_LEVEL = "POWERTOOLS_LOG_LEVEL"
+    SERVICE_NAME = "POWERTOOLS_SERVICE_NAME"
+    METRICS_NAMESPACE = "POWERTOOLS_METRICS_NAMESPACE"
+
+
+AUTH_MODES = ("api_key", "none", "oauth")
+
+
+def _int(env: Mapping[str, str], name: str, default: int, minimum: int, maximum: int) -> int:
+    raw = env.get(name, "")
+    if raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{name} must be an integer, got {raw!r}") from exc
+    if not minimum <= value <= maximum:
+        raise ConfigError(f"{name} must be between {minimum} and {maximum}, got {value}")
+    return value
+
+
+def _csv(env: Mapping[str, str], name: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in env.get(name, "").split(",") if part.strip())
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Validated runtime settings shared by every function."""
+
+    session_table: str
+    stage: str = "dev"
+    region: str = "us-east-1"
+    audit_table: str = ""
+    dax_endpoint: str = ""
+    event_stream: str = ""
+    event_stream_arn: str = ""
+    producer_dlq_url: str = ""
+    expiry_events_dlq_url: str = ""
+    session_ttl_seconds: int = 3600
+    auth_mode: str = "api_key"
+    allowed_origins: tuple[str, ...] = ()
+    allowed_hosts: tuple[str, ...] = ()
+    max_request_bytes: int = 1_048_576
+    stream_max_seconds: int = 840
+    keepalive_seconds: int = 15
+    aws_endpoint_url: str = ""
+    service_name: str = "mcp-platform"
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def dax_enabled(self) -> bool:
+        return bool(self.dax_endpoint)
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        return cls.from_mapping(os.environ)
+
+    @classmethod
+    def from_mapping(cls, env: Mapping[str, str]) -> Settings:
+        session_table = env.get(EnvVars.SESSION_TABLE, "")
+        if not session_table:
+            raise ConfigError(f"{EnvVars.SESSION_TABLE} is required")
+        auth_mode = env.get(EnvVars.AUTH_MODE, "api_key") or "api_key"
+        if auth_mode not in AUTH_MODES:
+            raise ConfigError(f"{EnvVars.AUTH_MODE} must be one of {', '.join(AUTH_MODES)}, got {auth_mode!r}")
+        dax_endpoint = env.get(EnvVars.DAX_ENDPOINT, "")
+        if dax_endpoint and not dax_endpoint.startswith(("daxs://", "dax://")):
+            raise ConfigError(f"{EnvVars.DAX_ENDPOINT} must start with daxs:// (or dax://), got {dax_endpoint!r}")
+        stream_max = _int(env, EnvVars.STREAM_MAX_SECONDS, 840, 1, 900)
+        keepalive = _int(env, EnvVars.KEEPALIVE_SECONDS, 15, 1, 300)
+        if keepalive >= stream_max:
+            raise ConfigError(f"{EnvVars.KEEPALIVE_SECONDS} must be below {EnvVars.STREAM_MAX_SECONDS}")
+        return cls(
+            session_table=session_table,
+            stage=env.get(EnvVars.STAGE, "dev") or "dev",
+            region=env.get(EnvVars.REGION, "") or env.get("AWS_DEFAULT_REGION", "") or "us-east-1",
+            audit_table=env.get(EnvVars.AUDIT_TABLE, ""),
+            dax_endpoint=dax_endpoint,
+            event_stream=env.get(EnvVars.EVENT_STREAM, ""),
+            event_stream_arn=env.get(EnvVars.EVENT_STREAM_ARN, ""),
+            producer_dlq_url=env.get(EnvVars.PRODUCER_DLQ_URL, ""),
+            expiry_events_dlq_url=env.get(EnvVars.EXPIRY_EVENTS_DLQ_URL, ""),
+            session_ttl_seconds=_int(env, EnvVars.SESSION_TTL_SECONDS, 3600, 60, 30 * 24 * 3600),
+            auth_mode=auth_mode,
+            allowed_origins=_csv(env, EnvVars.ALLOWED_ORIGINS),
+            allowed_hosts=_csv(env, EnvVars.ALLOWED_HOSTS),
+            max_request_bytes=_int(env, EnvVars.MAX_REQUEST_BYTES, 1_048_576, 1024, 6 * 1024 * 1024),
+            stream_max_seconds=stream_max,
+            keepalive_seconds=keepalive,
+            aws_endpoint_url=env.get(EnvVars.AWS_ENDPOINT_URL, ""),
+            service_name=env.get(EnvVars.SERVICE_NAME, "mcp-platform") or "mcp-platform",
+        )
