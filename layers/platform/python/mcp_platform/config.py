@@ -84,6 +84,7 @@ class Settings:
     keepalive_seconds: int = 15
     aws_endpoint_url: str = ""
     service_name: str = "mcp-platform"
+    metrics_namespace: str = "McpPlatform"
     extra: Mapping[str, str] = field(default_factory=dict)
 
     @property
@@ -128,4 +129,5 @@ class Settings:
             keepalive_seconds=keepalive,
             aws_endpoint_url=env.get(EnvVars.AWS_ENDPOINT_URL, ""),
             service_name=env.get(EnvVars.SERVICE_NAME, "mcp-platform") or "mcp-platform",
+            metrics_namespace=env.get(EnvVars.METRICS_NAMESPACE, "McpPlatform") or "McpPlatform",
         )

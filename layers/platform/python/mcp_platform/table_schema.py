@@ -78,3 +78,59 @@ def tool_record_sk(started_at_iso: str, tool_call_id: str) -> str:
 
 def tool_call_marker_sk(tool_call_id: str) -> str:
     return f"{TOOL_CALL_MARKER_PREFIX}{tool_call_id}"
+
+
+# -- audit table: key helpers and the per-session summary item (A3, A4) ------------------------
+# Stream sequence numbers are decimal strings of 21-40 digits; zero-padding them to the maximum
+# width makes the string order of the sort key equal to the numeric order within one second.
+AUDIT_SEQUENCE_WIDTH = 40
+# The summary item written when a session expires by TTL (A4). Trail sort keys start with the
+# ISO year (a digit), which sorts before any letter, so ``sk < "summary"`` selects the trail only.
+AUDIT_SUMMARY_SK = "summary"
+# userIdentity of a REMOVE performed by DynamoDB's TTL process (A4).
+TTL_PRINCIPAL = "dynamodb.amazonaws.com"
+TTL_IDENTITY_TYPE = "Service"
+
+
+def audit_sk(change_time_iso: str, sequence_number: str) -> str:
+    return f"{change_time_iso}#{sequence_number.zfill(AUDIT_SEQUENCE_WIDTH)}"
+
+
+# -- session table: further attribute names ----------------------------------------------------
+ATTRIBUTES = "attributes"  # free-form map on the metadata item
+TOOL_CALL_ID = "tool_call_id"
+TOOL_NAME = "tool_name"
+ARGUMENTS = "arguments"
+RESULT = "result"
+IS_ERROR = "is_error"
+STARTED_AT = "started_at"
+FINISHED_AT = "finished_at"
+COMMITTED_AT = "committed_at"
+RECORD_SK = "record_sk"  # on the tool-call marker: the sk of the record it points at
+# Non-key attributes projected into STATUS_TTL_INDEX (the data construct must match; D8).
+# Tool-call records and markers carry neither ``status`` nor ``ttl``, so they never enter it.
+STATUS_TTL_INDEX_PROJECTION = (OWNER, KIND)
+
+
+# -- ingest: dedupe markers and usage counters (tool-event pipeline) -------------------------
+EVENT_DEDUPE_SK = "dedupe"
+EVENT_ID = "event_id"
+PRINCIPAL = "principal"
+# Counters on the usage item (pk=usage#<principal>, sk=<YYYY-MM-DD>#<tool>), all ADDed.
+USAGE_CALLS = "calls"
+USAGE_ERRORS = "errors"
+USAGE_REQUEST_BYTES = "request_bytes"
+USAGE_RESPONSE_BYTES = "response_bytes"
+USAGE_DURATION_MS = "duration_ms"
+
+
+def event_dedupe_pk(event_id: str) -> str:
+    return f"{EVENT_DEDUPE_PREFIX}{event_id}"
+
+
+def usage_pk(principal: str) -> str:
+    return f"{USAGE_PREFIX}{principal}"
+
+
+def usage_sk(day_iso: str, tool: str) -> str:
+    return f"{day_iso}#{tool}"

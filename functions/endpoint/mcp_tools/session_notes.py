@@ -1,0 +1,36 @@
+"""append_note / read_notes: the session's context list (D3), written atomically (D10)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from mcp_platform.mcp.context import ToolContext
+from mcp_platform.mcp.tools import ToolError, tool
+
+MAX_NOTE_CHARS = 4000
+
+
+@tool(
+    description="Append a note to the session's context. Committed atomically with the call record.",
+    annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False},
+    session="required",
+)
+async def append_note(ctx: ToolContext, text: Annotated[str, "The note to append"]) -> dict[str, Any]:
+    if not text.strip():
+        raise ToolError("text must not be empty")
+    if len(text) > MAX_NOTE_CHARS:
+        raise ToolError(f"text must be at most {MAX_NOTE_CHARS} characters")
+    ctx.append_to_session({"role": "note", "text": text})
+    return {"appended": 1, "notes": len(ctx.session.context) + 1}
+
+
+@tool(
+    description="Read the session's notes (most recent last).",
+    annotations={"readOnlyHint": True, "openWorldHint": False},
+    session="required",
+)
+async def read_notes(ctx: ToolContext, limit: Annotated[int, "How many of the latest notes"] = 20) -> dict[str, Any]:
+    if limit < 1:
+        raise ToolError("limit must be at least 1")
+    notes = [entry for entry in ctx.session.context if isinstance(entry, dict)][-limit:]
+    return {"notes": notes, "total": len(ctx.session.context)}

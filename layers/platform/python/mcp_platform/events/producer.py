@@ -1,0 +1,192 @@
+"""Batching Kinesis producer with partial-failure handling (K1, K2, K3).
+
+Usage on the endpoint: ``add()`` each tool-call event while serving (cheap: serialize, size
+check, append), then ``await producer.flush_async()`` after the result has been sent and
+before the response stream ends. ``flush`` is a plain blocking method; ``flush_async`` runs it
+in a worker thread (``asyncio.to_thread``) so the event loop never waits on Kinesis.
+
+Delivery is at-least-once: a timed-out call that did land is resent, so consumers dedupe by
+event id (the ingest function does). **Per-key ordering can change on retry**: a failed record
+is resent after records of the same partition key that succeeded in the first call, so order
+events by ``started_at``, never by sequence number.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from mcp_platform.events.batching import (
+    MAX_BYTES_PER_CALL,
+    MAX_RECORD_BYTES,
+    MAX_RECORDS_PER_CALL,
+    Entry,
+    check_entry,
+    partition_key_for,
+    plan_batches,
+)
+from mcp_platform.events.dead_letters import DeadLetterError, DeadLetterQueue, FailedRecord
+from mcp_platform.events.schema import ToolCallEvent
+
+logger = logging.getLogger(__name__)
+
+BASE_DELAY_S = 0.1
+# Whole-call errors worth retrying; anything else (validation, access, missing stream) goes
+# straight to the DLQ because resending the same request cannot succeed.
+RETRYABLE_CALL_ERRORS = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "LimitExceededException",
+        "InternalFailure",
+        "ServiceUnavailable",
+        "ServiceUnavailableException",
+        "ThrottlingException",
+        "KMSThrottlingException",
+        "RequestTimeout",
+    }
+)
+
+
+@dataclass
+class FlushResult:
+    sent: int = 0
+    dead_lettered: int = 0
+    put_calls: int = 0
+    retried_entries: int = 0
+    error_codes: dict[str, int] = field(default_factory=dict)
+
+
+class EventProducer:
+    """Buffers records and writes them with PutRecords; thread-safe ``add``/``flush``."""
+
+    def __init__(
+        self,
+        kinesis_client: Any,
+        stream_name: str,
+        dead_letters: DeadLetterQueue,
+        *,
+        stream_arn: str = "",
+        max_attempts: int = 3,
+        base_delay_s: float = BASE_DELAY_S,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: Callable[[], float] = random.random,
+        max_records_per_call: int = MAX_RECORDS_PER_CALL,
+        max_bytes_per_call: int = MAX_BYTES_PER_CALL,
+        max_record_bytes: int = MAX_RECORD_BYTES,
+    ) -> None:
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be >= 1")
+        self._kinesis = kinesis_client
+        # StreamARN is preferred by the API when known (cross-account, no name lookup).
+        self._target = {"StreamARN": stream_arn} if stream_arn else {"StreamName": stream_name}
+        self._dlq = dead_letters
+        self._max_attempts = max_attempts
+        self._base_delay_s = base_delay_s
+        self._sleep = sleep
+        self._rng = rng
+        self._max_records = max_records_per_call
+        self._max_bytes = max_bytes_per_call
+        self._max_record_bytes = max_record_bytes
+        self._buffer: list[Entry] = []
+        self._lock = threading.Lock()
+        self._seq = 0
+
+    def __len__(self) -> int:
+        return len(self._buffer)
+
+    def add(self, event: ToolCallEvent) -> None:
+        """Serialize and buffer; raises RecordTooLargeError now rather than losing it later."""
+        self.add_record(event.to_bytes(), partition_key_for(event))
+
+    def add_record(self, data: bytes, partition_key: str) -> None:
+        with self._lock:
+            entry = check_entry(Entry(self._seq, data, partition_key), self._max_record_bytes)
+            self._seq += 1
+            self._buffer.append(entry)
+
+    def backoff_delay(self, retry: int) -> float:
+        """K2: 100 ms x 2^retry (retry 0 = first resend), 'equal jitter' in [d/2, d]."""
+        delay = self._base_delay_s * 2**retry
+        return delay / 2 + self._rng() * delay / 2
+
+    def flush(self) -> FlushResult:
+        """Send everything buffered; failures end in the DLQ. Raises DeadLetterError if the DLQ
+        refuses records (they are put back in the buffer first, so a later flush retries)."""
+        with self._lock:
+            entries, self._buffer = self._buffer, []
+        result = FlushResult()
+        failed: list[FailedRecord] = []
+        for batch in plan_batches(entries, self._max_records, self._max_bytes):
+            failed.extend(self._send_batch(batch, result))
+        if failed:
+            for record in failed:
+                result.error_codes[record.error_code] = result.error_codes.get(record.error_code, 0) + 1
+            logger.warning("dead-lettering %d events: %s", len(failed), result.error_codes)
+            try:
+                self._dlq.send(failed)
+            except DeadLetterError as exc:
+                with self._lock:
+                    self._buffer[:0] = [r.entry for r in exc.unsent]
+                raise
+            result.dead_lettered = len(failed)
+        return result
+
+    async def flush_async(self) -> FlushResult:
+        return await asyncio.to_thread(self.flush)
+
+    def _send_batch(self, batch: Sequence[Entry], result: FlushResult) -> list[FailedRecord]:
+        pending = list(batch)  # kept in original order; resent subsets stay in that order
+        errors: dict[int, tuple[str, str]] = {}
+        attempt = 0
+        while pending and attempt < self._max_attempts:
+            if attempt:
+                result.retried_entries += len(pending)
+                self._sleep(self.backoff_delay(attempt - 1))
+            attempt += 1
+            result.put_calls += 1
+            pending, retryable = self._put(pending, errors)
+            if not retryable:
+                break
+        result.sent += len(batch) - len(pending)
+        return [FailedRecord(e, *errors[e.seq], attempts=attempt) for e in pending]
+
+    def _put(self, entries: list[Entry], errors: dict[int, tuple[str, str]]) -> tuple[list[Entry], bool]:
+        """One PutRecords call; returns (entries still failing, whether retrying makes sense)."""
+        try:
+            response = self._kinesis.put_records(Records=[e.as_request() for e in entries], **self._target)
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code", "ClientError")
+            message = exc.response.get("Error", {}).get("Message", str(exc))
+            for e in entries:
+                errors[e.seq] = (code, message)
+            return entries, code in RETRYABLE_CALL_ERRORS
+        except BotoCoreError as exc:  # connection reset, timeout: the call may or may not have landed
+            for e in entries:
+                errors[e.seq] = (type(exc).__name__, str(exc))
+            return entries, True
+        results = response.get("Records", [])
+        if len(results) != len(entries):
+            # Cannot map results to entries: resend all (duplicates are deduped downstream).
+            for e in entries:
+                errors[e.seq] = ("MalformedResponse", f"{len(results)} results for {len(entries)} records")
+            return entries, True
+        still_failing: list[Entry] = []
+        # Per-record ErrorCode is authoritative; FailedRecordCount only cross-checks it. A result
+        # without a SequenceNumber is treated as failed too: never assume success.
+        for entry, res in zip(entries, results, strict=True):
+            if res.get("ErrorCode") or not res.get("SequenceNumber"):
+                code = res.get("ErrorCode") or "MissingSequenceNumber"
+                errors[entry.seq] = (code, res.get("ErrorMessage", ""))
+                still_failing.append(entry)
+        declared = response.get("FailedRecordCount", 0)
+        if declared != len(still_failing):
+            logger.warning("FailedRecordCount=%s but %d records failed", declared, len(still_failing))
+        return still_failing, True

@@ -1,0 +1,148 @@
+"""Versioned tool-call event: the one record type carried by the Kinesis stream.
+
+The wire format is compact UTF-8 JSON with a ``v`` (schema version) field. Readers accept every
+version up to :data:`SCHEMA_VERSION`; a newer version is refused (a producer deployed ahead of
+its consumers must not be half-understood). Validation is strict and raises
+:class:`EventSchemaError`, so a poison record is recognisable by type, never by message text.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+SCHEMA_VERSION = 1
+STATUS_OK = "ok"
+STATUS_ERROR = "error"
+STATUSES = (STATUS_OK, STATUS_ERROR)
+
+
+class EventSchemaError(ValueError):
+    """Bytes that are not a valid tool-call event (bad UTF-8/JSON, missing or mistyped field)."""
+
+
+def utc_now_iso() -> str:
+    """Fixed-width ISO 8601 UTC (microseconds, ``Z``), the session store's sort-key format."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_iso8601(value: str, name: str) -> datetime:
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise EventSchemaError(f"{name} is not ISO 8601: {value!r}") from exc
+    if parsed.tzinfo is None:
+        # A naive time is ambiguous across regions; the sort key needs an absolute instant.
+        raise EventSchemaError(f"{name} must carry a UTC offset: {value!r}")
+    return parsed
+
+
+# field name -> accepted types; bool is excluded from ints explicitly below.
+_REQUIRED: dict[str, tuple[type, ...]] = {
+    "event_id": (str,),
+    "principal": (str,),
+    "tool": (str,),
+    "status": (str,),
+    "started_at": (str,),
+    "finished_at": (str,),
+    "request_bytes": (int,),
+    "response_bytes": (int,),
+    "duration_ms": (int, float),
+}
+_OPTIONAL: dict[str, tuple[type, ...]] = {
+    "session_id": (str,),
+    "tenant": (str,),
+    "error_code": (str,),
+    "first_byte_ms": (int, float),
+    "emitted_at": (str,),
+}
+
+
+@dataclass(frozen=True)
+class ToolCallEvent:
+    """One completed tools/call.
+
+    ``event_id`` is the MCP tool call id (D4), so the stream, the session store and the ingest
+    dedupe marker all name the same call. ``started_at`` is byte-for-byte the timestamp the
+    session store puts in the record's sort key ``tool#<started_at>#<event_id>``.
+    """
+
+    event_id: str
+    principal: str
+    tool: str
+    status: str
+    started_at: str
+    finished_at: str
+    request_bytes: int
+    response_bytes: int
+    duration_ms: float
+    session_id: str | None = None
+    tenant: str | None = None
+    error_code: str | None = None
+    first_byte_ms: float | None = None
+    emitted_at: str = field(default_factory=utc_now_iso)
+    schema_version: int = SCHEMA_VERSION
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        for name in ("event_id", "principal", "tool"):
+            if not getattr(self, name):
+                raise EventSchemaError(f"{name} must be a non-empty string")
+        if self.session_id == "":
+            raise EventSchemaError("session_id must be omitted (None) rather than empty")
+        if self.status not in STATUSES:
+            raise EventSchemaError(f"status must be one of {STATUSES}, got {self.status!r}")
+        for name in ("request_bytes", "response_bytes", "duration_ms"):
+            if getattr(self, name) < 0:
+                raise EventSchemaError(f"{name} must be >= 0")
+        if parse_iso8601(self.finished_at, "finished_at") < parse_iso8601(self.started_at, "started_at"):
+            raise EventSchemaError("finished_at is before started_at")
+        parse_iso8601(self.emitted_at, "emitted_at")
+        if not 1 <= self.schema_version <= SCHEMA_VERSION:
+            raise EventSchemaError(f"unsupported schema version {self.schema_version}")
+
+    @property
+    def started_date(self) -> str:
+        """UTC calendar day of the call (usage counters are per principal/day/tool)."""
+        return parse_iso8601(self.started_at, "started_at").astimezone(UTC).date().isoformat()
+
+    def to_dict(self) -> dict[str, Any]:
+        body = {k: v for k, v in asdict(self).items() if v is not None and k != "schema_version"}
+        body["v"] = self.schema_version
+        return body
+
+    def to_bytes(self) -> bytes:
+        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> ToolCallEvent:
+        try:
+            body = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise EventSchemaError(f"not UTF-8 JSON: {exc}") from exc
+        return cls.from_dict(body)
+
+    @classmethod
+    def from_dict(cls, body: Any) -> ToolCallEvent:
+        if not isinstance(body, dict):
+            raise EventSchemaError("event must be a JSON object")
+        version = body.get("v")
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise EventSchemaError("missing or non-integer schema version 'v'")
+        if version > SCHEMA_VERSION:
+            raise EventSchemaError(f"schema version {version} is newer than {SCHEMA_VERSION}")
+        kwargs: dict[str, Any] = {"schema_version": version}
+        for name, types in (*_REQUIRED.items(), *_OPTIONAL.items()):
+            if name not in body or (name in _OPTIONAL and body[name] is None):
+                if name in _REQUIRED:
+                    raise EventSchemaError(f"missing field {name!r}")
+                continue
+            value = body[name]
+            if isinstance(value, bool) or not isinstance(value, types):
+                raise EventSchemaError(f"field {name!r} has type {type(value).__name__}")
+            kwargs[name] = value
+        return cls(**kwargs)  # __post_init__ validates values

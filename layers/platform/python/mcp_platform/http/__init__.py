@@ -1,0 +1,1 @@
+"""Streamable HTTP transport (raw ASGI: no framework on the cold-start path)."""

@@ -1,0 +1,112 @@
+"""Composition root of the endpoint: settings + clients in, ASGI app out.
+
+Built once per process (module scope of the endpoint function) and reused by every warm
+request. Clients may be injected (tests, the local platform); defaults are built otherwise.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from types import ModuleType
+from typing import Any
+
+from mcp_platform.auth.api_keys import ApiKeyAuthenticator, ApiKeyStore
+from mcp_platform.auth.base import Authenticator
+from mcp_platform.auth.loopback import LoopbackAuthenticator
+from mcp_platform.aws_clients import aws_client
+from mcp_platform.config import ConfigError, Settings
+from mcp_platform.http.endpoint import McpEndpoint
+from mcp_platform.http.security import RequestGuard, loopback_hosts
+from mcp_platform.http.streaming import ResponseStreamer
+from mcp_platform.mcp.context import Services
+from mcp_platform.mcp.server import McpServer
+from mcp_platform.mcp.tool_calls import ToolCallRunner
+from mcp_platform.mcp.tools import ToolCatalog
+from mcp_platform.observability import MetricsWriter
+
+logger = logging.getLogger(__name__)
+
+INSTRUCTIONS = (
+    "Serverless MCP platform. Call open_session to get a session handle, then pass it as the "
+    "'session' argument of session tools (append_note, read_notes, session_info, ...)."
+)
+
+
+def build_authenticator(settings: Settings, dynamodb: Any, *, bind_host: str) -> Authenticator:
+    if settings.auth_mode == "none":
+        if os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):
+            # Behind the Web Adapter every request arrives from loopback: refuse outright.
+            raise ConfigError("MCP_AUTH=none is refused inside Lambda")
+        if bind_host not in ("127.0.0.1", "localhost", "::1"):
+            raise ConfigError("MCP_AUTH=none is accepted only on a loopback bind address")
+        return LoopbackAuthenticator()
+    if settings.auth_mode == "api_key":
+        return ApiKeyAuthenticator(ApiKeyStore(settings.session_table, dynamodb))
+    raise ConfigError(f"auth mode {settings.auth_mode!r} is not available in this release")
+
+
+def build_app(
+    settings: Settings,
+    tools_package: ModuleType,
+    *,
+    dynamodb: Any | None = None,
+    kinesis: Any | None = None,
+    sqs: Any | None = None,
+    bind_host: str = "127.0.0.1",
+    port: int | None = None,
+    extra_services: dict[str, Any] | None = None,
+) -> McpEndpoint:
+    from mcp_platform.events.dead_letters import DeadLetterQueue
+    from mcp_platform.events.producer import EventProducer
+    from mcp_platform.sessions import SessionStore
+
+    dynamodb = dynamodb or aws_client("dynamodb", settings)
+    store = SessionStore.from_settings(settings, dynamodb=dynamodb)
+    producer = None
+    if settings.event_stream:
+        kinesis = kinesis or aws_client("kinesis", settings)
+        sqs = sqs or aws_client("sqs", settings)
+        producer = EventProducer(
+            kinesis,
+            settings.event_stream,
+            DeadLetterQueue(sqs, settings.producer_dlq_url),
+            stream_arn=settings.event_stream_arn,
+        )
+    services = Services(sessions=store, extra=dict(extra_services or {}))
+    catalog = ToolCatalog.discover(tools_package)
+    runner = ToolCallRunner(services, producer)
+    server = McpServer(catalog, runner, instructions=INSTRUCTIONS, services=services)
+    allowed_hosts = settings.allowed_hosts
+    if not allowed_hosts and settings.auth_mode == "none" and port is not None:
+        # An unauthenticated local server is what DNS rebinding targets: loopback Hosts only.
+        # (Inside Lambda the Host is the Function URL's, so no default applies there.)
+        allowed_hosts = loopback_hosts(port)
+    metrics = MetricsWriter(settings.metrics_namespace, settings.service_name)
+    flush = producer.flush_async if producer is not None else None
+    streamer = ResponseStreamer(
+        server,
+        metrics,
+        _safe_flush(flush) if flush is not None else None,
+        keepalive_seconds=settings.keepalive_seconds,
+        max_stream_seconds=settings.stream_max_seconds,
+    )
+    return McpEndpoint(
+        server,
+        build_authenticator(settings, dynamodb, bind_host=bind_host),
+        RequestGuard(allowed_hosts, settings.allowed_origins),
+        streamer,
+        max_request_bytes=settings.max_request_bytes,
+    )
+
+
+def _safe_flush(flush: Any) -> Any:
+    async def run() -> None:
+        try:
+            await flush()
+        except Exception:
+            # The response was already delivered; records the DLQ refused stay buffered in
+            # the producer and go out with the next flush. Logged with its trace, not hidden.
+            logger.exception("tool-event flush failed; records kept for the next flush")
+
+    return run

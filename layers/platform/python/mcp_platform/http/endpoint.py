@@ -1,0 +1,205 @@
+"""The MCP endpoint as an ASGI app: Streamable HTTP for both protocol eras on one path.
+
+Era per request, as the official SDK does: an ``MCP-Protocol-Version`` header naming a 2025
+revision (or no header) is the handshake era with ``Mcp-Session-Id`` sessions stored in
+DynamoDB, so any instance serves any session; anything else is the stateless 2026-07-28 era.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from mcp_platform.auth.base import Authenticator, AuthError
+from mcp_platform.http.messages import HttpError, HttpRequest, decode_json, read_body, send_empty, send_http_error
+from mcp_platform.http.messages import send_json as _send_json
+from mcp_platform.http.modern import check_envelope, check_notification_version
+from mcp_platform.http.security import RequestGuard
+from mcp_platform.http.streaming import ResponseStreamer
+from mcp_platform.mcp.jsonrpc import JsonRpcError, Request, parse_message, result_message
+from mcp_platform.mcp.server import CallContext, McpServer
+from mcp_platform.mcp.versions import DEFAULT_HANDSHAKE_VERSION, HANDSHAKE_VERSIONS, is_modern
+from mcp_platform.sessions import errors as session_errors
+
+logger = logging.getLogger(__name__)
+
+SESSION_HEADER = "mcp-session-id"
+VERSION_HEADER = "mcp-protocol-version"
+HEALTH_PATH = "/healthz"
+
+
+class McpEndpoint:
+    def __init__(
+        self,
+        server: McpServer,
+        authenticator: Authenticator,
+        guard: RequestGuard,
+        streamer: ResponseStreamer,
+        *,
+        path: str = "/mcp",
+        max_request_bytes: int = 1_048_576,
+    ) -> None:
+        self.server = server
+        self.sessions = server.services.sessions
+        self.authenticator = authenticator
+        self.guard = guard
+        self.streamer = streamer
+        self.path = path
+        self.max_request_bytes = max_request_bytes
+        self._inflight: dict[tuple[str, Any], asyncio.Event] = {}
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        if scope["path"] == HEALTH_PATH:
+            await _send_json(send, 200, {"status": "ok"})  # readiness: no AWS call
+            return
+        request = HttpRequest(scope)
+        cors: dict[str, str] = {}
+        try:
+            if request.path != self.path:
+                raise HttpError(404, "Not found")
+            self.guard.check(request)
+            cors = self.guard.cors_headers(request)
+            if request.method == "OPTIONS":
+                await send_empty(send, 204, {**cors, "access-control-allow-methods": "POST, DELETE"})
+                return
+            principal = await self._authenticate(request)
+            if request.method == "POST":
+                await self._post(request, principal.id, receive, send, cors)
+            elif request.method == "DELETE" and not is_modern(request.headers.get(VERSION_HEADER)):
+                await self._delete(request, principal.id, send, cors)
+            else:
+                # No server-initiated stream is offered (GET), and 2026 has no DELETE.
+                allow = "POST" if is_modern(request.headers.get(VERSION_HEADER)) else "POST, DELETE"
+                raise HttpError(405, f"Method {request.method} not allowed", headers={"allow": allow})
+        except HttpError as exc:
+            exc.headers.update(cors)
+            await send_http_error(send, exc)
+
+    async def _authenticate(self, request: HttpRequest) -> Any:
+        try:
+            return await self.authenticator.authenticate(request.headers, request.client_host)
+        except AuthError as exc:
+            raise HttpError(exc.status, str(exc), headers={"www-authenticate": exc.www_authenticate}) from exc
+
+    async def _delete(self, request: HttpRequest, principal: str, send: Any, cors: dict[str, str]) -> None:
+        session_id = request.headers.get(SESSION_HEADER)
+        if not session_id:
+            raise HttpError(400, "Missing Mcp-Session-Id header")
+        try:
+            await asyncio.to_thread(self.sessions.end_session, session_id, owner=principal)
+        except session_errors.SessionNotFound as exc:
+            raise HttpError(404, "Session not found") from exc
+        await send_empty(send, 200, cors)
+
+    async def _post(self, request: HttpRequest, principal: str, receive: Any, send: Any, cors: dict[str, str]) -> None:
+        content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if content_type != "application/json":
+            raise HttpError(415, "Content-Type must be application/json")
+        if not request.accepts("application/json"):
+            raise HttpError(406, "Accept must include application/json and text/event-stream")
+        body = await read_body(receive, self.max_request_bytes, request.headers.get("content-length"))
+        try:
+            message = parse_message(decode_json(body))
+        except JsonRpcError as exc:
+            raise HttpError(400, exc.message, exc.code) from exc
+        version_header = request.headers.get(VERSION_HEADER)
+        if is_modern(version_header):
+            await self._post_modern(request, message, principal, send, cors)
+        else:
+            await self._post_legacy(request, message, principal, version_header, send, cors)
+
+    async def _post_modern(
+        self, request: HttpRequest, message: Request, principal: str, send: Any, cors: dict[str, str]
+    ) -> None:
+        if message.is_notification:
+            check_notification_version(request)
+            await send_empty(send, 202, cors)
+            return
+        version = check_envelope(request, message)
+        log_level = message.meta.get("io.modelcontextprotocol/logLevel", "info")
+        call = CallContext(principal=principal, protocol_version=version, modern=True, log_level=str(log_level))
+        await self.streamer.respond(request, message, call, send, cors, http_status_errors=True)
+
+    async def _post_legacy(
+        self,
+        request: HttpRequest,
+        message: Request,
+        principal: str,
+        version_header: str | None,
+        send: Any,
+        cors: dict[str, str],
+    ) -> None:
+        if version_header is not None and version_header not in HANDSHAKE_VERSIONS:
+            raise HttpError(400, f"Unsupported MCP-Protocol-Version: {version_header}")
+        if message.method == "initialize":
+            await self._initialize(message, principal, send, cors)
+            return
+        session_id = request.headers.get(SESSION_HEADER)
+        if not session_id:
+            raise HttpError(400, "Missing Mcp-Session-Id header")
+        if message.is_notification:
+            self._notification(message, session_id)
+            await send_empty(send, 202, cors)
+            return
+        session = await self._transport_session(session_id, principal)
+        call = CallContext(
+            principal=principal,
+            protocol_version=version_header or DEFAULT_HANDSHAKE_VERSION,
+            modern=False,
+            transport_session=session,
+            log_level=str(session.attributes.get("log_level", "info")),
+        )
+        key = (session_id, message.id)
+        self._inflight[key] = call.cancelled
+        try:
+            headers = {**cors, SESSION_HEADER: session_id}
+            await self.streamer.respond(request, message, call, send, headers, http_status_errors=False)
+        finally:
+            self._inflight.pop(key, None)
+
+    async def _initialize(self, message: Request, principal: str, send: Any, cors: dict[str, str]) -> None:
+        if message.is_notification:
+            raise HttpError(400, "initialize must be a request")
+        version = self.server.negotiate(message.params.get("protocolVersion"))
+        client_info = message.params.get("clientInfo")
+        session = await asyncio.to_thread(
+            self.sessions.create_session,
+            principal,
+            kind="transport",
+            attributes={
+                "protocol_version": version,
+                "client_name": str((client_info or {}).get("name", ""))[:200] if isinstance(client_info, dict) else "",
+                "log_level": "info",
+            },
+        )
+        body = result_message(message.id if message.id is not None else 0, self.server.initialize_result(version))
+        await _send_json(send, 200, body, {**cors, SESSION_HEADER: session.id})
+
+    async def _transport_session(self, session_id: str, principal: str) -> Any:
+        try:
+            # Consistent: session existence decides 404 for every instance (X4).
+            return await asyncio.to_thread(self.sessions.get_session, session_id, owner=principal, consistent=True)
+        except session_errors.SessionNotFound as exc:
+            raise HttpError(404, "Session not found") from exc
+
+    def _notification(self, message: Request, session_id: str) -> None:
+        if message.method == "notifications/cancelled":
+            cancelled = self._inflight.get((session_id, message.params.get("requestId")))
+            if cancelled is not None:
+                cancelled.set()
+
+
+async def _lifespan(receive: Any, send: Any) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return

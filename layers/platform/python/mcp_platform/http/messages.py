@@ -1,0 +1,138 @@
+"""ASGI request reading and response writing, plus SSE framing (S2, S3)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcp_platform.mcp.jsonrpc import INVALID_REQUEST, PARSE_ERROR, JsonRpcError, error_message
+
+Scope = dict[str, Any]
+Headers = list[tuple[bytes, bytes]]
+
+SSE_HEADERS: Headers = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+class HttpError(Exception):
+    """A transport-level refusal: an HTTP status with a JSON-RPC error body (id null)."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        code: int = INVALID_REQUEST,
+        headers: dict[str, str] | None = None,
+        data: Any = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.error = JsonRpcError(code, message, data)
+        self.headers = headers or {}
+
+
+class HttpRequest:
+    """The parts of an ASGI HTTP scope the transport reads (header names lower-cased)."""
+
+    __slots__ = ("client_host", "header_list", "headers", "method", "path")
+
+    def __init__(self, scope: Scope) -> None:
+        self.method: str = scope["method"]
+        self.path: str = scope["path"]
+        self.header_list: list[tuple[str, str]] = [
+            (name.decode("latin-1").lower(), value.decode("latin-1")) for name, value in scope.get("headers", [])
+        ]
+        self.headers: dict[str, str] = dict(self.header_list)
+        client = scope.get("client")
+        self.client_host: str = client[0] if client else ""
+
+    def count(self, name: str) -> int:
+        return sum(1 for key, _ in self.header_list if key == name)
+
+    def accepts(self, media_type: str) -> bool:
+        accept = self.headers.get("accept", "")
+        if not accept:
+            return media_type == "application/json"
+        kinds = {part.split(";")[0].strip().lower() for part in accept.split(",")}
+        major = media_type.split("/")[0]
+        return bool({media_type, f"{major}/*", "*/*"} & kinds)
+
+
+async def read_body(receive: Any, limit: int, declared: str | None) -> bytes:
+    """Read the whole body, refusing (413) anything over ``limit`` before buffering it."""
+    if declared is not None:
+        try:
+            if int(declared) > limit:
+                raise HttpError(413, f"Request body exceeds {limit} bytes")
+        except ValueError as exc:
+            raise HttpError(400, "Invalid Content-Length") from exc
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise HttpError(400, "Client disconnected before the body was read")
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise HttpError(413, f"Request body exceeds {limit} bytes")
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def decode_json(body: bytes) -> Any:
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise HttpError(400, "Request body is not valid UTF-8", PARSE_ERROR) from exc
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise HttpError(400, "Parse error: request body is not valid JSON", PARSE_ERROR) from exc
+
+
+def dumps(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, separators=(",", ":"), default=str).encode()
+
+
+def sse_event(message: dict[str, Any]) -> bytes:
+    return b"event: message\ndata: " + dumps(message) + b"\n\n"
+
+
+def _headers(extra: dict[str, str] | None) -> Headers:
+    return [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in (extra or {}).items()]
+
+
+async def send_json(send: Any, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+    payload = dumps(body)
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+                *_headers(headers),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})
+
+
+async def send_empty(send: Any, status: int, headers: dict[str, str] | None = None) -> None:
+    await send(
+        {"type": "http.response.start", "status": status, "headers": [(b"content-length", b"0"), *_headers(headers)]}
+    )
+    await send({"type": "http.response.body", "body": b""})
+
+
+async def send_http_error(send: Any, error: HttpError) -> None:
+    await send_json(send, error.status, error_message(None, error.error), error.headers)
+
+
+async def start_sse(send: Any, headers: dict[str, str] | None = None) -> None:
+    await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *_headers(headers)]})

@@ -1,0 +1,55 @@
+"""2026-07-28 request checks: the per-request ``_meta`` envelope and its mirror headers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_platform.http.messages import HttpError, HttpRequest
+from mcp_platform.mcp.jsonrpc import HEADER_MISMATCH, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION, Request
+from mcp_platform.mcp.versions import CLIENT_CAPABILITIES_META_KEY, MODERN_VERSIONS, PROTOCOL_VERSION_META_KEY
+
+ROUTING_HEADERS = ("mcp-protocol-version", "mcp-method", "mcp-name")
+NAME_BEARING = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+def _unsupported(requested: Any) -> HttpError:
+    return HttpError(
+        400,
+        "Unsupported protocol version",
+        UNSUPPORTED_PROTOCOL_VERSION,
+        data={"supported": list(MODERN_VERSIONS), "requested": requested},
+    )
+
+
+def check_notification_version(request: HttpRequest) -> None:
+    requested = request.headers.get("mcp-protocol-version", "")
+    if requested not in MODERN_VERSIONS:
+        raise _unsupported(requested)
+
+
+def check_envelope(request: HttpRequest, message: Request) -> str:
+    """Return the protocol version of a valid 2026 request, else raise a 400 HttpError."""
+    for name in ROUTING_HEADERS:
+        if request.count(name) > 1:
+            raise HttpError(400, f"{name} header appears more than once", HEADER_MISMATCH)
+    meta = message.params.get("_meta")
+    if not isinstance(meta, dict):
+        raise HttpError(400, "params._meta must carry the protocol version and client capabilities", INVALID_PARAMS)
+    missing = [key for key in (PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY) if key not in meta]
+    if missing:
+        raise HttpError(400, f"params._meta is missing: {', '.join(missing)}", INVALID_PARAMS)
+    version = meta[PROTOCOL_VERSION_META_KEY]
+    if request.headers.get("mcp-protocol-version") != version:
+        raise HttpError(400, "MCP-Protocol-Version header does not match _meta", HEADER_MISMATCH)
+    if request.headers.get("mcp-method") != message.method:
+        raise HttpError(400, "Mcp-Method header does not match the request method", HEADER_MISMATCH)
+    name_key = NAME_BEARING.get(message.method)
+    if name_key is not None:
+        value = message.params.get(name_key)
+        if value is not None and request.headers.get("mcp-name") != value:
+            raise HttpError(400, "Mcp-Name header does not match the request", HEADER_MISMATCH)
+    if not isinstance(version, str):
+        raise HttpError(400, "protocol version must be a string", INVALID_PARAMS)
+    if version not in MODERN_VERSIONS:
+        raise _unsupported(version)
+    return version

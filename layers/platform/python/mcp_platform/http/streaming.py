@@ -1,0 +1,163 @@
+"""Writes one request's response: plain JSON, or an SSE stream obeying S2-S7.
+
+tools/call streams whenever the client accepts ``text/event-stream``: status and headers
+leave before the tool runs (S2, S4), followed by a first comment; progress and log
+notifications are events; keep-alive comments fill silences (S7); a duration cap below the
+function timeout ends runaway calls (S7); the final chunk is always written (S3). After the
+result event, the tool-call events are flushed to Kinesis *before* the stream ends, so the
+flush is off the client's critical path yet inside the Lambda invocation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mcp_platform.http.messages import HttpRequest, send_json, sse_event, start_sse
+from mcp_platform.mcp.jsonrpc import (
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    JsonRpcError,
+    Request,
+    error_message,
+    result_message,
+)
+from mcp_platform.mcp.server import CallContext, McpServer
+from mcp_platform.observability import MetricsWriter
+
+logger = logging.getLogger(__name__)
+
+MODERN_ERROR_STATUS = {
+    PARSE_ERROR: 400,
+    INVALID_REQUEST: 400,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+}
+STREAMED_METHODS = frozenset({"tools/call"})
+FIRST_EVENT = b": stream open\n\n"
+KEEPALIVE = b": keep-alive\n\n"
+
+Flush = Callable[[], Awaitable[None]]
+
+
+class ResponseStreamer:
+    def __init__(
+        self,
+        server: McpServer,
+        metrics: MetricsWriter | None = None,
+        flush_events: Flush | None = None,
+        *,
+        keepalive_seconds: float = 15.0,
+        max_stream_seconds: float = 840.0,
+    ) -> None:
+        self.server = server
+        self.metrics = metrics
+        self.flush_events = flush_events
+        self.keepalive_seconds = keepalive_seconds
+        self.max_stream_seconds = max_stream_seconds
+
+    async def respond(
+        self,
+        request: HttpRequest,
+        message: Request,
+        call: CallContext,
+        send: Any,
+        headers: dict[str, str],
+        *,
+        http_status_errors: bool,
+    ) -> None:
+        started = time.monotonic()
+        request_id = message.id
+        try:
+            work = self.server.bind(message, call)
+        except JsonRpcError as exc:
+            status = MODERN_ERROR_STATUS.get(exc.code, 200) if http_status_errors else 200
+            await send_json(send, status, error_message(request_id, exc), headers)
+            return
+        if message.method in STREAMED_METHODS and request.accepts("text/event-stream"):
+            await self._stream(work, request_id, call, send, headers, started)
+        else:
+            body = await _outcome(work, request_id)
+            await send_json(send, 200, body, headers)
+            self._ttfb(started)
+            if self.flush_events is not None:
+                await self.flush_events()  # the response is complete: off the critical path
+
+    async def _stream(
+        self,
+        work: Callable[[], Awaitable[dict[str, Any]]],
+        request_id: Any,
+        call: CallContext,
+        send: Any,
+        headers: dict[str, str],
+        started: float,
+    ) -> None:
+        queue: asyncio.Queue[tuple[bool, dict[str, Any]]] = asyncio.Queue()
+
+        async def notify(notification: dict[str, Any]) -> None:
+            await queue.put((False, notification))
+
+        async def run() -> None:
+            await queue.put((True, await _outcome(work, request_id)))
+
+        call.notify = notify
+        await start_sse(send, headers)
+        self._ttfb(started)
+        task = asyncio.create_task(run())
+        try:
+            await send({"type": "http.response.body", "body": FIRST_EVENT, "more_body": True})
+            deadline = started + self.max_stream_seconds
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    call.cancelled.set()
+                    timeout = JsonRpcError(INTERNAL_ERROR, "Stream duration cap reached; the call was cancelled")
+                    await _send_chunk(send, sse_event(error_message(request_id, timeout)))
+                    return
+                try:
+                    final, payload = await asyncio.wait_for(queue.get(), min(self.keepalive_seconds, remaining))
+                except TimeoutError:
+                    await _send_chunk(send, KEEPALIVE)
+                    continue
+                await _send_chunk(send, sse_event(payload))
+                if final:
+                    if self.flush_events is not None:
+                        await self.flush_events()
+                    return
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            with contextlib.suppress(OSError, RuntimeError):
+                await send({"type": "http.response.body", "body": b"", "more_body": False})  # S3
+
+    def _ttfb(self, started: float) -> None:
+        if self.metrics is not None:
+            self.metrics.emit("TimeToFirstByte", (time.monotonic() - started) * 1000)
+
+
+async def _send_chunk(send: Any, body: bytes) -> None:
+    await send({"type": "http.response.body", "body": body, "more_body": True})
+
+
+async def _outcome(work: Callable[[], Awaitable[dict[str, Any]]], request_id: Any) -> dict[str, Any]:
+    """The JSON-RPC response for the work: its result, or its error (never an exception)."""
+    try:
+        return result_message(request_id, await work())
+    except JsonRpcError as exc:
+        return error_message(request_id, exc)
+    except Exception:
+        logger.exception("request %r failed", request_id)
+        return error_message(request_id, JsonRpcError(INTERNAL_ERROR, "Internal error"))

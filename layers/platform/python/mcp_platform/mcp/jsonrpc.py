@@ -1,0 +1,100 @@
+"""JSON-RPC 2.0 messages and the error model of the protocol core."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+METHOD_NOT_FOUND: Final = -32601
+INVALID_PARAMS: Final = -32602
+INTERNAL_ERROR: Final = -32603
+HEADER_MISMATCH: Final = -32020
+MISSING_REQUIRED_CLIENT_CAPABILITY: Final = -32021
+UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
+# Server-defined range (-32000..-32099): our own, documented in the README.
+SESSION_NOT_FOUND: Final = -32001
+CONFLICT: Final = -32002
+PRECONDITION_FAILED: Final = -32003
+
+RequestId = str | int
+
+
+class JsonRpcError(Exception):
+    """An error answered to the caller as a JSON-RPC error object (never a 500)."""
+
+    def __init__(self, code: int, message: str, data: Any = None, http_status: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+        self.http_status = http_status
+
+    def to_error(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+def result_message(request_id: RequestId, result: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def error_message(request_id: RequestId | None, error: JsonRpcError) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": error.to_error()}
+
+
+def notification_message(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+class Request:
+    """A validated JSON-RPC request or notification (``id`` is None for notifications)."""
+
+    __slots__ = ("id", "method", "params")
+
+    def __init__(self, method: str, params: dict[str, Any], request_id: RequestId | None) -> None:
+        self.method = method
+        self.params = params
+        self.id = request_id
+
+    @property
+    def is_notification(self) -> bool:
+        return self.id is None
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        meta = self.params.get("_meta")
+        return meta if isinstance(meta, dict) else {}
+
+
+def parse_message(decoded: Any) -> Request:
+    """Validate one decoded JSON-RPC message from a client.
+
+    Responses posted by a client (result/error without method) are refused: this server
+    sends no server-to-client requests that could be answered.
+    """
+    if not isinstance(decoded, dict):
+        if isinstance(decoded, list):
+            raise JsonRpcError(INVALID_REQUEST, "Batch requests are not supported")
+        raise JsonRpcError(INVALID_REQUEST, "A JSON-RPC message must be an object")
+    if decoded.get("jsonrpc") != "2.0":
+        raise JsonRpcError(INVALID_REQUEST, 'The "jsonrpc" member must be "2.0"')
+    method = decoded.get("method")
+    if not isinstance(method, str) or not method:
+        raise JsonRpcError(INVALID_REQUEST, 'The "method" member must be a non-empty string')
+    request_id: Any = None
+    if "id" in decoded:
+        request_id = decoded["id"]
+        if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+            raise JsonRpcError(INVALID_REQUEST, 'The "id" member must be a string or an integer')
+    params = decoded.get("params", {})
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise JsonRpcError(INVALID_PARAMS, 'The "params" member must be an object')
+    return Request(method, params, request_id)

@@ -1,0 +1,124 @@
+"""JSON Schema from a tool function's type hints, and validation of call arguments.
+
+Only the subset tools need: str, int, float, bool, None, Literal, list[T], dict[str, T],
+optional (``T | None``) and ``Annotated[T, "description"]``. Validation covers exactly the
+schemas this module generates, so a tool never sees an argument of the wrong type.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
+
+_PRIMITIVES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
+
+
+class SchemaError(TypeError):
+    """A tool signature uses a type this module cannot describe."""
+
+
+def type_schema(annotation: Any) -> dict[str, Any]:
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        base, *extras = get_args(annotation)
+        schema = type_schema(base)
+        descriptions = [extra for extra in extras if isinstance(extra, str)]
+        if descriptions:
+            schema["description"] = descriptions[0]
+        return schema
+    if annotation in _PRIMITIVES:
+        return {"type": _PRIMITIVES[annotation]}
+    if annotation is type(None):
+        return {"type": "null"}
+    if origin is Literal:
+        values = list(get_args(annotation))
+        return {"enum": values}
+    if origin in (Union, types.UnionType):
+        members = [arg for arg in get_args(annotation) if arg is not type(None)]
+        if len(members) == 1:
+            return type_schema(members[0])
+        return {"anyOf": [type_schema(member) for member in members]}
+    if origin is list:
+        (item,) = get_args(annotation) or (Any,)
+        return {"type": "array", "items": type_schema(item)} if item is not Any else {"type": "array"}
+    if origin is dict or annotation is dict:
+        args = get_args(annotation)
+        schema: dict[str, Any] = {"type": "object"}
+        if len(args) == 2 and args[1] is not Any:
+            schema["additionalProperties"] = type_schema(args[1])
+        return schema
+    if annotation is Any:
+        return {}
+    raise SchemaError(f"cannot describe type {annotation!r} in a tool schema")
+
+
+def input_schema(func: Callable[..., Any], skip: tuple[str, ...] = ("ctx",)) -> dict[str, Any]:
+    """The tool's ``inputSchema``: one property per parameter except the context."""
+    hints = get_type_hints(func, include_extras=True)
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for name, parameter in inspect.signature(func).parameters.items():
+        if name in skip:
+            continue
+        if name not in hints:
+            raise SchemaError(f"parameter {name!r} of {func.__name__} needs a type hint")
+        schema = type_schema(hints[name])
+        if parameter.default is inspect.Parameter.empty:
+            required.append(name)
+        elif parameter.default is not None:
+            schema["default"] = parameter.default
+        properties[name] = schema
+    result: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        result["required"] = required
+    return result
+
+
+def validate(value: Any, schema: dict[str, Any], path: str = "arguments") -> None:
+    """Raise ``ValueError`` naming the first offending path."""
+    if "enum" in schema and value not in schema["enum"]:
+        raise ValueError(f"{path} must be one of {schema['enum']}")
+    if "anyOf" in schema:
+        for option in schema["anyOf"]:
+            try:
+                validate(value, option, path)
+                return
+            except ValueError:
+                continue
+        raise ValueError(f"{path} matches none of the allowed types")
+    expected = schema.get("type")
+    if expected is None:
+        return
+    checks: dict[str, Callable[[Any], bool]] = {
+        "string": lambda v: isinstance(v, str),
+        "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+        "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+        "boolean": lambda v: isinstance(v, bool),
+        "null": lambda v: v is None,
+        "array": lambda v: isinstance(v, list),
+        "object": lambda v: isinstance(v, dict),
+    }
+    if not checks[expected](value):
+        raise ValueError(f"{path} must be of type {expected}")
+    if expected == "array" and "items" in schema:
+        for index, item in enumerate(value):
+            validate(item, schema["items"], f"{path}[{index}]")
+    if expected == "object":
+        _validate_object(value, schema, path)
+
+
+def _validate_object(value: dict[str, Any], schema: dict[str, Any], path: str) -> None:
+    properties: dict[str, Any] = schema.get("properties", {})
+    for name in schema.get("required", []):
+        if name not in value:
+            raise ValueError(f"{path}.{name} is required")
+    extra = schema.get("additionalProperties", True)
+    for name, item in value.items():
+        if name in properties:
+            validate(item, properties[name], f"{path}.{name}")
+        elif extra is False:
+            raise ValueError(f"{path}.{name} is not an accepted argument")
+        elif isinstance(extra, dict):
+            validate(item, extra, f"{path}.{name}")

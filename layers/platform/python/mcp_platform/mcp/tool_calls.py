@@ -1,0 +1,257 @@
+"""tools/call: resolve the session, replay or run the tool, commit atomically, emit the event.
+
+Idempotency: the tool call id is the caller's explicit ``_meta`` idempotency key, else the
+JSON-RPC request id scoped by the transport session (2025) or the principal (2026). A call
+whose id is already committed returns the original result without running the tool again.
+Critical path AWS calls for a session tool: one consistent BatchGetItem (session + marker)
+and one TransactWriteItems (record + marker + metadata); the Kinesis event is flushed by the
+transport after the result has been sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from mcp_platform.events.schema import STATUS_ERROR, STATUS_OK, ToolCallEvent
+from mcp_platform.mcp.context import Services, ToolContext
+from mcp_platform.mcp.jsonrpc import (
+    CONFLICT,
+    INVALID_PARAMS,
+    PRECONDITION_FAILED,
+    SESSION_NOT_FOUND,
+    JsonRpcError,
+    Request,
+)
+from mcp_platform.mcp.tools import ToolCatalog, ToolError, ToolResult, ToolSpec
+from mcp_platform.mcp.versions import IDEMPOTENCY_KEY_META, SESSION_HANDLE_ARGUMENT
+from mcp_platform.sessions import errors as session_errors
+from mcp_platform.sessions.clock import iso_utc
+from mcp_platform.sessions.model import ToolCall
+
+if TYPE_CHECKING:
+    from mcp_platform.mcp.server import CallContext
+
+logger = logging.getLogger(__name__)
+
+MAX_IDEMPOTENCY_KEY = 128
+COMMIT_ATTEMPTS = 3
+
+
+class EventSink(Protocol):
+    def add(self, event: Any) -> None: ...
+
+    def flush(self) -> Any: ...
+
+
+@dataclass
+class PreparedCall:
+    spec: ToolSpec
+    arguments: dict[str, Any]
+    session_id: str | None
+    tool_call_id: str
+    progress_token: str | int | None
+    request_bytes: int
+    invalid_arguments: str | None = None
+
+
+def to_result(value: Any) -> dict[str, Any]:
+    """Convert a tool's return value into a CallToolResult."""
+    if isinstance(value, ToolResult):
+        return value.to_result()
+    if isinstance(value, str):
+        return {"content": [{"type": "text", "text": value}], "isError": False}
+    if isinstance(value, dict):
+        text = json.dumps(value, separators=(",", ":"), default=str)
+        return {"content": [{"type": "text", "text": text}], "structuredContent": value, "isError": False}
+    if value is None:
+        return {"content": [], "isError": False}
+    raise TypeError(f"tool returned {type(value).__name__}; return str, dict, ToolResult or None")
+
+
+def error_result(message: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": message}], "isError": True}
+
+
+class ToolCallRunner:
+    def __init__(self, services: Services, events: EventSink | None = None, clock: Any = time.time) -> None:
+        self.services = services
+        self.events = events
+        self._clock = clock
+
+    def prepare(self, request: Request, call: CallContext, catalog: ToolCatalog) -> PreparedCall:
+        name = request.params.get("name")
+        if not isinstance(name, str):
+            raise JsonRpcError(INVALID_PARAMS, "params.name must be a string")
+        spec = catalog.get(name)
+        if spec is None:
+            raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name}")
+        arguments = request.params.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            raise JsonRpcError(INVALID_PARAMS, "params.arguments must be an object")
+        invalid: str | None = None
+        try:
+            spec.validate_arguments(arguments)
+        except ValueError as exc:
+            invalid = str(exc)  # a tool execution error the model can correct (2025-11-25)
+        session_id = self._session_id(spec, arguments, call)
+        meta = request.meta
+        token = meta.get("progressToken")
+        return PreparedCall(
+            spec=spec,
+            arguments={k: v for k, v in arguments.items() if k != SESSION_HANDLE_ARGUMENT},
+            session_id=session_id,
+            tool_call_id=self._tool_call_id(request, call),
+            progress_token=token if isinstance(token, str | int) and not isinstance(token, bool) else None,
+            request_bytes=len(json.dumps(arguments, separators=(",", ":"), default=str)),
+            invalid_arguments=invalid,
+        )
+
+    def _session_id(self, spec: ToolSpec, arguments: dict[str, Any], call: CallContext) -> str | None:
+        if spec.session != "required":
+            return None
+        handle = arguments.get(SESSION_HANDLE_ARGUMENT)
+        if isinstance(handle, str) and handle:
+            return handle
+        if call.transport_session is not None:
+            return str(call.transport_session.id)
+        raise JsonRpcError(
+            INVALID_PARAMS,
+            f"Tool needs an application session: pass the '{SESSION_HANDLE_ARGUMENT}' handle from open_session",
+        )
+
+    @staticmethod
+    def _tool_call_id(request: Request, call: CallContext) -> str:
+        explicit = request.meta.get(IDEMPOTENCY_KEY_META)
+        if explicit is not None:
+            if not isinstance(explicit, str) or not 0 < len(explicit) <= MAX_IDEMPOTENCY_KEY:
+                raise JsonRpcError(INVALID_PARAMS, f"_meta[{IDEMPOTENCY_KEY_META!r}] must be a 1-128 char string")
+            scope, raw = "key", explicit
+        else:
+            scope = f"ts:{call.transport_session.id}" if call.transport_session is not None else "p"
+            raw = json.dumps(request.id)
+        # Scoped by principal always: one caller can never replay another's result.
+        digest = hashlib.sha256(f"{call.principal}\x00{scope}\x00{raw}".encode()).hexdigest()
+        return digest[:32]
+
+    async def set_log_level(self, session: Any, level: str, principal: str) -> None:
+        store = self.services.sessions
+
+        def apply(current: Any) -> dict[str, Any]:
+            return {"log_level": level}
+
+        await asyncio.to_thread(store.update_metadata, session.id, apply, owner=principal)
+
+    async def run(self, prepared: PreparedCall, call: CallContext) -> dict[str, Any]:
+        if prepared.invalid_arguments is not None:
+            return error_result(f"Invalid arguments: {prepared.invalid_arguments}")
+        store = self.services.sessions
+        session = None
+        if prepared.session_id is not None:
+            try:
+                session, prior = await asyncio.to_thread(
+                    store.load_for_tool_call, prepared.session_id, prepared.tool_call_id, owner=call.principal
+                )
+            except session_errors.SessionNotFound as exc:
+                raise JsonRpcError(SESSION_NOT_FOUND, "Session not found or expired") from exc
+            if prior is not None:
+                return dict(prior.result)
+        started = self._clock()
+        ctx = ToolContext(
+            principal=call.principal,
+            services=self.services,
+            session=session,
+            tool_call_id=prepared.tool_call_id,
+            progress_token=prepared.progress_token,
+            log_level=call.log_level,
+            notify=call.notify,
+            cancelled=call.cancelled,
+        )
+        result = await self._invoke(prepared, ctx)
+        finished = self._clock()
+        if session is not None:
+            result = await self._commit(prepared, ctx, session, result, started, finished, call.principal)
+        self._record_event(prepared, call, result, started, finished)
+        return result
+
+    async def _invoke(self, prepared: PreparedCall, ctx: ToolContext) -> dict[str, Any]:
+        try:
+            return to_result(await prepared.spec.function(ctx, **prepared.arguments))
+        except ToolError as exc:
+            return error_result(str(exc))
+        except JsonRpcError:
+            raise
+        except Exception:
+            # The failure is logged with its trace and answered as a tool error: the caller
+            # learns the call failed, the server stays up, internals are not leaked.
+            logger.exception("tool %s failed", prepared.spec.name)
+            return error_result(f"Tool {prepared.spec.name} failed with an internal error")
+
+    async def _commit(
+        self,
+        prepared: PreparedCall,
+        ctx: ToolContext,
+        session: Any,
+        result: dict[str, Any],
+        started: float,
+        finished: float,
+        principal: str,
+    ) -> dict[str, Any]:
+        store = self.services.sessions
+        call_record = ToolCall(
+            id=prepared.tool_call_id,
+            name=prepared.spec.name,
+            arguments=prepared.arguments,
+            result=result,
+            is_error=bool(result.get("isError")),
+            started_at=started,
+            finished_at=finished,
+        )
+        for attempt in range(COMMIT_ATTEMPTS):
+            try:
+                await asyncio.to_thread(
+                    store.commit_tool_call,
+                    session,
+                    call_record,
+                    context_append=ctx.context_append,
+                    extra_puts=ctx.extra_puts,
+                    condition_checks=ctx.condition_checks,
+                )
+                return result
+            except session_errors.DuplicateToolCall as exc:
+                return dict(exc.original.result)
+            except session_errors.SessionNotFound as exc:
+                raise JsonRpcError(SESSION_NOT_FOUND, "Session not found or expired") from exc
+            except session_errors.VersionConflict as exc:
+                # Another call committed first: re-read (consistent, X4) and commit on top.
+                if attempt == COMMIT_ATTEMPTS - 1:
+                    raise JsonRpcError(CONFLICT, "Session changed concurrently; retry the call") from exc
+                session = await asyncio.to_thread(store.get_session, session.id, owner=principal, consistent=True)
+            except session_errors.PreconditionFailed as exc:
+                raise JsonRpcError(PRECONDITION_FAILED, f"Precondition failed: {exc}") from exc
+        raise AssertionError("unreachable")
+
+    def _record_event(
+        self, prepared: PreparedCall, call: CallContext, result: dict[str, Any], started: float, finished: float
+    ) -> None:
+        if self.events is None:
+            return
+        self.events.add(
+            ToolCallEvent(
+                event_id=prepared.tool_call_id,
+                session_id=prepared.session_id,
+                principal=call.principal,
+                tool=prepared.spec.name,
+                status=STATUS_ERROR if result.get("isError") else STATUS_OK,
+                started_at=iso_utc(started),
+                finished_at=iso_utc(finished),
+                duration_ms=round((finished - started) * 1000, 3),
+                request_bytes=prepared.request_bytes,
+                response_bytes=len(json.dumps(result, separators=(",", ":"), default=str)),
+            )
+        )

@@ -1,0 +1,50 @@
+"""The one place every DynamoDB call of the session store goes through, and is counted.
+
+``data`` is the DAX client when DAX is on (X3), else the plain DynamoDB client; ``control``
+is always the plain client, for what DAX lacks (table operations, PartiQL; X3).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from typing import Any
+
+
+class DynamoGateway:
+    def __init__(self, data: Any, control: Any | None = None) -> None:
+        self._data = data
+        self._control = control if control is not None else data
+        self._calls: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def call(self, operation: str, **params: Any) -> dict[str, Any]:
+        """Run a data-plane operation (``get_item``, ``transact_write_items``, ...)."""
+        self._count(operation)
+        response: dict[str, Any] = getattr(self._data, operation)(**params)
+        return response
+
+    def control(self, operation: str, **params: Any) -> dict[str, Any]:
+        """Run an operation DAX does not offer, on the plain client."""
+        self._count(operation)
+        response: dict[str, Any] = getattr(self._control, operation)(**params)
+        return response
+
+    @property
+    def calls(self) -> Counter[str]:
+        """AWS calls made so far, per operation name (a copy)."""
+        with self._lock:
+            return Counter(self._calls)
+
+    @property
+    def total_calls(self) -> int:
+        with self._lock:
+            return sum(self._calls.values())
+
+    def reset_counts(self) -> None:
+        with self._lock:
+            self._calls.clear()
+
+    def _count(self, operation: str) -> None:
+        with self._lock:
+            self._calls[operation] += 1

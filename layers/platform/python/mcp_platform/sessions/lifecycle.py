@@ -1,0 +1,244 @@
+"""Session lifecycle operations: create, get, append, versioned update, extend, end, expiring."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from mcp_platform import table_schema as ts
+from mcp_platform.sessions._core import StoreCore
+from mcp_platform.sessions.aws_errors import error_code, old_item
+from mcp_platform.sessions.codec import from_attr, require_epoch_seconds, to_attr, to_item
+from mcp_platform.sessions.errors import SessionAlreadyExists, VersionConflict
+from mcp_platform.sessions.model import ExpiringSession, Session
+
+_CCF = "ConditionalCheckFailedException"
+_KINDS = (ts.KIND_APPLICATION, ts.KIND_TRANSPORT)
+
+
+class LifecycleOps(StoreCore):
+    def create_session(
+        self,
+        owner: str,
+        *,
+        session_id: str | None = None,
+        kind: str = ts.KIND_APPLICATION,
+        attributes: dict[str, Any] | None = None,
+    ) -> Session:
+        """Put a new metadata item (version 1) with ``attribute_not_exists(pk)``."""
+        if not owner:
+            raise ValueError("owner is required")
+        if kind not in _KINDS:
+            raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
+        ttl = self._next_ttl()  # D5: refuses a millisecond value before anything is written
+        now = self._iso_now()
+        session = Session(
+            id=session_id or secrets.token_urlsafe(24),
+            owner=owner,
+            status=ts.STATUS_ACTIVE,
+            version=1,
+            ttl=ttl,
+            context=[],
+            kind=kind,
+            attributes=dict(attributes or {}),
+            created_at=now,
+            updated_at=now,
+        )
+        item = to_item(
+            {
+                ts.PK: ts.session_pk(session.id),
+                ts.SK: ts.METADATA_SK,
+                ts.OWNER: session.owner,
+                ts.STATUS: session.status,
+                ts.VERSION: session.version,
+                ts.TTL: session.ttl,
+                ts.CONTEXT: session.context,
+                ts.KIND: session.kind,
+                ts.ATTRIBUTES: session.attributes,
+                ts.CREATED_AT: now,
+                ts.UPDATED_AT: now,
+            }
+        )
+        try:
+            self.gateway.call(
+                "put_item",
+                TableName=self.table_name,
+                Item=item,
+                ConditionExpression="attribute_not_exists(#pk)",
+                ExpressionAttributeNames={"#pk": ts.PK},
+            )
+        except ClientError as exc:
+            if error_code(exc) == _CCF:
+                raise SessionAlreadyExists(session.id) from exc
+            raise
+        return session
+
+    def append_context(self, session_id: str, messages: Sequence[Any], *, owner: str | None = None) -> int:
+        """D3: one UpdateItem with ``list_append`` (no read); bumps and returns the version."""
+        condition, names, values = self._alive(owner)
+        names.update({"#ctx": ts.CONTEXT, "#v": ts.VERSION, "#ua": ts.UPDATED_AT})
+        values.update(
+            {":new": to_attr(list(messages)), ":empty": {"L": []}, ":one": to_attr(1), ":ua": to_attr(self._iso_now())}
+        )
+        try:
+            response = self.gateway.call(
+                "update_item",
+                TableName=self.table_name,
+                Key=self._meta_key(session_id),
+                UpdateExpression="SET #ctx = list_append(if_not_exists(#ctx, :empty), :new), "
+                "#v = #v + :one, #ua = :ua",
+                ConditionExpression=condition,
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+                ReturnValues="UPDATED_NEW",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as exc:
+            if error_code(exc) == _CCF:
+                self._raise_not_alive(session_id, old_item(exc), owner)
+            raise
+        return int(from_attr(response["Attributes"][ts.VERSION]))
+
+    def update_metadata(
+        self,
+        session_id: str,
+        mutate: Callable[[Session], Session],
+        *,
+        owner: str | None = None,
+        current: Session | None = None,
+    ) -> Session:
+        """D2: ConsistentRead read (skipped when ``current`` is given), ``#v = :expected``,
+        ``SET #v = #v + :one``; on a lost race re-read, recompute, retry (3x, 50 ms backoff),
+        then VersionConflict. ``mutate`` may change status, context and attributes."""
+        session = current if current is not None else self.get_session(session_id, owner=owner, consistent=True)
+        expected = session.version
+        for _ in self.backoff.attempts():
+            expected = session.version
+            changed = mutate(session)
+            if (changed.id, changed.owner, changed.kind, changed.created_at) != (
+                session.id, session.owner, session.kind, session.created_at,
+            ):
+                raise ValueError("mutate may not change id, owner, kind or created_at")
+            try:
+                return self._write_version(session, changed, owner)
+            except ClientError as exc:
+                if error_code(exc) != _CCF:
+                    raise
+                item = old_item(exc) or self._read_item(session_id, consistent=True)
+                session = self._visible(session_id, item, owner)  # not alive any more: raise
+        raise VersionConflict(session_id, expected, session)
+
+    def _write_version(self, session: Session, changed: Session, owner: str | None) -> Session:
+        condition, names, values = self._alive(owner)
+        now = self._iso_now()
+        names.update({"#v": ts.VERSION, "#ctx": ts.CONTEXT, "#at": ts.ATTRIBUTES, "#ua": ts.UPDATED_AT})
+        values.update(
+            {
+                ":expected": to_attr(session.version),
+                ":one": to_attr(1),
+                ":ctx": to_attr(changed.context),
+                ":at": to_attr(changed.attributes),
+                ":status": to_attr(changed.status),
+                ":ua": to_attr(now),
+            }
+        )
+        self.gateway.call(
+            "update_item",
+            TableName=self.table_name,
+            Key=self._meta_key(session.id),
+            UpdateExpression="SET #v = #v + :one, #ctx = :ctx, #at = :at, #st = :status, #ua = :ua",
+            ConditionExpression=f"{condition} AND #v = :expected",
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=values,
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        )
+        return replace(changed, version=session.version + 1, updated_at=now)
+
+    def extend_expiry(self, session_id: str, *, owner: str | None = None, seconds: int | None = None) -> int:
+        """D7: ``SET #ttl = :new`` only if ``attribute_exists(pk) AND #ttl > :now`` (and active).
+        An expired session is never resurrected. Returns the new ttl. The version is unchanged:
+        it guards context/status/attributes, and the ttl is written by condition alone."""
+        if seconds is not None and seconds <= 0:
+            raise ValueError(f"seconds must be positive, got {seconds}")
+        new_ttl = self._next_ttl(seconds)
+        condition, names, values = self._alive(owner)
+        values[":ttl"] = to_attr(new_ttl)
+        try:
+            self.gateway.call(
+                "update_item",
+                TableName=self.table_name,
+                Key=self._meta_key(session_id),
+                UpdateExpression="SET #ttl = :ttl",
+                ConditionExpression=condition,
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as exc:
+            if error_code(exc) == _CCF:
+                self._raise_not_alive(session_id, old_item(exc), owner)
+            raise
+        return new_ttl
+
+    def end_session(self, session_id: str, *, owner: str | None = None) -> None:
+        """Mark the session ended (it leaves the ``active`` partition of the index)."""
+        condition, names, values = self._alive(owner)
+        names.update({"#v": ts.VERSION, "#ua": ts.UPDATED_AT})
+        values.update({":ended": to_attr(ts.STATUS_ENDED), ":one": to_attr(1), ":ua": to_attr(self._iso_now())})
+        try:
+            self.gateway.call(
+                "update_item",
+                TableName=self.table_name,
+                Key=self._meta_key(session_id),
+                UpdateExpression="SET #st = :ended, #v = #v + :one, #ua = :ua",
+                ConditionExpression=condition,
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as exc:
+            if error_code(exc) == _CCF:
+                self._raise_not_alive(session_id, old_item(exc), owner)
+            raise
+
+    def expiring_within(
+        self, minutes: int, *, status: str = ts.STATUS_ACTIVE, limit: int = 100
+    ) -> list[ExpiringSession]:
+        """D8: sessions whose ttl falls in (now, now + minutes], from the status/ttl index.
+        Already-expired items are excluded by the key condition and filtered again (D6)."""
+        now = self._now()
+        params: dict[str, Any] = {
+            "TableName": self.table_name,
+            "IndexName": ts.STATUS_TTL_INDEX,
+            "KeyConditionExpression": "#st = :st AND #ttl BETWEEN :lo AND :hi",
+            "ExpressionAttributeNames": {"#st": ts.STATUS, "#ttl": ts.TTL},
+            "ExpressionAttributeValues": {
+                ":st": to_attr(status),
+                ":lo": to_attr(now + 1),
+                ":hi": to_attr(require_epoch_seconds(now + minutes * 60)),
+            },
+        }
+        found: list[ExpiringSession] = []
+        while len(found) < limit:
+            response = self.gateway.call("query", Limit=limit - len(found), **params)
+            for raw in response.get("Items", []):
+                row = {name: from_attr(attr) for name, attr in raw.items()}
+                if int(row[ts.TTL]) > self.clock.now() and row[ts.PK].startswith(ts.SESSION_PREFIX):
+                    found.append(
+                        ExpiringSession(
+                            session_id=ts.session_id_from_pk(row[ts.PK]),
+                            status=row[ts.STATUS],
+                            ttl=int(row[ts.TTL]),
+                            owner=row.get(ts.OWNER, ""),
+                            kind=row.get(ts.KIND, ""),
+                        )
+                    )
+            if "LastEvaluatedKey" not in response:
+                break
+            params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+        return found
+

@@ -1,0 +1,163 @@
+"""Value objects of the session store and their mapping to table items (layout: table_schema)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp_platform import table_schema as ts
+from mcp_platform.sessions.codec import AttributeValue, from_item
+
+
+@dataclass(frozen=True)
+class Session:
+    """The metadata item of one session (``sk=metadata``, D1)."""
+
+    id: str
+    owner: str
+    status: str
+    version: int
+    ttl: int
+    context: list[Any] = field(default_factory=list)
+    kind: str = ts.KIND_APPLICATION
+    attributes: dict[str, Any] = field(default_factory=dict)
+    created_at: str = ""
+    updated_at: str = ""
+
+    def is_alive(self, now: float) -> bool:
+        return self.status == ts.STATUS_ACTIVE and self.ttl > now
+
+    @classmethod
+    def from_item(cls, item: Mapping[str, AttributeValue]) -> Session:
+        values = from_item(item)
+        return cls(
+            id=ts.session_id_from_pk(values[ts.PK]),
+            owner=values.get(ts.OWNER, ""),
+            status=values.get(ts.STATUS, ""),
+            version=int(values.get(ts.VERSION, 0)),
+            ttl=int(values.get(ts.TTL, 0)),
+            context=list(values.get(ts.CONTEXT) or []),
+            kind=values.get(ts.KIND, ts.KIND_APPLICATION),
+            attributes=dict(values.get(ts.ATTRIBUTES) or {}),
+            created_at=values.get(ts.CREATED_AT, ""),
+            updated_at=values.get(ts.UPDATED_AT, ""),
+        )
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A finished tool invocation, as the endpoint hands it to the store to commit."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    result: Any
+    is_error: bool = False
+    started_at: float | None = None  # epoch seconds; the store's clock when None
+    finished_at: float | None = None
+
+
+@dataclass(frozen=True)
+class ToolCallResult:
+    """What the idempotency marker (``sk=toolcall#<id>``) holds: enough to answer a replay."""
+
+    tool_call_id: str
+    tool_name: str
+    result: Any
+    is_error: bool
+    record_sk: str
+    committed_at: str
+
+    @classmethod
+    def from_marker_item(cls, item: Mapping[str, AttributeValue]) -> ToolCallResult:
+        values = from_item(item)
+        return cls(
+            tool_call_id=values[ts.TOOL_CALL_ID],
+            tool_name=values.get(ts.TOOL_NAME, ""),
+            result=values.get(ts.RESULT),
+            is_error=bool(values.get(ts.IS_ERROR, False)),
+            record_sk=values.get(ts.RECORD_SK, ""),
+            committed_at=values.get(ts.COMMITTED_AT, ""),
+        )
+
+
+@dataclass(frozen=True)
+class ToolCallRecord:
+    """An immutable tool-call record (``sk=tool#<ISO8601>#<id>``, D1)."""
+
+    tool_call_id: str
+    tool_name: str
+    arguments: dict[str, Any]
+    result: Any
+    is_error: bool
+    started_at: str
+    finished_at: str
+    sk: str
+
+    @classmethod
+    def from_item(cls, item: Mapping[str, AttributeValue]) -> ToolCallRecord:
+        values = from_item(item)
+        return cls(
+            tool_call_id=values[ts.TOOL_CALL_ID],
+            tool_name=values.get(ts.TOOL_NAME, ""),
+            arguments=dict(values.get(ts.ARGUMENTS) or {}),
+            result=values.get(ts.RESULT),
+            is_error=bool(values.get(ts.IS_ERROR, False)),
+            started_at=values.get(ts.STARTED_AT, ""),
+            finished_at=values.get(ts.FINISHED_AT, ""),
+            sk=values[ts.SK],
+        )
+
+
+@dataclass(frozen=True)
+class ToolCallPage:
+    records: list[ToolCallRecord]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True)
+class ExpiringSession:
+    """A row of the status/ttl index (D8): keys plus the projected attributes."""
+
+    session_id: str
+    status: str
+    ttl: int
+    owner: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    """The session after the commit (computed locally, no read) and the stored result."""
+
+    session: Session
+    result: ToolCallResult
+
+
+@dataclass(frozen=True)
+class ExtraPut:
+    """An item a tool writes inside the commit transaction (plain Python values).
+
+    ``condition`` may use ``names``/``values`` placeholders; ``label`` names it in
+    PreconditionFailed. ``table`` defaults to the session table.
+    """
+
+    item: Mapping[str, Any]
+    condition: str | None = None
+    names: Mapping[str, str] = field(default_factory=dict)
+    values: Mapping[str, Any] = field(default_factory=dict)
+    label: str = ""
+    table: str | None = None
+
+
+@dataclass(frozen=True)
+class ConditionCheck:
+    """A precondition on an item the transaction does not otherwise touch (D10)."""
+
+    key: Mapping[str, Any]
+    condition: str
+    names: Mapping[str, str] = field(default_factory=dict)
+    values: Mapping[str, Any] = field(default_factory=dict)
+    label: str = ""
+    table: str | None = None

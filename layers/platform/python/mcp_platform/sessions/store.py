@@ -1,0 +1,46 @@
+"""The session store (D1-D10, X3-X5): one DynamoDB table, optionally fronted by DAX.
+
+Construct it once per process and inject the client(s)::
+
+    store = SessionStore.from_settings(settings)            # DAX client iff DAX_ENDPOINT is set
+    store = SessionStore("table", client=moto_client)        # tests
+    store.gateway.calls                                      # AWS calls made, per operation
+
+Which reads may be served by DAX, and which must use ConsistentRead (X4)
+-------------------------------------------------------------------------
+With DAX on, every item operation goes through the DAX client (X3), so writes are
+write-through and the item cache stays coherent with our own writes. Writes that bypass
+DAX (other functions, the console) can leave an item stale for up to the item-cache TTL
+(5 min, X2); query results can be stale for the query-cache TTL (1 min). Hence:
+
+May be served by DAX (eventually consistent, tolerates <= 5 min staleness):
+  * ``get_session(..., consistent=False)``: the owner never changes and the ttl only grows
+    while a session is alive, so a cached *live* answer is a safe answer for auth and for
+    display. A cached "missing" or "expired" answer may be stale (a negative-cache entry, an
+    extension written elsewhere), so that case is confirmed with one consistent read.
+  * ``list_tool_calls(..., consistent=False)``: records are immutable; a page may miss a
+    record committed in the last minute.
+  * ``expiring_within``: a GSI query (GSIs are never strongly consistent); a maintenance
+    signal, re-checked against the clock.
+
+Must use ConsistentRead (bypasses the cache; DAX passes it through to DynamoDB):
+  * the read of every optimistic-locking update (``update_metadata``, D2): a stale version
+    would only produce a guaranteed conflict;
+  * ``load_for_tool_call``: the version it returns is the commit's expected version, the
+    expiry decides whether the call may run, and the marker decides whether it is a replay;
+  * ``commit_tool_call`` given an id instead of a held Session, and every read that explains
+    a failed condition (is the marker there, is the session gone, which version won);
+  * ``get_session(..., consistent=True)`` wherever the caller decides on the latest value
+    right after a write (session existence after create/end, D6/X4).
+Writes carry their own conditions (alive, version, attribute_not_exists), so the final
+decision is always made by DynamoDB on the latest item, whatever any cache says.
+"""
+
+from __future__ import annotations
+
+from mcp_platform.sessions.lifecycle import LifecycleOps
+from mcp_platform.sessions.tool_calls import ToolCallOps
+
+
+class SessionStore(LifecycleOps, ToolCallOps):
+    """Create/get/append/update/extend/end sessions; record, commit and list tool calls."""

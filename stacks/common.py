@@ -1,0 +1,69 @@
+"""Small helpers every construct uses: removal policy, log groups, the platform KMS key."""
+
+from __future__ import annotations
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from stacks.config import PlatformConfig
+
+_RETENTION = {
+    1: logs.RetentionDays.ONE_DAY,
+    3: logs.RetentionDays.THREE_DAYS,
+    5: logs.RetentionDays.FIVE_DAYS,
+    7: logs.RetentionDays.ONE_WEEK,
+    14: logs.RetentionDays.TWO_WEEKS,
+    30: logs.RetentionDays.ONE_MONTH,
+    60: logs.RetentionDays.TWO_MONTHS,
+    90: logs.RetentionDays.THREE_MONTHS,
+    120: logs.RetentionDays.FOUR_MONTHS,
+    150: logs.RetentionDays.FIVE_MONTHS,
+    180: logs.RetentionDays.SIX_MONTHS,
+    365: logs.RetentionDays.ONE_YEAR,
+    400: logs.RetentionDays.THIRTEEN_MONTHS,
+    545: logs.RetentionDays.EIGHTEEN_MONTHS,
+    731: logs.RetentionDays.TWO_YEARS,
+    1096: logs.RetentionDays.THREE_YEARS,
+    1827: logs.RetentionDays.FIVE_YEARS,
+}
+
+DLQ_RETENTION = Duration.days(14)  # the SQS maximum: time to investigate and redrive
+
+
+def removal_policy(config: PlatformConfig) -> RemovalPolicy:
+    return RemovalPolicy.DESTROY if config.removal_policy == "destroy" else RemovalPolicy.RETAIN
+
+
+def log_retention(config: PlatformConfig) -> logs.RetentionDays:
+    return _RETENTION[config.log_retention_days]
+
+
+def log_group(scope: Construct, construct_id: str, config: PlatformConfig) -> logs.LogGroup:
+    return logs.LogGroup(scope, construct_id, retention=log_retention(config), removal_policy=removal_policy(config))
+
+
+def platform_key(scope: Construct, construct_id: str, config: PlatformConfig) -> kms.Key:
+    """One customer-managed key (rotated yearly) for the stream, tables and queues (K9)."""
+    return kms.Key(
+        scope,
+        construct_id,
+        description=f"mcp-platform {config.stage}: Kinesis stream, DynamoDB tables, SQS queues",
+        enable_key_rotation=True,
+        removal_policy=removal_policy(config),
+    )
+
+
+def dead_letter_queue(scope: Construct, construct_id: str, key: kms.IKey, config: PlatformConfig) -> sqs.Queue:
+    """An encrypted, TLS-only DLQ that keeps messages for the SQS maximum of 14 days."""
+    return sqs.Queue(
+        scope,
+        construct_id,
+        encryption=sqs.QueueEncryption.KMS,
+        encryption_master_key=key,
+        enforce_ssl=True,
+        retention_period=DLQ_RETENTION,
+        removal_policy=removal_policy(config),
+    )

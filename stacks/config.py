@@ -1,0 +1,189 @@
+"""Platform configuration: every CDK context key, its default, and its validation.
+
+All settings come from CDK context (``cdk.json`` or ``-c key=value``); nothing needs AWS
+credentials, so synth runs offline. ``-c`` values arrive as strings, so every reader accepts
+the string form too. A bad value raises :class:`ContextError` naming the key and what is
+allowed, which fails synth before any construct is built.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+# The newest Lambda Python runtime in aws-cdk-lib 2.275 for which every layer dependency has
+# wheels (checked with pip download --platform); scripts/build_layer.sh targets the same.
+LAMBDA_PYTHON_VERSION = "3.14"
+
+STAGE_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,15}$")
+ORIGIN_PATTERN = re.compile(r"^https?://[A-Za-z0-9.-]+(:\d{1,5})?$")
+DEV_STAGES = frozenset({"dev", "test", "sandbox"})
+STREAM_MODES = ("ON_DEMAND", "PROVISIONED")
+ARCHITECTURES = ("arm64", "x86_64")
+CLOUD_AUTH_MODES = ("api_key", "oauth")  # "none" is for local loopback only (SPEC: default deny)
+REMOVAL_POLICIES = ("destroy", "retain")
+LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827)
+# K6: a shard takes 1 MB/s of writes; plan for 85 % utilisation to leave headroom for spikes.
+SHARD_WRITE_BYTES_PER_S = 1_000_000
+SHARD_TARGET_UTILISATION = 0.85
+
+
+class ContextError(ValueError):
+    """A CDK context value is invalid; the message names the key and the allowed values."""
+
+
+# key -> default. The README's configuration table is generated from this mapping's order.
+DEFAULTS: dict[str, Any] = {
+    "stage": "dev",
+    "dax": True,
+    "stream_mode": "ON_DEMAND",
+    "shard_count": None,  # PROVISIONED only; None = derived from the K6 sizing inputs
+    "peak_records_per_s": 1000,
+    "avg_record_bytes": 1024,
+    "retention_hours": 168,
+    "log_retention_days": 30,
+    "auth_mode": "api_key",
+    "allowed_origins": [],
+    "architecture": "arm64",
+    "removal_policy": None,  # None = derived: destroy in dev stages, retain elsewhere
+    "dax_node_type": "dax.t3.small",
+    "dax_nodes": 1,
+    "dax_item_ttl_seconds": 300,
+    "dax_query_ttl_seconds": 60,
+    "session_ttl_seconds": 3600,
+}
+
+
+def shards_for(peak_records_per_s: int, avg_record_bytes: int) -> int:
+    """K6: shards = ceil(peak records/s x average record bytes / 1e6 / 0.85), at least one."""
+    needed = peak_records_per_s * avg_record_bytes / SHARD_WRITE_BYTES_PER_S / SHARD_TARGET_UTILISATION
+    return max(1, math.ceil(needed))
+
+
+@dataclass(frozen=True)
+class PlatformConfig:
+    stage: str
+    dax: bool
+    stream_mode: str
+    shard_count: int | None  # resolved: set for PROVISIONED, None for ON_DEMAND
+    peak_records_per_s: int
+    avg_record_bytes: int
+    retention_hours: int
+    log_retention_days: int
+    auth_mode: str
+    allowed_origins: tuple[str, ...]
+    architecture: str
+    removal_policy: str  # resolved: "destroy" | "retain"
+    dax_node_type: str
+    dax_nodes: int
+    dax_item_ttl_seconds: int
+    dax_query_ttl_seconds: int
+    session_ttl_seconds: int
+
+    @property
+    def is_dev(self) -> bool:
+        return self.stage in DEV_STAGES
+
+    @classmethod
+    def from_context(cls, get: Callable[[str], Any]) -> PlatformConfig:
+        """Reads and validates every key; ``get`` is ``node.try_get_context``."""
+
+        def raw(key: str) -> Any:
+            value = get(key)
+            return DEFAULTS[key] if value is None or value == "" else value
+
+        stage = _choice_pattern("stage", raw("stage"), STAGE_PATTERN, "lowercase letters, digits, '-'")
+        stream_mode = _choice("stream_mode", str(raw("stream_mode")).upper(), STREAM_MODES)
+        peak = _int("peak_records_per_s", raw("peak_records_per_s"), 1, 10_000_000)
+        avg = _int("avg_record_bytes", raw("avg_record_bytes"), 1, 1_048_576)
+        shard_count: int | None = None
+        if stream_mode == "PROVISIONED":
+            explicit = raw("shard_count")
+            shard_count = shards_for(peak, avg) if explicit is None else _int("shard_count", explicit, 1, 10_000)
+        removal = raw("removal_policy")
+        if removal is None:
+            removal = "destroy" if stage in DEV_STAGES else "retain"
+        item_ttl = _int("dax_item_ttl_seconds", raw("dax_item_ttl_seconds"), 1, 86_400)
+        query_ttl = _int("dax_query_ttl_seconds", raw("dax_query_ttl_seconds"), 1, 86_400)
+        return cls(
+            stage=stage,
+            dax=_bool("dax", raw("dax")),
+            stream_mode=stream_mode,
+            shard_count=shard_count,
+            peak_records_per_s=peak,
+            avg_record_bytes=avg,
+            retention_hours=_int("retention_hours", raw("retention_hours"), 24, 8760),  # K7
+            log_retention_days=_log_retention(raw("log_retention_days")),
+            auth_mode=_choice("auth_mode", raw("auth_mode"), CLOUD_AUTH_MODES),
+            allowed_origins=_origins(raw("allowed_origins")),
+            architecture=_choice("architecture", raw("architecture"), ARCHITECTURES),
+            removal_policy=_choice("removal_policy", str(removal).lower(), REMOVAL_POLICIES),
+            dax_node_type=_choice_pattern(
+                "dax_node_type", raw("dax_node_type"), re.compile(r"^dax\.[a-z0-9]+\.[a-z0-9]+$"), "dax.<family>.<size>"
+            ),
+            dax_nodes=_int("dax_nodes", raw("dax_nodes"), 1, 11),
+            dax_item_ttl_seconds=item_ttl,
+            dax_query_ttl_seconds=query_ttl,
+            session_ttl_seconds=_int("session_ttl_seconds", raw("session_ttl_seconds"), 60, 30 * 86_400),
+        )
+
+
+def _fail(key: str, expected: str, value: Any) -> ContextError:
+    return ContextError(f"CDK context '{key}' must be {expected}, got {value!r}")
+
+
+def _int(key: str, value: Any, minimum: int, maximum: int) -> int:
+    if isinstance(value, bool):  # bool is an int subclass: `true` is not a number here
+        raise _fail(key, f"an integer between {minimum} and {maximum}", value)
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        raise _fail(key, f"an integer between {minimum} and {maximum}", value) from None
+    if not minimum <= number <= maximum:
+        raise _fail(key, f"an integer between {minimum} and {maximum}", value)
+    return number
+
+
+def _bool(key: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes", "on"):
+        return True
+    if text in ("false", "0", "no", "off"):
+        return False
+    raise _fail(key, "true or false", value)
+
+
+def _choice(key: str, value: Any, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise _fail(key, "one of " + ", ".join(allowed), value)
+    return str(value)
+
+
+def _choice_pattern(key: str, value: Any, pattern: re.Pattern[str], described: str) -> str:
+    if not isinstance(value, str) or not pattern.fullmatch(value):
+        raise _fail(key, f"a string matching {pattern.pattern} ({described})", value)
+    return value
+
+
+def _log_retention(value: Any) -> int:
+    days = _int("log_retention_days", value, 1, 1827)
+    if days not in LOG_RETENTION_DAYS:
+        raise _fail("log_retention_days", "one of " + ", ".join(map(str, LOG_RETENTION_DAYS)), value)
+    return days
+
+
+def _origins(value: Any) -> tuple[str, ...]:
+    """S8: an explicit allow-list of origins; '*' is refused, so is anything with a path."""
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list | tuple):
+        raise _fail("allowed_origins", "a list of origins (or a comma-separated string)", value)
+    origins = tuple(str(item).strip() for item in items if str(item).strip())
+    for origin in origins:
+        if not ORIGIN_PATTERN.fullmatch(origin):
+            raise _fail("allowed_origins", "origins like https://app.example.com (no '*', no path)", origin)
+    return origins

@@ -1,0 +1,127 @@
+"""Endpoint: the streaming MCP function behind a Function URL (S1, S8)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aws_cdk import CfnOutput, Duration, Stack
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+from mcp_platform.config import EnvVars
+
+from stacks.common import log_group
+from stacks.config import PlatformConfig
+from stacks.data import Data
+from stacks.dax import DaxCache
+from stacks.network import Network
+from stacks.runtime import architecture_of, lambda_runtime, web_adapter_layer_arn
+from stacks.stream import EventStream
+
+ROOT = Path(__file__).resolve().parent.parent
+FUNCTION_TIMEOUT_S = 900  # the Lambda maximum: long SSE streams (S7)
+STREAM_MAX_S = 840  # S7: the server ends a stream well before Lambda would kill it
+KEEPALIVE_S = 15
+LWA_PORT = "8080"
+SERVICE_NAME = "mcp-endpoint"
+METRICS_NAMESPACE = "McpPlatform"
+MCP_HEADERS = ["content-type", "authorization", "accept", "mcp-session-id", "mcp-protocol-version",
+               "last-event-id", "mcp-method", "mcp-name"]  # fmt: skip
+
+
+class Endpoint(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: PlatformConfig,
+        layer: lambda_.ILayerVersion,
+        data: Data,
+        stream: EventStream,
+        producer_dlq: sqs.IQueue,
+        network: Network | None,
+        dax: DaxCache | None,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        region = Stack.of(self).region
+        environment = {
+            # S1: the Web Adapter starts run.sh, waits for the readiness path, then streams.
+            "AWS_LAMBDA_EXEC_WRAPPER": "/opt/bootstrap",
+            "AWS_LWA_INVOKE_MODE": "response_stream",  # must match the URL's InvokeMode
+            "AWS_LWA_READINESS_CHECK_PATH": "/healthz",
+            "AWS_LWA_PORT": LWA_PORT,
+            EnvVars.STAGE: config.stage,
+            EnvVars.SESSION_TABLE: data.session_table.table_name,
+            EnvVars.DAX_ENDPOINT: dax.endpoint_url if dax else "",  # X5: empty = DAX off
+            EnvVars.EVENT_STREAM: stream.stream.stream_name,
+            EnvVars.EVENT_STREAM_ARN: stream.stream.stream_arn,
+            EnvVars.PRODUCER_DLQ_URL: producer_dlq.queue_url,
+            EnvVars.SESSION_TTL_SECONDS: str(config.session_ttl_seconds),
+            EnvVars.AUTH_MODE: config.auth_mode,
+            EnvVars.ALLOWED_ORIGINS: ",".join(config.allowed_origins),
+            EnvVars.STREAM_MAX_SECONDS: str(STREAM_MAX_S),
+            EnvVars.KEEPALIVE_SECONDS: str(KEEPALIVE_S),
+            EnvVars.SERVICE_NAME: SERVICE_NAME,
+            EnvVars.METRICS_NAMESPACE: METRICS_NAMESPACE,
+            EnvVars.LOG_LEVEL: "INFO",
+        }
+        vpc_props: dict[str, object] = {}
+        if network is not None:
+            vpc_props = {
+                "vpc": network.vpc,
+                "vpc_subnets": network.private_subnets,
+                "security_groups": [network.function_sg],
+            }
+        self.function = lambda_.Function(
+            self,
+            "Function",
+            runtime=lambda_runtime(),
+            architecture=architecture_of(config),
+            handler="run.sh",
+            code=lambda_.Code.from_asset(
+                str(ROOT / "functions" / "endpoint"), exclude=["**/__pycache__", "**/*.pyc"]
+            ),
+            layers=[
+                layer,
+                lambda_.LayerVersion.from_layer_version_arn(
+                    self, "WebAdapter", web_adapter_layer_arn(region, config)
+                ),
+            ],
+            memory_size=1024,  # CPU scales with memory: keeps cold start and TTFB (S4) low
+            timeout=Duration.seconds(FUNCTION_TIMEOUT_S),
+            environment=environment,
+            tracing=lambda_.Tracing.ACTIVE,
+            log_group=log_group(self, "Logs", config),
+            description="MCP streamable-HTTP endpoint (Lambda Web Adapter + uvicorn)",
+            **vpc_props,  # type: ignore[arg-type]
+        )
+        fn = self.function
+        data.session_table.grant_read_write_data(fn)  # sessions, API keys (hashed)
+        stream.stream.grant_write(fn)
+        producer_dlq.grant_send_messages(fn)  # K2: what PutRecords retries could not deliver
+        if dax is not None:
+            dax.grant_client(fn)
+
+        # S1 streaming URL. Auth type NONE: the app authenticates every request itself (bearer
+        # API keys / OAuth, default deny), which IAM auth could not express for MCP clients.
+        self.url = fn.add_function_url(
+            auth_type=lambda_.FunctionUrlAuthType.NONE,
+            invoke_mode=lambda_.InvokeMode.RESPONSE_STREAM,
+            cors=self._cors(config),
+        )
+        CfnOutput(Stack.of(self), "McpEndpointUrl", value=f"{self.url.url}mcp", description="MCP endpoint (POST/GET)")
+
+    @staticmethod
+    def _cors(config: PlatformConfig) -> lambda_.FunctionUrlCorsOptions | None:
+        """S8: an explicit allow-list; no origins configured = no CORS (browsers are refused)."""
+        if not config.allowed_origins:
+            return None
+        return lambda_.FunctionUrlCorsOptions(
+            allowed_origins=list(config.allowed_origins),
+            allowed_methods=[lambda_.HttpMethod.GET, lambda_.HttpMethod.POST, lambda_.HttpMethod.DELETE],
+            allowed_headers=MCP_HEADERS,
+            exposed_headers=["mcp-session-id", "www-authenticate"],
+            max_age=Duration.hours(1),
+        )
+

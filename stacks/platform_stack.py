@@ -1,0 +1,85 @@
+"""The platform stack: composes one construct per concern, as the architecture wires them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import Stack, Tags
+from constructs import Construct
+
+from stacks import nag
+from stacks.common import dead_letter_queue, platform_key
+from stacks.config import PlatformConfig
+from stacks.data import Data
+from stacks.dax import DaxCache
+from stacks.endpoint import METRICS_NAMESPACE, SERVICE_NAME, Endpoint
+from stacks.monitoring import Monitored, Monitoring
+from stacks.network import Network
+from stacks.processing import Processing
+from stacks.shared_layer import SharedLayer
+from stacks.stream import EventStream
+
+
+class PlatformStack(Stack):
+    def __init__(self, scope: Construct, construct_id: str, *, config: PlatformConfig, **kwargs: Any) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        Tags.of(self).add("project", "mcp-platform")
+        Tags.of(self).add("stage", config.stage)
+        self.config = config
+
+        key = platform_key(self, "PlatformKey", config)
+        self.data = Data(self, "Data", config=config, key=key)
+        self.stream = EventStream(self, "Events", config=config, key=key)
+        layer = SharedLayer(self, "SharedLayer", config=config).layer
+
+        # X5: without DAX there is nothing in a VPC, so no VPC is built at all.
+        self.network = Network(self, "Network", config=config) if config.dax else None
+        self.dax = (
+            DaxCache(self, "Dax", config=config, network=self.network, table=self.data.session_table)
+            if self.network is not None
+            else None
+        )
+
+        self.dlqs = {
+            "Producer": dead_letter_queue(self, "ProducerDlq", key, config),  # K2 exhausted records
+            "Ingest": dead_letter_queue(self, "IngestDlq", key, config),  # A1 for the Kinesis mapping
+            "Audit": dead_letter_queue(self, "AuditDlq", key, config),  # A1 for the table stream
+            "ExpiryEvents": dead_letter_queue(self, "ExpiryEventsDlq", key, config),  # A4 side effects
+        }
+        self.endpoint = Endpoint(
+            self,
+            "Endpoint",
+            config=config,
+            layer=layer,
+            data=self.data,
+            stream=self.stream,
+            producer_dlq=self.dlqs["Producer"],
+            network=self.network,
+            dax=self.dax,
+        )
+        self.processing = Processing(
+            self,
+            "Processing",
+            config=config,
+            layer=layer,
+            data=self.data,
+            stream=self.stream,
+            ingest_dlq=self.dlqs["Ingest"],
+            audit_dlq=self.dlqs["Audit"],
+            expiry_dlq=self.dlqs["ExpiryEvents"],
+        )
+        self.monitoring = Monitoring(
+            self,
+            "Monitoring",
+            config=config,
+            watched=Monitored(
+                stream=self.stream,
+                endpoint=self.endpoint.function,
+                ingest=self.processing.ingest,
+                audit=self.processing.audit,
+                dlqs=dict(self.dlqs),
+                service_name=SERVICE_NAME,
+                metrics_namespace=METRICS_NAMESPACE,
+            ),
+        )
+        nag.acknowledge(self)

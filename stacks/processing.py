@@ -1,0 +1,121 @@
+"""Processing: ingest (Kinesis EFO consumer, K5) and audit (table stream, A1-A5) functions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aws_cdk import Duration
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as sources
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+from mcp_platform.config import EnvVars
+
+from stacks.common import log_group
+from stacks.config import PlatformConfig
+from stacks.data import Data
+from stacks.runtime import architecture_of, lambda_runtime
+from stacks.stream import EventStream
+
+ROOT = Path(__file__).resolve().parent.parent
+# A1: after this age a record goes to the DLQ instead of being retried; well inside the
+# stream retentions (24 h for DynamoDB Streams, >= 24 h for Kinesis), so the DLQ's pointer
+# still lets an operator replay the record from the stream.
+MAX_RECORD_AGE = Duration.hours(6)
+RETRY_ATTEMPTS = 3
+BATCH_SIZE = 100
+
+
+class Processing(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: PlatformConfig,
+        layer: lambda_.ILayerVersion,
+        data: Data,
+        stream: EventStream,
+        ingest_dlq: sqs.IQueue,
+        audit_dlq: sqs.IQueue,
+        expiry_dlq: sqs.IQueue,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        base_env = {
+            EnvVars.STAGE: config.stage,
+            EnvVars.SESSION_TABLE: data.session_table.table_name,
+            EnvVars.AUDIT_TABLE: data.audit_table.table_name,
+            EnvVars.EVENT_STREAM: stream.stream.stream_name,
+            EnvVars.EVENT_STREAM_ARN: stream.stream.stream_arn,
+            EnvVars.SESSION_TTL_SECONDS: str(config.session_ttl_seconds),
+            EnvVars.METRICS_NAMESPACE: "McpPlatform",
+            EnvVars.LOG_LEVEL: "INFO",
+        }
+
+        self.ingest = self._function(
+            "Ingest", "ingest", "ingest_handler.handler", config, layer,
+            {**base_env, EnvVars.SERVICE_NAME: "mcp-ingest"},
+        )  # fmt: skip
+        data.session_table.grant_read_write_data(self.ingest)  # idempotent records, usage counters
+        # K5: the mapping reads through the registered EFO consumer (its ARN is the source).
+        self.ingest.add_event_source(
+            sources.KinesisConsumerEventSource(
+                stream.consumer,
+                starting_position=lambda_.StartingPosition.TRIM_HORIZON,
+                batch_size=BATCH_SIZE,
+                bisect_batch_on_error=True,
+                retry_attempts=RETRY_ATTEMPTS,
+                max_record_age=MAX_RECORD_AGE,
+                report_batch_item_failures=True,
+                on_failure=sources.SqsDlq(ingest_dlq),
+            )
+        )
+
+        self.audit = self._function(
+            "Audit", "audit", "audit_handler.handler", config, layer,
+            {**base_env, EnvVars.SERVICE_NAME: "mcp-audit", EnvVars.EXPIRY_EVENTS_DLQ_URL: expiry_dlq.queue_url},
+        )  # fmt: skip
+        data.audit_table.grant_write_data(self.audit)  # A2: conditional puts keyed by SequenceNumber
+        # A4: TTL-expiry side effects (revoke, session summary, event) touch the session table
+        # and emit to the stream; what cannot be done goes to the expiry-events DLQ.
+        data.session_table.grant_read_write_data(self.audit)
+        stream.stream.grant_write(self.audit)
+        expiry_dlq.grant_send_messages(self.audit)
+        # A1 (and A5: a poison record is reported, bisected, then sent to the DLQ).
+        self.audit.add_event_source(
+            sources.DynamoEventSource(
+                data.session_table,
+                starting_position=lambda_.StartingPosition.TRIM_HORIZON,
+                batch_size=BATCH_SIZE,
+                bisect_batch_on_error=True,
+                retry_attempts=RETRY_ATTEMPTS,
+                max_record_age=MAX_RECORD_AGE,
+                report_batch_item_failures=True,
+                on_failure=sources.SqsDlq(audit_dlq),
+            )
+        )
+
+    def _function(
+        self,
+        construct_id: str,
+        folder: str,
+        handler: str,
+        config: PlatformConfig,
+        layer: lambda_.ILayerVersion,
+        environment: dict[str, str],
+    ) -> lambda_.Function:
+        return lambda_.Function(
+            self,
+            construct_id,
+            runtime=lambda_runtime(),
+            architecture=architecture_of(config),
+            handler=handler,
+            code=lambda_.Code.from_asset(str(ROOT / "functions" / folder), exclude=["**/__pycache__", "**/*.pyc"]),
+            layers=[layer],
+            memory_size=512,
+            timeout=Duration.seconds(60),
+            environment=environment,
+            tracing=lambda_.Tracing.ACTIVE,
+            log_group=log_group(self, f"{construct_id}Logs", config),
+            description=f"mcp-platform {folder} processor",
+        )

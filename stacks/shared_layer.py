@@ -1,0 +1,92 @@
+"""The shared layer: the domain package ``mcp_platform`` plus its third-party dependencies."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import jsii
+from aws_cdk import AssetHashType, BundlingOptions, DockerImage, ILocalBundling, RemovalPolicy
+from aws_cdk import aws_lambda as lambda_
+from constructs import Construct
+
+from stacks.config import LAMBDA_PYTHON_VERSION, PlatformConfig
+from stacks.runtime import architecture_of, lambda_runtime
+
+ROOT = Path(__file__).resolve().parent.parent
+LAYER_SOURCE = ROOT / "layers" / "platform"
+BUILD_SCRIPT = ROOT / "scripts" / "build_layer.sh"
+STAMP = "requirements.sha256"
+
+
+def requirements_stamp() -> str:
+    """What scripts/build_layer.sh writes next to dependencies built from the current inputs."""
+    digest = hashlib.sha256((LAYER_SOURCE / "requirements.txt").read_bytes()).hexdigest()
+    return f"{digest} python{LAMBDA_PYTHON_VERSION}"
+
+
+@jsii.implements(ILocalBundling)
+class LayerBundler:
+    """Local bundler, so synth never needs Docker.
+
+    Reuses build/layer-<arch> (from `make layer`) when its dependencies were built from the
+    current requirements, and always copies the current ``mcp_platform`` sources on top, so a
+    deploy never ships stale domain code. Otherwise it runs scripts/build_layer.sh.
+    """
+
+    def __init__(self, architecture: str) -> None:
+        self.architecture = architecture
+
+    def try_bundle(self, output_dir: str, *_options: Any, **_kw: Any) -> bool:  # jsii passes the options
+        out = Path(output_dir)
+        prebuilt = ROOT / "build" / f"layer-{self.architecture}"
+        stamp = prebuilt / STAMP
+        if stamp.is_file() and stamp.read_text().strip() == requirements_stamp():
+            shutil.copytree(prebuilt / "python", out / "python", ignore=_ignore_domain, dirs_exist_ok=True)
+            shutil.copytree(
+                LAYER_SOURCE / "python" / "mcp_platform",
+                out / "python" / "mcp_platform",
+                ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+                dirs_exist_ok=True,
+            )
+        else:
+            subprocess.run(  # noqa: S603 - fixed script; architecture validated by PlatformConfig
+                ["bash", str(BUILD_SCRIPT), self.architecture, output_dir],  # noqa: S607
+                check=True,
+                cwd=ROOT,
+            )
+            (out / STAMP).unlink(missing_ok=True)
+        return True
+
+
+def _ignore_domain(directory: str, names: list[str]) -> set[str]:
+    top = Path(directory).name == "python"
+    return {n for n in names if n == "__pycache__" or (top and n == "mcp_platform")}
+
+
+class SharedLayer(Construct):
+    def __init__(self, scope: Construct, construct_id: str, *, config: PlatformConfig) -> None:
+        super().__init__(scope, construct_id)
+        code = lambda_.Code.from_asset(
+            str(LAYER_SOURCE),
+            # The hash covers the sources (requirements + domain package) and the bundling
+            # options, whose environment names the architecture: one asset per architecture.
+            asset_hash_type=AssetHashType.SOURCE,
+            exclude=["**/__pycache__", "**/*.pyc"],
+            bundling=BundlingOptions(
+                image=DockerImage.from_registry("local-bundling-only"),  # never pulled
+                local=LayerBundler(config.architecture),
+                environment={"LAYER_ARCH": config.architecture, "LAYER_PYTHON": LAMBDA_PYTHON_VERSION},
+            ),
+        )
+        self.layer = lambda_.LayerVersion(
+            self,
+            "Layer",
+            code=code,
+            compatible_runtimes=[lambda_runtime()],
+            compatible_architectures=[architecture_of(config)],
+            description="mcp_platform domain package with Powertools, uvicorn and the DAX client",
+        )

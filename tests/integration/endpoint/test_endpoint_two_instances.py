@@ -1,0 +1,45 @@
+"""Sessions survive any instance: two endpoint processes' worth of app share one table."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from conftest import AwsStack, endpoint_instance
+from raw import call, final_message, headers, initialize
+
+pytestmark = pytest.mark.integration
+
+
+def test_session_created_on_one_instance_is_used_and_deleted_through_the_other(aws: AwsStack, api_key: str) -> None:
+    """Given instances A and B sharing one ThreadedMotoServer, when a session is created on A,
+    then B serves it (state included), B's DELETE ends it, and A answers 404 afterwards."""
+    with endpoint_instance(aws) as a, endpoint_instance(aws) as b:
+        session_id = initialize(a.url, api_key)
+        final_message(call(a.url, api_key, session_id, 1, "tools/call", {"name": "append_note", "arguments": {"text": "from A"}}))
+        notes = final_message(call(b.url, api_key, session_id, 2, "tools/call", {"name": "read_notes"}))
+        assert [n["text"] for n in notes["result"]["structuredContent"]["notes"]] == ["from A"]
+        deleted = httpx.delete(b.url, headers=headers(api_key, **{"Mcp-Session-Id": session_id}))
+        assert deleted.status_code == 200
+        assert call(a.url, api_key, session_id, 3, "ping").status_code == 404
+        assert call(b.url, api_key, session_id, 4, "ping").status_code == 404
+        assert a.recorder.validate_all() > 0 and b.recorder.validate_all() > 0
+
+
+def test_streamed_call_sends_headers_and_first_event_before_slow_work(aws: AwsStack, api_key: str) -> None:
+    """S2/S4/S7: a 1.2 s tool streams: status + text/event-stream headers and a first event
+    arrive long before the result; keep-alive comments fill the silence; the stream ends."""
+    with endpoint_instance(aws) as running:
+        session_id = initialize(running.url, api_key)
+        body = {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                "params": {"name": "countdown", "arguments": {"steps": 1, "interval_ms": 1200}}}
+        request_headers = headers(api_key, **{"Mcp-Session-Id": session_id, "MCP-Protocol-Version": "2025-11-25"})
+        with httpx.stream("POST", running.url, headers=request_headers, json=body, timeout=30) as response:
+            assert response.headers["content-type"] == "text/event-stream"
+            assert response.headers["cache-control"] == "no-cache"
+            assert response.headers["x-accel-buffering"] == "no"
+            chunks = list(response.iter_raw())
+        # Ordering, not timing: the first chunk left before the tool finished (it holds no
+        # result), a keep-alive filled the 1.2 s silence, and the result came last.
+        assert chunks[0].startswith(b": stream open") and b"counted" not in chunks[0]
+        text = b"".join(chunks).decode()
+        assert text.index(": keep-alive") < text.index('"counted 1 steps"')

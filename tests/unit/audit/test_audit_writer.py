@@ -1,0 +1,92 @@
+"""A2/A3: audit items keyed for a time-ordered trail, idempotent, bounded under 400 KB."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from mcp_platform import table_schema as ts
+from mcp_platform.audit import writer as w
+from mcp_platform.audit.diff import diff_images
+from mcp_platform.audit.records import StreamChange
+from mcp_platform.audit.writer import AuditWriter
+
+from tests.unit.audit.stream_support import AUDIT_TABLE, MotoSessionTable, metadata_item
+
+PK = ts.session_pk("s1")
+DAY = 24 * 3600
+
+
+def _write(writer: AuditWriter, record: dict) -> tuple[dict, bool]:
+    change = StreamChange.from_record(record)
+    item = writer.build_item(change, diff_images(change.old_image, change.new_image))
+    return item, writer.put(item)
+
+
+def test_a2_a3_item_is_keyed_by_session_time_and_sequence(tables: MotoSessionTable) -> None:
+    # Given one real INSERT record and a writer with 30 days of retention
+    tables.put(metadata_item("s1"))
+    (record,) = tables.drain()
+    writer = AuditWriter(tables.client, AUDIT_TABLE, retention_seconds=30 * DAY)
+    # When it is audited
+    item, written = _write(writer, record)
+    # Then pk is the session, sk is "<ISO time>#<zero-padded SequenceNumber>", ttl = change + 30 d
+    ddb = record["dynamodb"]
+    change = StreamChange.from_record(record)
+    assert written
+    assert item["pk"] == {"S": PK}
+    assert item["sk"]["S"] == f"{change.change_time_iso}#{ddb['SequenceNumber'].zfill(40)}"
+    assert int(item["ttl"]["N"]) == ddb["ApproximateCreationDateTime"] + 30 * DAY
+    assert item[w.EVENT_NAME] == {"S": "INSERT"} and item[w.ITEM_SK] == {"S": "metadata"}
+    assert item[w.WHO] == {"M": {"type": {"S": "Application"}}}
+    assert json.loads(item[w.NEW_IMAGE]["S"]) == ddb["NewImage"]  # the wire image, verbatim
+    assert w.OLD_IMAGE not in item
+
+
+def test_a2_duplicate_record_is_a_silent_success_with_one_item(tables: MotoSessionTable) -> None:
+    # Given a record already audited
+    tables.put(metadata_item("s1"))
+    (record,) = tables.drain()
+    writer = AuditWriter(tables.client, AUDIT_TABLE)
+    _, first = _write(writer, record)
+    # When the same record is delivered again
+    _, second = _write(writer, record)
+    # Then the second write reports a duplicate without raising, and one audit item exists
+    assert (first, second) == (True, False)
+    assert len(tables.audit_items("s1")) == 1
+
+
+def test_a2_sort_key_orders_by_sequence_within_one_second() -> None:
+    # Given two sequence numbers of different lengths in the same second (string order differs)
+    early, late = "9" * 21, "1" + "0" * 21
+    # When they are made into audit sort keys
+    keys = [ts.audit_sk("2026-11-29T10:00:00.000Z", seq) for seq in (late, early)]
+    # Then string order of the keys equals numeric order of the sequence numbers
+    assert sorted(keys) == [keys[1], keys[0]]
+
+
+def test_a3_large_images_are_summarised_and_item_stays_under_400kb(tables: MotoSessionTable) -> None:
+    # Given a session item of ~300 KB (context of 100 x 3 KB) whose version is then bumped
+    big = [{"M": {"content": {"S": "x" * 3000}}} for _ in range(100)]
+    tables.put(metadata_item("s1", extra={ts.CONTEXT: {"L": big}}))
+    tables.update(PK, ts.METADATA_SK, "SET version = version + :one", {":one": {"N": "1"}})
+    _, modify = tables.drain()
+    writer = AuditWriter(tables.client, AUDIT_TABLE)
+    # When the MODIFY (both images ~300 KB) is audited
+    item, written = _write(writer, modify)
+    # Then both images are summaries (small scalars kept, the list sized), the diff is exact,
+    # and DynamoDB (moto enforces 400 KB) accepted the item
+    assert written
+    old = json.loads(item[w.OLD_IMAGE]["S"])
+    assert old["_summary"] == "image" and old["bytes"] > 300_000
+    assert old["kept"]["version"] == {"N": "1"}
+    assert old["sized"]["context"]["type"] == "L"
+    assert json.loads(item[w.DIFF]["S"])["changed"] == {"version": {"old": 1, "new": 2}}
+    assert sum(len(k) + len(json.dumps(v)) for k, v in item.items()) < 20_000
+
+
+def test_a3_writer_refuses_limits_that_could_exceed_the_item_limit() -> None:
+    # Given image limits that allow two 200 KB images plus a diff
+    # When / Then the writer refuses to be built
+    with pytest.raises(ValueError, match="400 KB"):
+        AuditWriter(object(), AUDIT_TABLE, image_limit=200_000)

@@ -1,0 +1,135 @@
+"""Protocol core without a network: dispatch per era, pagination, schemas, the tool catalog."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from typing import Annotated, Literal
+
+import mcp_tools
+import pytest
+
+from mcp_platform.mcp.context import Services
+from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError, Request, parse_message
+from mcp_platform.mcp.schema import SchemaError, input_schema, validate
+from mcp_platform.mcp.server import CallContext, McpServer
+from mcp_platform.mcp.tool_calls import ToolCallRunner
+from mcp_platform.mcp.tools import ToolCatalog, ToolSpec, iter_tool_modules, tool
+
+LEGACY = CallContext(principal="p", protocol_version="2025-11-25", modern=False)
+MODERN = CallContext(principal="p", protocol_version="2026-07-28", modern=True)
+
+
+def server(page_size: int = 50) -> McpServer:
+    return McpServer(ToolCatalog.discover(mcp_tools), ToolCallRunner(Services()), page_size=page_size)
+
+
+def handle(srv: McpServer, method: str, params: dict, call: CallContext) -> dict:
+    return asyncio.run(srv.handle(Request(method, params, 1), call))
+
+
+def test_every_tool_module_is_registered() -> None:
+    """Catalog: each module in the tools folder contributes its ToolSpecs, none is missed."""
+    catalog = ToolCatalog.discover(mcp_tools)
+    for module in iter_tool_modules(mcp_tools):
+        specs = [v for v in vars(module).values() if isinstance(v, ToolSpec)]
+        assert specs, f"{module.__name__} defines no tool"
+        for spec in specs:
+            assert catalog.get(spec.name) is spec
+            assert spec.description, f"{spec.name} needs a description"
+
+
+def test_tools_list_pages_follow_the_cursor_in_name_order() -> None:
+    """S6: with a page size of 2, following nextCursor yields every tool once, sorted."""
+    srv = server(page_size=2)
+    names, cursor = [], None
+    while True:
+        result = handle(srv, "tools/list", {"cursor": cursor} if cursor else {}, LEGACY)
+        names += [t["name"] for t in result["tools"]]
+        cursor = result.get("nextCursor")
+        if cursor is None:
+            break
+    assert names == sorted(names) == server().catalog.names()
+
+
+def test_forged_cursor_is_invalid_params() -> None:
+    with pytest.raises(JsonRpcError) as caught:
+        handle(server(), "tools/list", {"cursor": "Zm9yZ2Vk"}, LEGACY)
+    assert caught.value.code == INVALID_PARAMS
+
+
+@pytest.mark.parametrize(
+    ("method", "call", "exists"),
+    [
+        ("ping", LEGACY, True),
+        ("ping", MODERN, False),
+        ("logging/setLevel", MODERN, False),
+        ("server/discover", MODERN, True),
+        ("server/discover", LEGACY, False),
+    ],
+)
+def test_method_sets_differ_per_era(method: str, call: CallContext, exists: bool) -> None:
+    srv = server()
+    if exists:
+        srv.handler_for(method, call.modern)
+    else:
+        with pytest.raises(JsonRpcError) as caught:
+            srv.handler_for(method, call.modern)
+        assert caught.value.code == METHOD_NOT_FOUND
+
+
+def test_modern_results_carry_result_type_and_cache_hints() -> None:
+    result = handle(server(), "tools/list", {}, MODERN)
+    assert result["resultType"] == "complete" and result["ttlMs"] > 0 and result["cacheScope"] == "public"
+    assert "resultType" not in handle(server(), "tools/list", {}, LEGACY)
+
+
+def test_tool_schemas_are_identical_in_both_eras() -> None:
+    """List results must not vary per connection: one schema, whatever the era."""
+    assert handle(server(), "tools/list", {}, LEGACY)["tools"] == handle(server(), "tools/list", {}, MODERN)["tools"]
+
+
+def test_input_schema_from_type_hints_and_validation() -> None:
+    async def sample(
+        ctx: object,
+        name: Annotated[str, "who"],
+        count: int = 1,
+        mode: Literal["a", "b"] = "a",
+        tags: list[str] | None = None,
+    ) -> str:
+        return ""
+
+    schema = input_schema(sample)
+    assert schema["required"] == ["name"]
+    assert schema["properties"]["name"] == {"type": "string", "description": "who"}
+    assert schema["properties"]["mode"]["enum"] == ["a", "b"]
+    validate({"name": "x", "count": 2, "tags": ["t"]}, schema)
+    for bad, path in [({}, "name"), ({"name": 1}, "name"), ({"name": "x", "count": True}, "count"),
+                      ({"name": "x", "extra": 1}, "extra"), ({"name": "x", "tags": [1]}, "tags[0]")]:
+        with pytest.raises(ValueError, match=path.replace("[", r"\[")):
+            validate(bad, schema)
+
+
+def test_untyped_parameter_and_sync_tool_are_refused_at_definition() -> None:
+    async def untyped(ctx, value):  # noqa: ANN001, ANN202
+        return value
+
+    with pytest.raises(SchemaError):
+        input_schema(untyped)
+    with pytest.raises(TypeError):
+        tool(description="x")(lambda ctx: None)  # type: ignore[arg-type]
+
+
+def test_duplicate_tool_names_are_refused() -> None:
+    echo = importlib.import_module("mcp_tools.echo").echo
+    with pytest.raises(ValueError, match="duplicate"):
+        ToolCatalog([echo, echo])
+
+
+@pytest.mark.parametrize(
+    "message",
+    [[], "x", {"jsonrpc": "2.0"}, {"jsonrpc": "2.0", "method": "m", "id": True}, {"jsonrpc": "2.0", "method": "m", "params": [1]}],
+)
+def test_parse_message_refuses_malformed_envelopes(message: object) -> None:
+    with pytest.raises(JsonRpcError):
+        parse_message(message)

@@ -1,0 +1,69 @@
+"""Versioned tool-call event schema: round trip and typed validation errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mcp_platform.events.schema import SCHEMA_VERSION, EventSchemaError, ToolCallEvent
+
+
+def test_round_trip_keeps_every_field(make_event):
+    # Given an event with the optional fields set
+    event = make_event(tenant="acme", error_code="Timeout", status="error", first_byte_ms=3.5)
+    # When it is serialized and parsed back
+    parsed = ToolCallEvent.from_bytes(event.to_bytes())
+    # Then nothing changed and the wire format names its version
+    assert parsed == event
+    assert json.loads(event.to_bytes())["v"] == SCHEMA_VERSION
+
+
+def test_started_date_is_the_utc_day(make_event):
+    event = make_event(started_at="2026-11-29T23:30:00-02:00", finished_at="2026-11-30T01:31:00Z")
+    assert event.started_date == "2026-11-30"
+
+
+@pytest.mark.parametrize(
+    ("raw", "why"),
+    [
+        (b"\xff\xfe", "not UTF-8"),
+        (b"{not json", "not JSON"),
+        (b"[1, 2]", "not an object"),
+        (b'{"event_id": "x"}', "no version"),
+    ],
+)
+def test_undecodable_bytes_raise_the_typed_error(raw, why):
+    with pytest.raises(EventSchemaError):
+        ToolCallEvent.from_bytes(raw)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"v": SCHEMA_VERSION + 1},
+        {"v": True},
+        {"status": "maybe"},
+        {"request_bytes": -1},
+        {"request_bytes": "12"},
+        {"duration_ms": True},
+        {"started_at": "yesterday"},
+        {"started_at": "2026-11-29T10:00:00"},  # naive: no offset
+        {"finished_at": "2026-11-29T09:00:00Z"},  # before started_at
+        {"tool": ""},
+        {"session_id": ""},
+    ],
+)
+def test_invalid_fields_raise_the_typed_error(make_event, change):
+    # Given a valid event body with one field broken
+    body = make_event().to_dict() | change
+    # When / Then parsing refuses it with EventSchemaError (a poison record, by type)
+    with pytest.raises(EventSchemaError):
+        ToolCallEvent.from_bytes(json.dumps(body).encode())
+
+
+def test_missing_required_field_is_named(make_event):
+    body = make_event().to_dict()
+    del body["principal"]
+    with pytest.raises(EventSchemaError, match="principal"):
+        ToolCallEvent.from_dict(body)

@@ -1,0 +1,250 @@
+"""Session lifecycle: D1 key layout, D2 optimistic locking, D3 appends, D5 ttl seconds,
+D6 expiry filtering, D7 sliding expiry, D8 expiring index, D9/D11 table settings."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from mcp_platform import table_schema as ts
+from mcp_platform.sessions import (
+    InvalidTtl,
+    ManualClock,
+    SessionAlreadyExists,
+    SessionEnded,
+    SessionExpired,
+    SessionNotFound,
+    SessionStore,
+    VersionConflict,
+)
+from mcp_platform.sessions.codec import require_epoch_seconds
+from mcp_platform.sessions.table import create_session_table
+
+
+def test_d1_create_writes_metadata_item_under_session_key(store: SessionStore, peek: Any) -> None:
+    """D1: Given an owner, When a session is created, Then pk=session#<id>, sk=metadata holds
+    owner, status, version 1, ttl, an empty context and the kind; the id is minted server-side."""
+    session = store.create_session("alice", attributes={"client": "ide"})
+    item = peek.item(f"session#{session.id}", "metadata")
+    assert item is not None and len(session.id) >= 32
+    assert item["owner"] == {"S": "alice"} and item["status"] == {"S": "active"}
+    assert item["version"] == {"N": "1"} and item["ttl"] == {"N": str(session.ttl)}
+    assert item["context"] == {"L": []} and item["kind"] == {"S": "application"}
+    assert item["attributes"] == {"M": {"client": {"S": "ide"}}}
+
+
+def test_d1_create_with_taken_id_is_refused(store: SessionStore) -> None:
+    """D1: Given a session id in use, When it is created again, Then SessionAlreadyExists
+    (attribute_not_exists), and the original is untouched."""
+    store.create_session("alice", session_id="fixed-id")
+    with pytest.raises(SessionAlreadyExists):
+        store.create_session("mallory", session_id="fixed-id")
+    assert store.get_session("fixed-id", consistent=True).owner == "alice"
+
+
+def test_d5_ttl_is_epoch_seconds_from_configured_duration(store: SessionStore, clock: ManualClock) -> None:
+    """D5: Given a 600 s duration, When created, Then ttl = floor(now) + 600 (seconds)."""
+    assert store.create_session("alice").ttl == int(clock.now()) + 600
+
+
+def test_d5_millisecond_ttl_refused_at_write_time(ddb: Any, table: str, peek: Any) -> None:
+    """D5: Given a clock that (wrongly) returns milliseconds, When a session is created, Then
+    InvalidTtl is raised and nothing is written."""
+    millis = ManualClock(1_800_000_000_000.0)
+    store = SessionStore(table, client=ddb, clock=millis, ttl_seconds=600)
+    with pytest.raises(InvalidTtl):
+        store.create_session("alice")
+    assert peek.items() == []
+    for bad in (1_800_000_000_000, -1, 0, 1.5, True, "1800000000"):
+        with pytest.raises(InvalidTtl):
+            require_epoch_seconds(bad)
+
+
+def test_d6_expired_but_not_deleted_is_not_served(store: SessionStore, clock: ManualClock, peek: Any) -> None:
+    """D6: Given a session whose ttl has passed but whose item DynamoDB has not deleted, When
+    it is read (consistent or not), Then SessionExpired (a SessionNotFound)."""
+    session = store.create_session("alice")
+    clock.set(session.ttl)  # ttl <= now
+    assert peek.item(f"session#{session.id}", "metadata") is not None
+    for consistent in (True, False):
+        with pytest.raises(SessionExpired):
+            store.get_session(session.id, owner="alice", consistent=consistent)
+
+
+def test_d6_other_owner_gets_plain_not_found(store: SessionStore) -> None:
+    """D6/auth: Given alice's session, When bob reads it, Then exactly SessionNotFound, the
+    same error as a missing id (no existence oracle)."""
+    session = store.create_session("alice")
+    with pytest.raises(SessionNotFound) as foreign:
+        store.get_session(session.id, owner="bob", consistent=True)
+    with pytest.raises(SessionNotFound) as missing:
+        store.get_session("no-such-id", owner="bob", consistent=True)
+    assert type(foreign.value) is type(missing.value) is SessionNotFound
+
+
+def test_d6_get_is_one_call(recorded_store: SessionStore, recording: Any) -> None:
+    """D6/budget: Given a live session, When got (either consistency), Then exactly 1 AWS call."""
+    session = recorded_store.create_session("alice")
+    for consistent in (True, False):
+        recorded_store.gateway.reset_counts()
+        assert recorded_store.get_session(session.id, owner="alice", consistent=consistent).id == session.id
+        assert recorded_store.gateway.total_calls == 1
+
+
+def test_d3_append_is_one_update_with_list_append(recorded_store: SessionStore, recording: Any) -> None:
+    """D3: Given a session, When messages are appended twice, Then each append is ONE
+    UpdateItem using list_append (no read), order is kept and the version grows."""
+    session = recorded_store.create_session("alice")
+    recorded_store.gateway.reset_counts()
+    recording.calls.clear()
+    v2 = recorded_store.append_context(session.id, [{"role": "user", "text": "hi"}])
+    v3 = recorded_store.append_context(session.id, [{"role": "assistant", "text": "hello", "score": 0.5}])
+    assert recorded_store.gateway.calls == {"update_item": 2} and recording.ops() == ["update_item"] * 2
+    assert "list_append(if_not_exists(" in recording.calls[0][1]["UpdateExpression"]
+    assert (v2, v3) == (2, 3)
+    got = recorded_store.get_session(session.id, consistent=True)
+    assert got.context == [{"role": "user", "text": "hi"}, {"role": "assistant", "text": "hello", "score": 0.5}]
+
+
+def test_d3_append_to_expired_session_is_refused(store: SessionStore, clock: ManualClock) -> None:
+    """D3/D6: Given an expired session, When appending, Then SessionExpired and no change."""
+    session = store.create_session("alice")
+    clock.advance(601)
+    with pytest.raises(SessionExpired):
+        store.append_context(session.id, ["late"])
+    clock.set(session.ttl - 1)
+    assert store.get_session(session.id, consistent=True).context == []
+
+
+def test_d2_update_reads_consistently_and_checks_version(recorded_store: SessionStore, recording: Any) -> None:
+    """D2: Given a session, When update_metadata runs, Then one ConsistentRead GetItem and one
+    UpdateItem conditioned on #v = :expected with SET #v = #v + :one."""
+    session = recorded_store.create_session("alice")
+    recording.calls.clear()
+    updated = recorded_store.update_metadata(session.id, lambda s: replace(s, attributes={"n": 1}))
+    (get_op, get_params), (upd_op, upd_params) = recording.calls
+    assert (get_op, get_params["ConsistentRead"]) == ("get_item", True)
+    assert upd_op == "update_item" and "#v = :expected" in upd_params["ConditionExpression"]
+    assert "#v = #v + :one" in upd_params["UpdateExpression"]
+    assert updated.version == 2 and recorded_store.get_session(session.id, consistent=True).attributes == {"n": 1}
+
+
+def test_d2_lost_race_is_re_read_recomputed_and_retried(
+    recorded_store: SessionStore, recording: Any, store: SessionStore, sleeps: list[float]
+) -> None:
+    """D2: Given another writer appends between our read and our write, When update_metadata
+    runs, Then the conditional write fails once, the change is recomputed on the new state
+    and retried after 50 ms; both the append and the update survive."""
+    session = recorded_store.create_session("alice")
+    raced: list[int] = []
+
+    def race(_: dict[str, Any]) -> None:
+        if not raced:
+            raced.append(store.append_context(session.id, ["from another writer"]))
+
+    recording.before["update_item"] = race
+    updated = recorded_store.update_metadata(
+        session.id, lambda s: replace(s, attributes={"count": s.attributes.get("count", 0) + 1})
+    )
+    final = store.get_session(session.id, consistent=True)
+    assert final.context == ["from another writer"] and final.attributes == {"count": 1}
+    assert updated.version == final.version == 3 and sleeps == [0.05]
+
+
+def test_d2_persistent_conflict_raises_version_conflict_after_three_retries(
+    recorded_store: SessionStore, recording: Any, store: SessionStore, sleeps: list[float]
+) -> None:
+    """D2: Given a writer that always wins the race, When update_metadata runs, Then 4 attempts
+    (3 retries, 50/100/200 ms) and VersionConflict carrying the latest state."""
+    session = recorded_store.create_session("alice")
+    recording.before["update_item"] = lambda _: store.append_context(session.id, ["x"]) and None
+    with pytest.raises(VersionConflict) as err:
+        recorded_store.update_metadata(session.id, lambda s: replace(s, attributes={"k": 1}))
+    assert sleeps == [0.05, 0.1, 0.2]
+    assert recording.ops().count("update_item") == 4 and err.value.current is not None
+    assert err.value.current.version == 5
+
+
+def test_d2_update_of_expired_session_raises_not_found_not_conflict(
+    store: SessionStore, clock: ManualClock
+) -> None:
+    """D2/D6: Given a session held by the caller that has since expired, When updated, Then
+    SessionExpired (not VersionConflict)."""
+    session = store.create_session("alice")
+    clock.advance(700)
+    with pytest.raises(SessionExpired):
+        store.update_metadata(session.id, lambda s: replace(s, attributes={"k": 1}), current=session)
+
+
+def test_d7_extend_slides_ttl(store: SessionStore, clock: ManualClock) -> None:
+    """D7: Given a live session, When 300 s later its expiry is extended, Then ttl = now + 600."""
+    session = store.create_session("alice")
+    clock.advance(300)
+    assert store.extend_expiry(session.id) == session.ttl + 300
+    assert store.get_session(session.id, consistent=True).ttl == session.ttl + 300
+
+
+def test_d7_extending_expired_session_is_refused_and_not_resurrected(
+    store: SessionStore, clock: ManualClock, peek: Any
+) -> None:
+    """D7: Given an expired (not yet deleted) session, When extended, Then SessionExpired and
+    its stored ttl is unchanged (never resurrected)."""
+    session = store.create_session("alice")
+    clock.advance(600)
+    with pytest.raises(SessionExpired):
+        store.extend_expiry(session.id)
+    assert peek.item(f"session#{session.id}", "metadata")["ttl"] == {"N": str(session.ttl)}
+    with pytest.raises(SessionNotFound):
+        store.extend_expiry("never-existed")
+
+
+def test_end_session_hides_it_and_refuses_further_writes(store: SessionStore) -> None:
+    """D6/D7: Given a session, When ended, Then reads raise SessionEnded and extend/append/end
+    are refused; another owner cannot end it."""
+    session = store.create_session("alice")
+    with pytest.raises(SessionNotFound):
+        store.end_session(session.id, owner="bob")
+    store.end_session(session.id, owner="alice")
+    with pytest.raises(SessionEnded):
+        store.get_session(session.id, consistent=False)
+    for write in (store.extend_expiry, store.end_session, lambda sid: store.append_context(sid, ["x"])):
+        with pytest.raises(SessionEnded):
+            write(session.id)
+
+
+def test_d8_expiring_within_uses_index_and_skips_expired(
+    store: SessionStore, clock: ManualClock, recording: Any, table: str
+) -> None:
+    """D8: Given sessions expiring in 2, 8 and 10 min, one already expired (not deleted) and
+    one ended, When asked for the next 9 minutes, Then the 2- and 8-minute ones, via the GSI."""
+    t0 = clock.now()
+    ids = {}
+    for minutes in (2, 8, 10, -1):
+        clock.set(t0 - 600 + minutes * 60)
+        ids[minutes] = store.create_session("alice").id
+    clock.set(t0 - 600 + 60)
+    store.end_session(store.create_session("alice").id)
+    clock.set(t0)
+    found = store.expiring_within(9)
+    assert {e.session_id for e in found} == {ids[2], ids[8]}
+    assert all(e.owner == "alice" and e.kind == "application" and e.ttl > t0 for e in found)
+    spy = SessionStore(table, client=recording, clock=clock)
+    spy.expiring_within(9)
+    assert recording.calls[0][1]["IndexName"] == ts.STATUS_TTL_INDEX
+
+
+def test_d9_d11_table_definition(ddb: Any) -> None:
+    """D9/D11/D8: Given the table definition, When created on the emulator, Then the stream is
+    NEW_AND_OLD_IMAGES, TTL is on the ttl attribute, PITR is on, the status/ttl GSI exists,
+    and deletion protection is on outside dev stages."""
+    dev = create_session_table(ddb, "dev-sessions")
+    prod = create_session_table(ddb, "prod-sessions", stage="prod")
+    assert dev["StreamSpecification"] == {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
+    assert dev["GlobalSecondaryIndexes"][0]["IndexName"] == ts.STATUS_TTL_INDEX
+    assert dev["DeletionProtectionEnabled"] is False and prod["DeletionProtectionEnabled"] is True
+    ttl = ddb.describe_time_to_live(TableName="dev-sessions")["TimeToLiveDescription"]
+    assert ttl["AttributeName"] == "ttl" and ttl["TimeToLiveStatus"] == "ENABLED"
+    pitr = ddb.describe_continuous_backups(TableName="dev-sessions")["ContinuousBackupsDescription"]
+    assert pitr["PointInTimeRecoveryDescription"]["PointInTimeRecoveryStatus"] == "ENABLED"
