@@ -24,7 +24,7 @@ case "$ARCH" in
   *) echo "build_layer.sh: architecture must be arm64 or x86_64, got '$ARCH'" >&2; exit 2 ;;
 esac
 
-export PIP_DISABLE_PIP_VERSION_CHECK=1
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_COLOR=1
 WHEELS="$ROOT/build/wheels"
 STAGE="$(mktemp -d)"
 trap 'rm -rf "$STAGE"' EXIT

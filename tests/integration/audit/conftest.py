@@ -3,45 +3,12 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
-from types import ModuleType
-from typing import Any
 
 import boto3
 import pytest
 
-from tests.unit.audit.stream_support import (
-    AUDIT_TABLE,
-    REGION,
-    SESSION_TABLE,
-    MotoSessionTable,
-    aws_test_env,
-    moto_tables,
-)
-
-EVENT_STREAM = "platform-events"
-
-
-@dataclass
-class AuditFunction:
-    """The audit Lambda's module, imported against moto, with the tables and the event stream."""
-
-    handler: ModuleType
-    tables: MotoSessionTable
-    kinesis: Any
-    sqs: Any
-    dlq_url: str
-
-    def invoke(self, records: list[dict[str, Any]]) -> dict[str, Any]:
-        return self.handler.lambda_handler({"Records": records}, None)
-
-    def published_events(self) -> list[tuple[str, bytes]]:
-        description = self.kinesis.describe_stream(StreamName=EVENT_STREAM)["StreamDescription"]
-        iterator = self.kinesis.get_shard_iterator(
-            StreamName=EVENT_STREAM, ShardId=description["Shards"][0]["ShardId"], ShardIteratorType="TRIM_HORIZON"
-        )["ShardIterator"]
-        records = self.kinesis.get_records(ShardIterator=iterator)["Records"]
-        return [(r["PartitionKey"], r["Data"]) for r in records]
+from tests.integration.audit.audit_function import EVENT_STREAM, AuditFunction
+from tests.unit.audit.stream_support import AUDIT_TABLE, REGION, SESSION_TABLE, aws_test_env, moto_tables
 
 
 @pytest.fixture

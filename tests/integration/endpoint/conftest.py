@@ -66,16 +66,17 @@ def aws() -> Iterator[AwsStack]:
 
 
 @contextlib.contextmanager
-def endpoint_instance(aws: AwsStack, **overrides: str) -> Iterator[Instance]:
+def endpoint_instance(aws: AwsStack, port: int | None = None, **overrides: str) -> Iterator[Instance]:
     app = build_app(
         aws.settings(**overrides),
         mcp_tools,
         dynamodb=aws.client("dynamodb"),
         kinesis=aws.client("kinesis"),
         sqs=aws.client("sqs"),
+        port=port,
     )
     recorder = WireRecorder(app)
-    with serve(recorder) as base:
+    with serve(recorder, port) as base:
         yield Instance(f"{base}/mcp", recorder)
 
 

@@ -15,6 +15,7 @@ import json
 import random
 from types import SimpleNamespace
 
+import pytest
 from conftest import drain_queue, make_stream, read_whole_stream
 
 from mcp_platform.events.batching import partition_key_for
@@ -119,6 +120,7 @@ def delivery_problems(expected: set[str], stream_records, dlq_messages, faults: 
     return problems
 
 
+@pytest.mark.slow  # ≈10 s: moto's SQS rescans the queue on every receive
 def test_k1_k2_injected_partial_failures_lose_nothing(kinesis, sqs):
     # Given a 2-shard stream, a DLQ, and 30 % throttling + 1 % internal failures on every call
     stream = make_stream(kinesis, "tool-events", 2)

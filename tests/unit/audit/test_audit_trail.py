@@ -54,6 +54,7 @@ def test_a3_trail_pages_in_change_order_until_no_cursor(tables: MotoSessionTable
     assert [r["sequence_number"] for r in records] == expected
     assert [r["new_image"]["version"] for r in records] == list(range(1, 8))
     assert records[0]["event_name"] == "INSERT" and records[0]["old_image"] is None
+    assert {r["owner"] for r in records} == {"principal-1"}
     assert records[1]["diff"]["changed"] == {"version": {"old": 1, "new": 2}}
     json.dumps(records)  # JSON-safe as returned to MCP callers
 
@@ -82,3 +83,18 @@ def test_a3_cursor_is_bound_to_its_session_and_limits_are_checked(tables: MotoSe
     for limit in (0, 101):
         with pytest.raises(ValueError, match="limit"):
             trail.session_trail("s1", limit=limit)
+
+
+def test_a3_trail_returns_summarised_images_of_large_items(tables: MotoSessionTable) -> None:
+    # Given an audited INSERT of a ~150 KB session item (above the per-image limit)
+    big = [{"M": {"content": {"S": "x" * 3000}}} for _ in range(50)]
+    tables.put(metadata_item("s1", extra={ts.CONTEXT: {"L": big}}))
+    writer = AuditWriter(tables.client, AUDIT_TABLE)
+    processor = AuditProcessor(writer, SessionExpiryHandler(tables.client, SESSION_TABLE, writer, NoPublisher()))
+    processor.process(tables.drain()[0])
+    # When the trail is read
+    (record,) = AuditTrail(tables.client, AUDIT_TABLE).session_trail("s1").records
+    # Then the image is the bounded summary, with its small scalars as plain values
+    assert record["new_image"]["_summary"] == "image"
+    assert record["new_image"]["kept"]["version"] == 1
+    assert record["new_image"]["sized"]["context"]["type"] == "L"

@@ -41,6 +41,7 @@ def test_a2_a3_item_is_keyed_by_session_time_and_sequence(tables: MotoSessionTab
     assert item[w.WHO] == {"M": {"type": {"S": "Application"}}}
     assert json.loads(item[w.NEW_IMAGE]["S"]) == ddb["NewImage"]  # the wire image, verbatim
     assert w.OLD_IMAGE not in item
+    assert item[w.OWNER] == {"S": "principal-1"}
 
 
 def test_a2_duplicate_record_is_a_silent_success_with_one_item(tables: MotoSessionTable) -> None:

@@ -55,7 +55,8 @@ def _image(item: dict[str, Any], name: str) -> Any:
         return None
     stored = json.loads(item[name]["S"])
     if isinstance(stored.get("_summary"), str):
-        return stored  # the image was too large and was kept as a summary
+        # The image was too large and was kept as a summary; its small scalars are made plain.
+        return {**stored, "kept": json.loads(dumps(image_to_plain(stored["kept"])))}
     # DynamoDB JSON -> plain, with Decimals made JSON-safe the same way the diff is.
     return json.loads(dumps(image_to_plain(stored)))
 
@@ -68,6 +69,7 @@ def to_record(item: dict[str, Any]) -> dict[str, Any]:
         "event_name": item[w.EVENT_NAME]["S"],
         "item": item[w.ITEM_SK]["S"],
         "who": {key: value["S"] for key, value in item[w.WHO]["M"].items()},
+        "owner": item[w.OWNER]["S"] if w.OWNER in item else None,
         "ttl_expiry": item[w.TTL_EXPIRY]["BOOL"],
         "diff": json.loads(item[w.DIFF]["S"]),
         "old_image": _image(item, w.OLD_IMAGE),

@@ -37,6 +37,7 @@ TTL_EXPIRY = "ttl_expiry"
 OLD_IMAGE = "old_image"
 NEW_IMAGE = "new_image"
 DIFF = "diff"
+OWNER = "owner"  # copied from the image, so ownership can be checked after the session is gone
 SUMMARY = "summary"
 EVENT_PUBLISHED_AT = "event_published_at"
 
@@ -123,6 +124,10 @@ class AuditWriter:
             DIFF: {"S": _bounded_diff(diff, self._diff_limit)},
             ts.AUDIT_TTL: {"N": str(self.expires_at(change.change_epoch))},
         }
+        image = change.new_image or change.old_image or {}
+        owner = image.get(ts.OWNER)
+        if owner is not None and "S" in owner:
+            item[OWNER] = {"S": owner["S"]}
         old = _bounded_image(change.old_image, self._image_limit)
         if old is not None:
             item[OLD_IMAGE] = {"S": old}

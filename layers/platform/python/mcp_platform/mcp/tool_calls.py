@@ -11,6 +11,7 @@ transport after the result has been sent.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import logging
@@ -140,12 +141,13 @@ class ToolCallRunner:
         return digest[:32]
 
     async def set_log_level(self, session: Any, level: str, principal: str) -> None:
-        store = self.services.sessions
+        def apply(current: Any) -> Any:
+            return dataclasses.replace(current, attributes={**current.attributes, "log_level": level})
 
-        def apply(current: Any) -> dict[str, Any]:
-            return {"log_level": level}
-
-        await asyncio.to_thread(store.update_metadata, session.id, apply, owner=principal)
+        # D2 optimistic lock; the session read by this request is the starting version.
+        await asyncio.to_thread(
+            self.services.sessions.update_metadata, session.id, apply, owner=principal, current=session
+        )
 
     async def run(self, prepared: PreparedCall, call: CallContext) -> dict[str, Any]:
         if prepared.invalid_arguments is not None:

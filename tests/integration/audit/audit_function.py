@@ -1,0 +1,31 @@
+"""The audit Lambda's module imported against moto, with the tables and the event stream."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from tests.unit.audit.stream_support import MotoSessionTable
+
+EVENT_STREAM = "platform-events"
+
+
+@dataclass
+class AuditFunction:
+    handler: ModuleType
+    tables: MotoSessionTable
+    kinesis: Any
+    sqs: Any
+    dlq_url: str
+
+    def invoke(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        return self.handler.lambda_handler({"Records": records}, None)
+
+    def published_events(self) -> list[tuple[str, bytes]]:
+        description = self.kinesis.describe_stream(StreamName=EVENT_STREAM)["StreamDescription"]
+        iterator = self.kinesis.get_shard_iterator(
+            StreamName=EVENT_STREAM, ShardId=description["Shards"][0]["ShardId"], ShardIteratorType="TRIM_HORIZON"
+        )["ShardIterator"]
+        records = self.kinesis.get_records(ShardIterator=iterator)["Records"]
+        return [(r["PartitionKey"], r["Data"]) for r in records]

@@ -1,0 +1,160 @@
+"""Ingest function end to end on moto DynamoDB: idempotent records, exact counters, poison isolation.
+
+Lambda events are built in the real Kinesis shape (eventSource aws:kinesis, base64 data,
+sequenceNumber, partitionKey, eventID, eventSourceARN, ...) and go through the real handler
+(Powertools BatchProcessor + process_partial_response).
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib
+import json
+from dataclasses import dataclass
+
+import pytest
+
+from mcp_platform import table_schema as ts
+from mcp_platform.events.schema import ToolCallEvent
+
+TABLE = "sessions"
+STREAM_ARN = "arn:aws:kinesis:us-east-1:123456789012:stream/tool-events"
+
+
+@dataclass
+class LambdaContext:
+    function_name: str = "ingest"
+    memory_limit_in_mb: int = 256
+    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:ingest"
+    aws_request_id: str = "req-1"
+
+
+@pytest.fixture
+def handler(dynamodb, monkeypatch):
+    dynamodb.create_table(
+        TableName=TABLE,
+        KeySchema=[{"AttributeName": ts.PK, "KeyType": "HASH"}, {"AttributeName": ts.SK, "KeyType": "RANGE"}],
+        AttributeDefinitions=[{"AttributeName": ts.PK, "AttributeType": "S"},
+                              {"AttributeName": ts.SK, "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    monkeypatch.setenv("SESSION_TABLE_NAME", TABLE)
+    module = importlib.import_module("ingest_handler")
+    return importlib.reload(module)  # module-scope objects built inside this test's moto
+
+
+def kinesis_record(seq: int, data: bytes | str, partition_key: str = "sess-1") -> dict:
+    payload = data if isinstance(data, str) else base64.b64encode(data).decode()
+    sequence = f"4959{seq:052d}"
+    return {
+        "kinesis": {
+            "kinesisSchemaVersion": "1.0",
+            "partitionKey": partition_key,
+            "sequenceNumber": sequence,
+            "data": payload,
+            "approximateArrivalTimestamp": 1_795_000_000.123,
+        },
+        "eventSource": "aws:kinesis",
+        "eventVersion": "1.0",
+        "eventID": f"shardId-000000000000:{sequence}",
+        "eventName": "aws:kinesis:record",
+        "invokeIdentityArn": "arn:aws:iam::123456789012:role/ingest",
+        "awsRegion": "us-east-1",
+        "eventSourceARN": STREAM_ARN,
+    }
+
+
+def tool_event(i: int, session: str | None = "sess-1", status: str = "ok", tool: str = "echo") -> ToolCallEvent:
+    return ToolCallEvent(
+        event_id=f"call-{i}", principal="alice", tool=tool, status=status,
+        started_at=f"2026-11-29T10:00:0{i}.000000Z", finished_at=f"2026-11-29T10:00:0{i}.250000Z",
+        request_bytes=100 + i, response_bytes=1000, duration_ms=250.5, session_id=session,
+    )
+
+
+def batch(events: list[ToolCallEvent]) -> dict:
+    return {"Records": [kinesis_record(i, e.to_bytes(), e.session_id or e.event_id) for i, e in enumerate(events)]}
+
+
+def table_items(dynamodb) -> list[dict]:
+    items = dynamodb.scan(TableName=TABLE)["Items"]
+    return sorted(items, key=lambda item: (item[ts.PK]["S"], item[ts.SK]["S"]))
+
+
+def usage(dynamodb, tool: str = "echo") -> dict:
+    item = dynamodb.get_item(TableName=TABLE, Key={
+        ts.PK: {"S": ts.usage_pk("alice")}, ts.SK: {"S": ts.usage_sk("2026-11-29", tool)}})["Item"]
+    names = (ts.USAGE_CALLS, ts.USAGE_ERRORS, ts.USAGE_REQUEST_BYTES, ts.USAGE_RESPONSE_BYTES, ts.USAGE_DURATION_MS)
+    return {n: float(item[n]["N"]) for n in names}
+
+
+def test_ingest_writes_records_and_counts_usage(handler, dynamodb):
+    # Given two ok calls, one error call and one call without a session
+    events = [tool_event(1), tool_event(2, status="error"), tool_event(3, session="sess-2"), tool_event(4, None)]
+    # When the batch is ingested
+    response = handler.lambda_handler(batch(events), LambdaContext())
+    # Then no failures, one record per session call in the D1 shape, and exact counters
+    assert response == {"batchItemFailures": []}
+    record = dynamodb.get_item(TableName=TABLE, Key={
+        ts.PK: {"S": "session#sess-1"}, ts.SK: {"S": ts.tool_record_sk(events[0].started_at, "call-1")}})["Item"]
+    assert record[ts.TOOL_CALL_ID]["S"] == "call-1" and record[ts.IS_ERROR]["BOOL"] is False
+    records = [i for i in table_items(dynamodb) if i[ts.SK]["S"].startswith(ts.TOOL_RECORD_PREFIX)]
+    assert len(records) == 3  # the session-less call has no session partition
+    assert usage(dynamodb) == {"calls": 4, "errors": 1, "request_bytes": 410, "response_bytes": 4000,
+                               "duration_ms": 1002.0}
+
+
+def test_redelivered_batch_leaves_records_and_counters_unchanged(handler, dynamodb):
+    # Given a batch already ingested
+    events = [tool_event(i, status="error" if i == 2 else "ok") for i in range(1, 5)]
+    handler.lambda_handler(batch(events), LambdaContext())
+    before = table_items(dynamodb)
+    # When Lambda delivers the same batch again (retry, bisect, replay)
+    response = handler.lambda_handler(batch(events), LambdaContext())
+    # Then it succeeds and the table is byte-for-byte the same: no record rewritten, no count doubled
+    assert response == {"batchItemFailures": []}
+    assert table_items(dynamodb) == before
+    assert usage(dynamodb)["calls"] == 4
+
+
+def test_partially_redelivered_batch_counts_only_the_new_events(handler, dynamodb):
+    handler.lambda_handler(batch([tool_event(1)]), LambdaContext())
+    handler.lambda_handler(batch([tool_event(1), tool_event(2)]), LambdaContext())
+    assert usage(dynamodb)["calls"] == 2
+
+
+def test_record_already_committed_by_the_endpoint_is_kept_and_counted_once(handler, dynamodb):
+    # Given the endpoint's commit already wrote the tool-call record (with arguments and result)
+    event = tool_event(1)
+    key = {ts.PK: {"S": "session#sess-1"}, ts.SK: {"S": ts.tool_record_sk(event.started_at, event.event_id)}}
+    committed = key | {ts.TOOL_CALL_ID: {"S": event.event_id}, ts.ARGUMENTS: {"M": {"x": {"N": "1"}}},
+                       ts.RESULT: {"S": "done"}}
+    dynamodb.put_item(TableName=TABLE, Item=committed)
+    # When the event is ingested
+    response = handler.lambda_handler(batch([event]), LambdaContext())
+    # Then the transaction did not fail, the committed record is untouched, usage counted once
+    assert response == {"batchItemFailures": []}
+    assert dynamodb.get_item(TableName=TABLE, Key=key)["Item"] == committed
+    assert usage(dynamodb)["calls"] == 1
+
+
+@pytest.mark.parametrize(
+    "poison",
+    [
+        "!!! not base64 !!!",
+        base64.b64encode(b'{"v": 1, "event_id": "call-x", truncated').decode(),
+        base64.b64encode(json.dumps({"v": 1, "event_id": "call-x", "status": "maybe"}).encode()).decode(),
+    ],
+    ids=["bad-base64", "bad-json", "bad-schema"],
+)
+def test_poison_record_is_the_only_batch_item_failure(handler, dynamodb, poison):
+    # Given a batch whose middle record cannot be decoded or validated
+    good = [tool_event(1), tool_event(2)]
+    records = batch(good)["Records"]
+    bad = kinesis_record(99, poison)
+    event = {"Records": [records[0], bad, records[1]]}
+    # When ingested
+    response = handler.lambda_handler(event, LambdaContext())
+    # Then only the poison record is reported, by its sequence number; the others were ingested
+    assert response == {"batchItemFailures": [{"itemIdentifier": bad["kinesis"]["sequenceNumber"]}]}
+    assert usage(dynamodb)["calls"] == 2
