@@ -14,10 +14,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "layers" / "platform" / "python"))
 
-from mcp_platform.events.batching import MAX_RECORDS_PER_CALL, partition_key_for  # noqa: E402
-from mcp_platform.events.dead_letters import DeadLetterQueue  # noqa: E402
-from mcp_platform.events.producer import EventProducer  # noqa: E402
-from mcp_platform.events.schema import ToolCallEvent  # noqa: E402
+from mcp_platform.events.batching import MAX_RECORDS_PER_CALL, partition_key_for
+from mcp_platform.events.dead_letters import DeadLetterQueue
+from mcp_platform.events.producer import EventProducer
+from mcp_platform.events.schema import ToolCallEvent
 
 EVENTS = 20_000
 REPEATS = 5
@@ -49,9 +49,16 @@ class UnusedSqs:
 def _events(n: int) -> list[ToolCallEvent]:
     return [
         ToolCallEvent(
-            event_id=f"01JCALL{i:012d}", principal="apikey:team-a", tool="search_docs", status="ok",
-            started_at="2026-11-29T10:00:00.123456Z", finished_at="2026-11-29T10:00:00.348000Z",
-            request_bytes=512, response_bytes=4096, duration_ms=224.5, session_id=f"sess-{i:08d}",
+            event_id=f"01JCALL{i:012d}",
+            principal="apikey:team-a",
+            tool="search_docs",
+            status="ok",
+            started_at="2026-11-29T10:00:00.123456Z",
+            finished_at="2026-11-29T10:00:00.348000Z",
+            request_bytes=512,
+            response_bytes=4096,
+            duration_ms=224.5,
+            session_id=f"sess-{i:08d}",
             emitted_at="2026-11-29T10:00:00.349000Z",
         )
         for i in range(n)
@@ -85,19 +92,42 @@ def run() -> list[dict[str, Any]]:
     per_call = ours_client.records / ours_client.put_records_calls
     size = len(events[0].to_bytes())
     return [
-        {"metric": "producer.records_per_put_records_call", "value": round(per_call, 1), "unit": "records",
-         "note": f"{per_call / MAX_RECORDS_PER_CALL:.1%} of the 500 limit; {EVENTS} events of {size} B"},
-        {"metric": "producer.cpu_per_event", "value": round(ours_cpu / EVENTS * 1e6, 2), "unit": "us",
-         "note": "serialize + size check + batch + PutRecords bookkeeping, zero-latency client, min of 5"},
-        {"metric": "naive_put_record.cpu_per_event", "value": round(naive_cpu / EVENTS * 1e6, 2), "unit": "us",
-         "note": "peer: serialize + one PutRecord per event (same fake client)"},
-        {"metric": "producer.api_calls", "value": ours_client.put_records_calls, "unit": "calls",
-         "note": f"for {EVENTS} events"},
-        {"metric": "naive_put_record.api_calls", "value": naive_client.put_record_calls, "unit": "calls",
-         "note": f"for {EVENTS} events"},
-        {"metric": "producer.calls_ratio_vs_naive",
-         "value": round(naive_client.put_record_calls / ours_client.put_records_calls, 1), "unit": "x",
-         "note": "API calls saved by batching (each real call costs a network round trip)"},
+        {
+            "metric": "producer.records_per_put_records_call",
+            "value": round(per_call, 1),
+            "unit": "records",
+            "note": f"{per_call / MAX_RECORDS_PER_CALL:.1%} of the 500 limit; {EVENTS} events of {size} B",
+        },
+        {
+            "metric": "producer.cpu_per_event",
+            "value": round(ours_cpu / EVENTS * 1e6, 2),
+            "unit": "us",
+            "note": "serialize + size check + batch + PutRecords bookkeeping, zero-latency client, min of 5",
+        },
+        {
+            "metric": "naive_put_record.cpu_per_event",
+            "value": round(naive_cpu / EVENTS * 1e6, 2),
+            "unit": "us",
+            "note": "peer: serialize + one PutRecord per event (same fake client)",
+        },
+        {
+            "metric": "producer.api_calls",
+            "value": ours_client.put_records_calls,
+            "unit": "calls",
+            "note": f"for {EVENTS} events",
+        },
+        {
+            "metric": "naive_put_record.api_calls",
+            "value": naive_client.put_record_calls,
+            "unit": "calls",
+            "note": f"for {EVENTS} events",
+        },
+        {
+            "metric": "producer.calls_ratio_vs_naive",
+            "value": round(naive_client.put_record_calls / ours_client.put_records_calls, 1),
+            "unit": "x",
+            "note": "API calls saved by batching (each real call costs a network round trip)",
+        },
     ]
 
 

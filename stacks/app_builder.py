@@ -28,9 +28,11 @@ def cdk_json_context() -> dict[str, Any]:
     return context
 
 
-def build_app(context: dict[str, Any] | None = None, *, nag: bool = True) -> tuple[cdk.App, PlatformStack]:
+def build_app(
+    context: dict[str, Any] | None = None, *, nag: bool = True, outdir: str | None = None
+) -> tuple[cdk.App, PlatformStack]:
     """The app with one platform stack; ``context`` overrides cdk.json (CLI -c still wins)."""
-    app = cdk.App(context={**cdk_json_context(), **(context or {})})
+    app = cdk.App(context={**cdk_json_context(), **(context or {})}, outdir=outdir)
     config = PlatformConfig.from_context(app.node.try_get_context)
     stack = PlatformStack(
         app,

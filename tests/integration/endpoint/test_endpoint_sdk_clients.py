@@ -12,7 +12,7 @@ from conftest import Instance, sdk_client
 
 pytestmark = pytest.mark.integration
 
-EXPECTED_TOOLS = ["append_note", "countdown", "echo", "open_session", "read_notes", "session_info"]
+EXPECTED_TOOLS = ["append_note", "countdown", "echo", "open_session", "read_notes", "session_audit", "session_info"]
 
 
 def run(coro_fn):  # noqa: ANN001, ANN201 - tiny helper for async bodies in sync tests

@@ -13,7 +13,6 @@ import json
 from dataclasses import dataclass
 
 import pytest
-
 from mcp_platform import table_schema as ts
 from mcp_platform.events.schema import ToolCallEvent
 
@@ -34,8 +33,10 @@ def handler(dynamodb, monkeypatch):
     dynamodb.create_table(
         TableName=TABLE,
         KeySchema=[{"AttributeName": ts.PK, "KeyType": "HASH"}, {"AttributeName": ts.SK, "KeyType": "RANGE"}],
-        AttributeDefinitions=[{"AttributeName": ts.PK, "AttributeType": "S"},
-                              {"AttributeName": ts.SK, "AttributeType": "S"}],
+        AttributeDefinitions=[
+            {"AttributeName": ts.PK, "AttributeType": "S"},
+            {"AttributeName": ts.SK, "AttributeType": "S"},
+        ],
         BillingMode="PAY_PER_REQUEST",
     )
     monkeypatch.setenv("SESSION_TABLE_NAME", TABLE)
@@ -66,9 +67,16 @@ def kinesis_record(seq: int, data: bytes | str, partition_key: str = "sess-1") -
 
 def tool_event(i: int, session: str | None = "sess-1", status: str = "ok", tool: str = "echo") -> ToolCallEvent:
     return ToolCallEvent(
-        event_id=f"call-{i}", principal="alice", tool=tool, status=status,
-        started_at=f"2026-11-29T10:00:0{i}.000000Z", finished_at=f"2026-11-29T10:00:0{i}.250000Z",
-        request_bytes=100 + i, response_bytes=1000, duration_ms=250.5, session_id=session,
+        event_id=f"call-{i}",
+        principal="alice",
+        tool=tool,
+        status=status,
+        started_at=f"2026-11-29T10:00:0{i}.000000Z",
+        finished_at=f"2026-11-29T10:00:0{i}.250000Z",
+        request_bytes=100 + i,
+        response_bytes=1000,
+        duration_ms=250.5,
+        session_id=session,
     )
 
 
@@ -82,8 +90,9 @@ def table_items(dynamodb) -> list[dict]:
 
 
 def usage(dynamodb, tool: str = "echo") -> dict:
-    item = dynamodb.get_item(TableName=TABLE, Key={
-        ts.PK: {"S": ts.usage_pk("alice")}, ts.SK: {"S": ts.usage_sk("2026-11-29", tool)}})["Item"]
+    item = dynamodb.get_item(
+        TableName=TABLE, Key={ts.PK: {"S": ts.usage_pk("alice")}, ts.SK: {"S": ts.usage_sk("2026-11-29", tool)}}
+    )["Item"]
     names = (ts.USAGE_CALLS, ts.USAGE_ERRORS, ts.USAGE_REQUEST_BYTES, ts.USAGE_RESPONSE_BYTES, ts.USAGE_DURATION_MS)
     return {n: float(item[n]["N"]) for n in names}
 
@@ -95,13 +104,20 @@ def test_ingest_writes_records_and_counts_usage(handler, dynamodb):
     response = handler.lambda_handler(batch(events), LambdaContext())
     # Then no failures, one record per session call in the D1 shape, and exact counters
     assert response == {"batchItemFailures": []}
-    record = dynamodb.get_item(TableName=TABLE, Key={
-        ts.PK: {"S": "session#sess-1"}, ts.SK: {"S": ts.tool_record_sk(events[0].started_at, "call-1")}})["Item"]
+    record = dynamodb.get_item(
+        TableName=TABLE,
+        Key={ts.PK: {"S": "session#sess-1"}, ts.SK: {"S": ts.tool_record_sk(events[0].started_at, "call-1")}},
+    )["Item"]
     assert record[ts.TOOL_CALL_ID]["S"] == "call-1" and record[ts.IS_ERROR]["BOOL"] is False
     records = [i for i in table_items(dynamodb) if i[ts.SK]["S"].startswith(ts.TOOL_RECORD_PREFIX)]
     assert len(records) == 3  # the session-less call has no session partition
-    assert usage(dynamodb) == {"calls": 4, "errors": 1, "request_bytes": 410, "response_bytes": 4000,
-                               "duration_ms": 1002.0}
+    assert usage(dynamodb) == {
+        "calls": 4,
+        "errors": 1,
+        "request_bytes": 410,
+        "response_bytes": 4000,
+        "duration_ms": 1002.0,
+    }
 
 
 def test_redelivered_batch_leaves_records_and_counters_unchanged(handler, dynamodb):
@@ -127,8 +143,11 @@ def test_record_already_committed_by_the_endpoint_is_kept_and_counted_once(handl
     # Given the endpoint's commit already wrote the tool-call record (with arguments and result)
     event = tool_event(1)
     key = {ts.PK: {"S": "session#sess-1"}, ts.SK: {"S": ts.tool_record_sk(event.started_at, event.event_id)}}
-    committed = key | {ts.TOOL_CALL_ID: {"S": event.event_id}, ts.ARGUMENTS: {"M": {"x": {"N": "1"}}},
-                       ts.RESULT: {"S": "done"}}
+    committed = key | {
+        ts.TOOL_CALL_ID: {"S": event.event_id},
+        ts.ARGUMENTS: {"M": {"x": {"N": "1"}}},
+        ts.RESULT: {"S": "done"},
+    }
     dynamodb.put_item(TableName=TABLE, Item=committed)
     # When the event is ingested
     response = handler.lambda_handler(batch([event]), LambdaContext())

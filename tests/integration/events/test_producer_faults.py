@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 from types import SimpleNamespace
 
 import pytest
 from conftest import drain_queue, make_stream, read_whole_stream
-
 from mcp_platform.events.batching import partition_key_for
 from mcp_platform.events.dead_letters import DeadLetterQueue
 from mcp_platform.events.producer import EventProducer
@@ -88,9 +88,16 @@ class NaiveProducer:
 def make_events(n: int) -> list[ToolCallEvent]:
     return [
         ToolCallEvent(
-            event_id=f"call-{i:05d}", principal="p", tool="echo", status="ok",
-            started_at="2026-11-29T10:00:00.000000Z", finished_at="2026-11-29T10:00:00.010000Z",
-            request_bytes=10, response_bytes=20, duration_ms=10, session_id=f"sess-{i % 997}",
+            event_id=f"call-{i:05d}",
+            principal="p",
+            tool="echo",
+            status="ok",
+            started_at="2026-11-29T10:00:00.000000Z",
+            finished_at="2026-11-29T10:00:00.010000Z",
+            request_bytes=10,
+            response_bytes=20,
+            duration_ms=10,
+            session_id=f"sess-{i % 997}",
         )
         for i in range(n)
     ]
@@ -106,7 +113,7 @@ def delivery_problems(expected: set[str], stream_records, dlq_messages, faults: 
         if event_id in dlq_ids:
             problems.append(f"{event_id} dead-lettered twice")
         dlq_ids[event_id] = message["MessageAttributes"]["ErrorCode"]["StringValue"]
-    duplicates = {i for i in stream_ids if stream_ids.count(i) > 1} if len(set(stream_ids)) != len(stream_ids) else set()
+    duplicates = {i for i, n in Counter(stream_ids).items() if n > 1}
     problems += [f"{i} in the stream more than once" for i in sorted(duplicates)]
     problems += [f"{i} both in the stream and the DLQ" for i in sorted(set(stream_ids) & dlq_ids.keys())]
     missing = expected - set(stream_ids) - dlq_ids.keys()
@@ -115,7 +122,8 @@ def delivery_problems(expected: set[str], stream_records, dlq_messages, faults: 
     problems += [f"unknown events {sorted(unknown)[:3]}"] if unknown else []
     problems += [
         f"{i} dead-lettered as {code}, last failure was {faults.last_code.get(i)}"
-        for i, code in dlq_ids.items() if code != faults.last_code.get(i)
+        for i, code in dlq_ids.items()
+        if code != faults.last_code.get(i)
     ]
     return problems
 

@@ -6,7 +6,6 @@ from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 
 from conftest import make_stream
-
 from mcp_platform.events.dead_letters import DeadLetterQueue
 from mcp_platform.events.producer import EventProducer
 from mcp_platform.events.recent import recent_session_events
@@ -41,16 +40,25 @@ class ExpireGetRecords:
         if self.calls not in self.on_calls:
             return None
         self.fired += 1
-        error = {"Error": {"Code": "ExpiredIteratorException", "Message": "Iterator expired"},
-                 "ResponseMetadata": {"HTTPStatusCode": 400}}
+        error = {
+            "Error": {"Code": "ExpiredIteratorException", "Message": "Iterator expired"},
+            "ResponseMetadata": {"HTTPStatusCode": 400},
+        }
         return SimpleNamespace(status_code=400, headers={}), error
 
 
 def event(i: int, session: str) -> ToolCallEvent:
     return ToolCallEvent(
-        event_id=f"call-{i:04d}", principal="p", tool="echo", status="ok",
-        started_at=f"2026-11-29T10:00:{i % 60:02d}.{i:06d}Z", finished_at="2026-11-29T11:00:00.000000Z",
-        request_bytes=1, response_bytes=1, duration_ms=1, session_id=session,
+        event_id=f"call-{i:04d}",
+        principal="p",
+        tool="echo",
+        status="ok",
+        started_at=f"2026-11-29T10:00:{i % 60:02d}.{i:06d}Z",
+        finished_at="2026-11-29T11:00:00.000000Z",
+        request_bytes=1,
+        response_bytes=1,
+        duration_ms=1,
+        session_id=session,
     )
 
 
@@ -69,8 +77,7 @@ def test_k4_expired_iterator_mid_read_loses_and_repeats_nothing(kinesis, sqs):
     publish(kinesis, sqs, stream, events)
     expiry = ExpireGetRecords(kinesis, on_calls={3, 6})
     clock = FakeClock()
-    reader = ShardReader(kinesis, stream, limits=ReaderLimits(max_records_per_call=40),
-                         clock=clock, sleep=clock.sleep)
+    reader = ShardReader(kinesis, stream, limits=ReaderLimits(max_records_per_call=40), clock=clock, sleep=clock.sleep)
     # When the whole stream is read
     got = [ToolCallEvent.from_bytes(r["Data"]).event_id for r in reader.read_stream(StartPosition.trim_horizon())]
     # Then both expiries happened and every event came back exactly once, in stream order

@@ -46,7 +46,6 @@ class FakeSqs:
     def send_message_batch(self, QueueUrl: str, Entries: list[dict[str, Any]]) -> dict[str, Any]:
         self.calls.append(list(Entries))
         if self.fail_ids:
-            failed = [{"Id": e["Id"], "Code": "KMS.Throttling", "Message": "no", "SenderFault": False}
-                      for e in Entries]
+            failed = [{"Id": e["Id"], "Code": "KMS.Throttling", "Message": "no", "SenderFault": False} for e in Entries]
             return {"Successful": [], "Failed": failed}
         return {"Successful": [{"Id": e["Id"]} for e in Entries], "Failed": []}

@@ -6,7 +6,6 @@ import asyncio
 
 import pytest
 from events_fakes import FakeKinesis, FakeSqs
-
 from mcp_platform.events.batching import (
     MAX_BYTES_PER_CALL,
     MAX_RECORD_BYTES,

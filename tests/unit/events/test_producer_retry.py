@@ -6,7 +6,6 @@ import json
 
 import pytest
 from events_fakes import FakeKinesis, FakeSqs
-
 from mcp_platform.events.dead_letters import DeadLetterError, DeadLetterQueue
 from mcp_platform.events.producer import EventProducer
 
@@ -24,7 +23,9 @@ def keys(call):
 
 def test_k2_only_failed_entries_are_resent_in_original_order():
     # Given entries 1, 3 and 4 throttled on the first call only
-    rule = lambda call, pos, rec: "ProvisionedThroughputExceededException" if call == 0 and pos in (1, 3, 4) else None
+    def rule(call, pos, rec):
+        return "ProvisionedThroughputExceededException" if call == 0 and pos in (1, 3, 4) else None
+
     kinesis = FakeKinesis(rule)
     p, sqs = build(kinesis)
     for i in range(6):
@@ -55,7 +56,9 @@ def test_k2_backoff_is_100ms_times_2_pow_retry_with_jitter():
 
 def test_k2_exhausted_entries_reach_the_dlq_with_their_error_code():
     # Given one entry that always fails and one that always succeeds
-    rule = lambda call, pos, rec: "ProvisionedThroughputExceededException" if rec["PartitionKey"] == "bad" else None
+    def rule(call, pos, rec):
+        return "ProvisionedThroughputExceededException" if rec["PartitionKey"] == "bad" else None
+
     kinesis = FakeKinesis(rule)
     p, sqs = build(kinesis)
     p.add_record(b'{"event_id":"e-bad"}', "bad")

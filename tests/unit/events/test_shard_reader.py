@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from botocore.exceptions import ClientError
-
 from mcp_platform.events.rate_limit import ShardRateLimiter
 from mcp_platform.events.shard_reader import ReaderLimits, ShardReader, StartPosition
 
@@ -38,7 +37,8 @@ class FakeShards:
         shards = []
         for shard_id in self.data:
             shard = {"ShardId": shard_id, "HashKeyRange": {"StartingHashKey": "0", "EndingHashKey": "9"}}
-            for field, parent in zip(("ParentShardId", "AdjacentParentShardId"), self.parents.get(shard_id, ())):
+            parents = self.parents.get(shard_id, ())
+            for field, parent in zip(("ParentShardId", "AdjacentParentShardId"), parents, strict=False):
                 shard[field] = parent
             shards.append(shard)
         return {"Shards": shards}
@@ -59,8 +59,10 @@ class FakeShards:
         seqs = self.data[shard_id][int(start) : int(start) + Limit]
         end = int(start) + len(seqs)
         at_end = end >= len(self.data[shard_id])
-        page = {"Records": [{"SequenceNumber": s, "Data": b"{}", "PartitionKey": "k"} for s in seqs],
-                "MillisBehindLatest": 0}
+        page = {
+            "Records": [{"SequenceNumber": s, "Data": b"{}", "PartitionKey": "k"} for s in seqs],
+            "MillisBehindLatest": 0,
+        }
         if not (at_end and shard_id in self.closed):
             page["NextShardIterator"] = f"{shard_id}|{end}"
         return page
@@ -68,8 +70,9 @@ class FakeShards:
 
 def reader(fake, clock=None, **limits):
     clock = clock or FakeClock()
-    return ShardReader(fake, "events", limits=ReaderLimits(max_records_per_call=3, **limits),
-                       clock=clock, sleep=clock.sleep)
+    return ShardReader(
+        fake, "events", limits=ReaderLimits(max_records_per_call=3, **limits), clock=clock, sleep=clock.sleep
+    )
 
 
 def test_k4_expired_iterator_mid_read_resumes_after_the_last_record_without_loss_or_duplicate():

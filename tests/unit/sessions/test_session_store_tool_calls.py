@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 from amazondax.DaxError import DaxServiceError
 from botocore.exceptions import ClientError
-
 from mcp_platform.sessions import (
     ConditionCheck,
     DuplicateToolCall,
@@ -37,10 +36,9 @@ def call(call_id: str = "call-1", result: Any = None, started_at: float | None =
 def cancelled(*codes: str) -> ClientError:
     reasons = [{"Code": code} for code in codes]
     message = f"Transaction cancelled, please refer cancellation reasons for specific reasons [{', '.join(codes)}]"
-    return ClientError(
-        {"Error": {"Code": "TransactionCanceledException", "Message": message}, "CancellationReasons": reasons},
-        "TransactWriteItems",
-    )
+    response: Any = {"Error": {"Code": "TransactionCanceledException", "Message": message},
+                     "CancellationReasons": reasons}
+    return ClientError(response, "TransactWriteItems")
 
 
 def test_budget_tools_call_is_one_read_plus_one_transaction(recorded_store: SessionStore, recording: Any) -> None:

@@ -6,7 +6,7 @@ when none is passed. ``AWS_ENDPOINT_URL`` (the local emulator) is honoured by bo
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from mcp_platform.config import Settings
 
@@ -17,7 +17,7 @@ def aws_client(service: str, settings: Settings, **config: Any) -> Any:
     from botocore.config import Config
 
     retries = config.pop("retries", {"max_attempts": 3, "mode": "standard"})
-    return boto3.client(
+    return cast(Any, boto3).client(
         service,
         region_name=settings.region,
         endpoint_url=settings.aws_endpoint_url or None,

@@ -30,6 +30,7 @@ class EnvVars:
     PRODUCER_DLQ_URL = "PRODUCER_DLQ_URL"
     EXPIRY_EVENTS_DLQ_URL = "EXPIRY_EVENTS_DLQ_URL"
     SESSION_TTL_SECONDS = "SESSION_TTL_SECONDS"
+    AUDIT_RETENTION_DAYS = "AUDIT_RETENTION_DAYS"
     AUTH_MODE = "MCP_AUTH"  # api_key | none (loopback only) | oauth (later)
     ALLOWED_ORIGINS = "MCP_ALLOWED_ORIGINS"  # comma separated
     ALLOWED_HOSTS = "MCP_ALLOWED_HOSTS"  # comma separated; empty = any Host
@@ -76,6 +77,7 @@ class Settings:
     producer_dlq_url: str = ""
     expiry_events_dlq_url: str = ""
     session_ttl_seconds: int = 3600
+    audit_retention_days: int = 365
     auth_mode: str = "api_key"
     allowed_origins: tuple[str, ...] = ()
     allowed_hosts: tuple[str, ...] = ()
@@ -121,6 +123,7 @@ class Settings:
             producer_dlq_url=env.get(EnvVars.PRODUCER_DLQ_URL, ""),
             expiry_events_dlq_url=env.get(EnvVars.EXPIRY_EVENTS_DLQ_URL, ""),
             session_ttl_seconds=_int(env, EnvVars.SESSION_TTL_SECONDS, 3600, 60, 30 * 24 * 3600),
+            audit_retention_days=_int(env, EnvVars.AUDIT_RETENTION_DAYS, 365, 1, 3650),
             auth_mode=auth_mode,
             allowed_origins=_csv(env, EnvVars.ALLOWED_ORIGINS),
             allowed_hosts=_csv(env, EnvVars.ALLOWED_HOSTS),

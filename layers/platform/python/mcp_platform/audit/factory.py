@@ -8,7 +8,7 @@ from mcp_platform.audit.expiry import EventPublisher, SessionExpiryHandler
 from mcp_platform.audit.processor import AuditProcessor
 from mcp_platform.audit.publisher import KinesisEventPublisher
 from mcp_platform.audit.trail import AuditTrail
-from mcp_platform.audit.writer import DEFAULT_RETENTION_SECONDS, AuditWriter
+from mcp_platform.audit.writer import AuditWriter
 from mcp_platform.aws_clients import aws_client
 from mcp_platform.config import ConfigError, EnvVars, Settings
 
@@ -20,7 +20,7 @@ def build_audit_processor(
     publisher: EventPublisher | None = None,
     kinesis: Any = None,
     sqs: Any = None,
-    retention_seconds: int = DEFAULT_RETENTION_SECONDS,
+    retention_seconds: int | None = None,
 ) -> AuditProcessor:
     if not settings.audit_table:
         raise ConfigError(f"{EnvVars.AUDIT_TABLE} is required by the audit processor")
@@ -30,12 +30,16 @@ def build_audit_processor(
     if publisher is None:
         if not settings.event_stream:
             raise ConfigError(f"{EnvVars.EVENT_STREAM} is required to emit session-expired events")
+        if sqs is None and settings.expiry_events_dlq_url:
+            sqs = aws_client("sqs", settings)
         publisher = KinesisEventPublisher(
             kinesis if kinesis is not None else aws_client("kinesis", settings),
             settings.event_stream,
-            sqs=sqs if sqs is not None or not settings.expiry_events_dlq_url else aws_client("sqs", settings),
+            sqs=sqs,
             dlq_url=settings.expiry_events_dlq_url,
         )
+    if retention_seconds is None:
+        retention_seconds = settings.audit_retention_days * 86_400
     writer = AuditWriter(dynamodb, settings.audit_table, retention_seconds=retention_seconds)
     expiry = SessionExpiryHandler(dynamodb, settings.session_table, writer, publisher)
     return AuditProcessor(writer, expiry)

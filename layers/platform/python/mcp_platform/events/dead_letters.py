@@ -86,14 +86,17 @@ class DeadLetterQueue:
         self._max_attempts = max_attempts
         self._sleep = sleep
         self.calls = 0
+        self._last_exception: Exception | None = None
 
     def send(self, records: Sequence[FailedRecord]) -> None:
         unsent: list[FailedRecord] = []
+        self._last_exception = None
         for chunk in self._chunks(records):
             unsent.extend(self._send_chunk(chunk))
         if unsent:
             codes = sorted({r.error_code for r in unsent})
-            raise DeadLetterError(f"{len(unsent)} records could not be dead-lettered ({codes})", unsent)
+            message = f"{len(unsent)} records could not be dead-lettered ({codes})"
+            raise DeadLetterError(message, unsent) from self._last_exception
 
     def _chunks(self, records: Sequence[FailedRecord]) -> list[list[FailedRecord]]:
         chunks: list[list[FailedRecord]] = []
@@ -125,6 +128,7 @@ class DeadLetterQueue:
             try:
                 response = self._sqs.send_message_batch(QueueUrl=self._url, Entries=entries)
             except Exception as exc:  # any failure here: retry, then raise with the records
+                self._last_exception = exc
                 last_error = f"{type(exc).__name__}: {exc}"
                 continue
             failed_ids = {int(f["Id"]) for f in response.get("Failed", [])}

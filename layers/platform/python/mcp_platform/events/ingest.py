@@ -105,7 +105,9 @@ class EventIngestor:
         }
         try:
             self._ddb.put_item(
-                TableName=self._table, Item=item, ConditionExpression="attribute_not_exists(#pk)",
+                TableName=self._table,
+                Item=item,
+                ConditionExpression="attribute_not_exists(#pk)",
                 ExpressionAttributeNames={"#pk": ts.PK},
             )
         except ClientError as exc:
@@ -123,26 +125,38 @@ class EventIngestor:
         }
         is_error = 0 if event.status == "ok" else 1
         items: list[dict[str, Any]] = [
-            {"Put": {
-                "TableName": self._table, "Item": marker,
-                "ConditionExpression": "attribute_not_exists(#pk)",
-                "ExpressionAttributeNames": {"#pk": ts.PK},
-            }},
-            {"Update": {
-                "TableName": self._table,
-                "Key": {ts.PK: {"S": ts.usage_pk(event.principal)},
-                        ts.SK: {"S": ts.usage_sk(event.started_date, event.tool)}},
-                "UpdateExpression": "ADD #c :one, #e :err, #rq :rq, #rs :rs, #d :d",
-                "ExpressionAttributeNames": {
-                    "#c": ts.USAGE_CALLS, "#e": ts.USAGE_ERRORS, "#rq": ts.USAGE_REQUEST_BYTES,
-                    "#rs": ts.USAGE_RESPONSE_BYTES, "#d": ts.USAGE_DURATION_MS,
-                },
-                "ExpressionAttributeValues": {
-                    ":one": {"N": "1"}, ":err": {"N": str(is_error)},
-                    ":rq": {"N": str(event.request_bytes)}, ":rs": {"N": str(event.response_bytes)},
-                    ":d": {"N": _num(event.duration_ms)},
-                },
-            }},
+            {
+                "Put": {
+                    "TableName": self._table,
+                    "Item": marker,
+                    "ConditionExpression": "attribute_not_exists(#pk)",
+                    "ExpressionAttributeNames": {"#pk": ts.PK},
+                }
+            },
+            {
+                "Update": {
+                    "TableName": self._table,
+                    "Key": {
+                        ts.PK: {"S": ts.usage_pk(event.principal)},
+                        ts.SK: {"S": ts.usage_sk(event.started_date, event.tool)},
+                    },
+                    "UpdateExpression": "ADD #c :one, #e :err, #rq :rq, #rs :rs, #d :d",
+                    "ExpressionAttributeNames": {
+                        "#c": ts.USAGE_CALLS,
+                        "#e": ts.USAGE_ERRORS,
+                        "#rq": ts.USAGE_REQUEST_BYTES,
+                        "#rs": ts.USAGE_RESPONSE_BYTES,
+                        "#d": ts.USAGE_DURATION_MS,
+                    },
+                    "ExpressionAttributeValues": {
+                        ":one": {"N": "1"},
+                        ":err": {"N": str(is_error)},
+                        ":rq": {"N": str(event.request_bytes)},
+                        ":rs": {"N": str(event.response_bytes)},
+                        ":d": {"N": _num(event.duration_ms)},
+                    },
+                }
+            },
         ]
         for attempt in range(self._retries + 1):
             try:

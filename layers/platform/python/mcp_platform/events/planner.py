@@ -129,9 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mcp_platform.events.planner", description=__doc__)
     parser.add_argument("--peak-records-per-s", type=float, required=True)
     parser.add_argument("--avg-record-bytes", type=int, required=True)
-    parser.add_argument(
-        "--avg-records-per-s", type=float, default=None, help="monthly average (default: the peak)"
-    )
+    parser.add_argument("--avg-records-per-s", type=float, default=None, help="monthly average (default: the peak)")
     parser.add_argument("--retention-hours", type=int, default=DEFAULT_RETENTION_HOURS)
     parser.add_argument("--consumers", type=int, default=1, help="enhanced fan-out consumers")
     parser.add_argument("--target-utilization", type=float, default=0.85)
@@ -141,8 +139,12 @@ def main(argv: list[str] | None = None) -> int:
     pricing = Pricing(**{f.name: getattr(args, f.name) for f in fields(Pricing)})
     try:
         w = Workload(
-            args.peak_records_per_s, args.avg_record_bytes, args.avg_records_per_s,
-            args.retention_hours, args.consumers, args.target_utilization,
+            args.peak_records_per_s,
+            args.avg_record_bytes,
+            args.avg_records_per_s,
+            args.retention_hours,
+            args.consumers,
+            args.target_utilization,
         )
     except ValueError as exc:
         parser.error(str(exc))
@@ -155,8 +157,10 @@ def main(argv: list[str] | None = None) -> int:
     if result.break_even_avg_records_per_s is None:
         print("break-even        none: on-demand never costs more per record than provisioned here")
     else:
-        print(f"break-even        {result.break_even_avg_records_per_s:,.1f} records/s average "
-              f"(on-demand cheaper below, provisioned above)")
+        print(
+            f"break-even        {result.break_even_avg_records_per_s:,.1f} records/s average "
+            f"(on-demand cheaper below, provisioned above)"
+        )
     print(f"recommended       {result.recommended_mode}")
     print(f"cdk context       {result.cdk_context(w.retention_hours)}")
     return 0

@@ -113,9 +113,7 @@ class ShardReader:
             self._limiter.acquire(shard_id)
             self.get_records_calls += 1
             try:
-                page = self._kinesis.get_records(
-                    ShardIterator=iterator, Limit=self._limits.max_records_per_call
-                )
+                page = self._kinesis.get_records(ShardIterator=iterator, Limit=self._limits.max_records_per_call)
             except ClientError as exc:
                 if exc.response.get("Error", {}).get("Code") != "ExpiredIteratorException":
                     raise

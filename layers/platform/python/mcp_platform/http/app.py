@@ -73,7 +73,12 @@ def build_app(
             DeadLetterQueue(sqs, settings.producer_dlq_url),
             stream_arn=settings.event_stream_arn,
         )
-    services = Services(sessions=store, extra=dict(extra_services or {}))
+    audit_trail = None
+    if settings.audit_table:
+        from mcp_platform.audit.trail import AuditTrail
+
+        audit_trail = AuditTrail(dynamodb, settings.audit_table)
+    services = Services(sessions=store, audit_trail=audit_trail, extra=dict(extra_services or {}))
     catalog = ToolCatalog.discover(tools_package)
     runner = ToolCallRunner(services, producer)
     server = McpServer(catalog, runner, instructions=INSTRUCTIONS, services=services)

@@ -147,14 +147,16 @@ class McpEndpoint:
             self._notification(message, session_id)
             await send_empty(send, 202, cors)
             return
-        session = await self._transport_session(session_id, principal)
         call = CallContext(
             principal=principal,
             protocol_version=version_header or DEFAULT_HANDSHAKE_VERSION,
             modern=False,
-            transport_session=session,
-            log_level=str(session.attributes.get("log_level", "info")),
+            transport_session_id=session_id,
         )
+        if not self.server.defers_transport_check(message):
+            session = await self._transport_session(session_id, principal)
+            call.transport_session = session
+            call.log_level = str(session.attributes.get("log_level", "info"))
         key = (session_id, message.id)
         self._inflight[key] = call.cancelled
         try:

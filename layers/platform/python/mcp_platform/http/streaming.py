@@ -17,7 +17,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from mcp_platform.http.messages import HttpRequest, send_json, sse_event, start_sse
+from mcp_platform.http.messages import HttpError, HttpRequest, send_json, sse_event, start_sse
 from mcp_platform.mcp.jsonrpc import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -32,6 +32,7 @@ from mcp_platform.mcp.jsonrpc import (
     result_message,
 )
 from mcp_platform.mcp.server import CallContext, McpServer
+from mcp_platform.mcp.tool_calls import TransportSessionNotFound
 from mcp_platform.observability import MetricsWriter
 
 logger = logging.getLogger(__name__)
@@ -80,7 +81,9 @@ class ResponseStreamer:
         started = time.monotonic()
         request_id = message.id
         try:
-            work = self.server.bind(message, call)
+            work = await self.server.bind(message, call)
+        except TransportSessionNotFound as exc:
+            raise HttpError(404, "Session not found") from exc
         except JsonRpcError as exc:
             status = MODERN_ERROR_STATUS.get(exc.code, 200) if http_status_errors else 200
             await send_json(send, status, error_message(request_id, exc), headers)

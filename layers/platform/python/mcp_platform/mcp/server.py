@@ -19,7 +19,12 @@ from mcp_platform.mcp.context import LOG_LEVELS, Notify, Services, _discard
 from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError, Request
 from mcp_platform.mcp.tool_calls import ToolCallRunner
 from mcp_platform.mcp.tools import ToolCatalog
-from mcp_platform.mcp.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION, MODERN_VERSIONS
+from mcp_platform.mcp.versions import (
+    HANDSHAKE_VERSIONS,
+    LATEST_HANDSHAKE_VERSION,
+    MODERN_VERSIONS,
+    SESSION_HANDLE_ARGUMENT,
+)
 
 LIST_TTL_MS = 300_000  # tools/resources/prompts lists change only with a deployment
 
@@ -31,7 +36,10 @@ class CallContext:
     principal: str
     protocol_version: str
     modern: bool
+    transport_session_id: str | None = None
+    """2025 era: the Mcp-Session-Id of the request."""
     transport_session: Any = None
+    """The transport session once read (None until validated, see ``defers_transport_check``)."""
     notify: Notify = _discard
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     log_level: str = "info"
@@ -97,12 +105,26 @@ class McpServer:
             raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
         return handler
 
-    def bind(self, request: Request, call: CallContext) -> Callable[[], Awaitable[dict[str, Any]]]:
-        """Validate what can be refused before any work (unknown method, unknown tool, bad
-        params) and return the coroutine function that does the work. The transport uses
-        the split to answer refusals as plain JSON and commit to a stream only for work."""
+    def defers_transport_check(self, request: Request) -> bool:
+        """True when a tools/call runs on the transport session itself: its one consistent
+        BatchGetItem (session + idempotency marker) then doubles as the session check."""
+        if request.method != "tools/call":
+            return False
+        spec = self.catalog.get(str(request.params.get("name")))
+        arguments = request.params.get("arguments")
+        return (
+            spec is not None
+            and spec.session == "required"
+            and not (isinstance(arguments, dict) and arguments.get(SESSION_HANDLE_ARGUMENT))
+        )
+
+    async def bind(self, request: Request, call: CallContext) -> Callable[[], Awaitable[dict[str, Any]]]:
+        """Do everything that can refuse the request (unknown method or tool, bad params,
+        missing session) and return the coroutine function that does the work. The transport
+        answers refusals as plain JSON and commits to a stream only for work."""
         if request.method == "tools/call":
             prepared = self.runner.prepare(request, call, self.catalog)
+            await self.runner.load(prepared, call)
 
             async def work() -> dict[str, Any]:
                 return self._finish(await self.runner.run(prepared, call), call)
@@ -116,7 +138,7 @@ class McpServer:
         return simple
 
     async def handle(self, request: Request, call: CallContext) -> dict[str, Any]:
-        return await self.bind(request, call)()
+        return await (await self.bind(request, call))()
 
     @staticmethod
     def _finish(result: dict[str, Any], call: CallContext) -> dict[str, Any]:

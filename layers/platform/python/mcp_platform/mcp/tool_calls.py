@@ -59,6 +59,12 @@ class PreparedCall:
     progress_token: str | int | None
     request_bytes: int
     invalid_arguments: str | None = None
+    session: Any = None
+    prior_result: dict[str, Any] | None = None
+
+
+class TransportSessionNotFound(Exception):
+    """The request's own Mcp-Session-Id is unknown/expired: the transport answers 404."""
 
 
 def to_result(value: Any) -> dict[str, Any]:
@@ -119,8 +125,8 @@ class ToolCallRunner:
         handle = arguments.get(SESSION_HANDLE_ARGUMENT)
         if isinstance(handle, str) and handle:
             return handle
-        if call.transport_session is not None:
-            return str(call.transport_session.id)
+        if call.transport_session_id is not None:
+            return call.transport_session_id
         raise JsonRpcError(
             INVALID_PARAMS,
             f"Tool needs an application session: pass the '{SESSION_HANDLE_ARGUMENT}' handle from open_session",
@@ -134,7 +140,7 @@ class ToolCallRunner:
                 raise JsonRpcError(INVALID_PARAMS, f"_meta[{IDEMPOTENCY_KEY_META!r}] must be a 1-128 char string")
             scope, raw = "key", explicit
         else:
-            scope = f"ts:{call.transport_session.id}" if call.transport_session is not None else "p"
+            scope = f"ts:{call.transport_session_id}" if call.transport_session_id is not None else "p"
             raw = json.dumps(request.id)
         # Scoped by principal always: one caller can never replay another's result.
         digest = hashlib.sha256(f"{call.principal}\x00{scope}\x00{raw}".encode()).hexdigest()
@@ -149,20 +155,33 @@ class ToolCallRunner:
             self.services.sessions.update_metadata, session.id, apply, owner=principal, current=session
         )
 
+    async def load(self, prepared: PreparedCall, call: CallContext) -> None:
+        """One consistent BatchGetItem (X4): the session and the call's idempotency marker."""
+        if prepared.session_id is None or prepared.invalid_arguments is not None:
+            return
+        try:
+            session, prior = await asyncio.to_thread(
+                self.services.sessions.load_for_tool_call,
+                prepared.session_id,
+                prepared.tool_call_id,
+                owner=call.principal,
+            )
+        except session_errors.SessionNotFound as exc:
+            if prepared.session_id == call.transport_session_id:
+                raise TransportSessionNotFound(prepared.session_id) from exc
+            raise JsonRpcError(SESSION_NOT_FOUND, "Session not found or expired") from exc
+        if prepared.session_id == call.transport_session_id:
+            call.transport_session = session
+            call.log_level = str(session.attributes.get("log_level", call.log_level))
+        prepared.session = session
+        prepared.prior_result = dict(prior.result) if prior is not None else None
+
     async def run(self, prepared: PreparedCall, call: CallContext) -> dict[str, Any]:
         if prepared.invalid_arguments is not None:
             return error_result(f"Invalid arguments: {prepared.invalid_arguments}")
-        store = self.services.sessions
-        session = None
-        if prepared.session_id is not None:
-            try:
-                session, prior = await asyncio.to_thread(
-                    store.load_for_tool_call, prepared.session_id, prepared.tool_call_id, owner=call.principal
-                )
-            except session_errors.SessionNotFound as exc:
-                raise JsonRpcError(SESSION_NOT_FOUND, "Session not found or expired") from exc
-            if prior is not None:
-                return dict(prior.result)
+        if prepared.prior_result is not None:
+            return prepared.prior_result  # replay: the tool does not run again (D4)
+        session = prepared.session
         started = self._clock()
         ctx = ToolContext(
             principal=call.principal,

@@ -1,0 +1,116 @@
+"""Building the store's TransactWriteItems actions, and the opaque list cursor."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any
+
+from mcp_platform import table_schema as ts
+from mcp_platform.sessions._core import ALIVE, StoreCore
+from mcp_platform.sessions.clock import iso_utc
+from mcp_platform.sessions.codec import to_attr, to_item
+from mcp_platform.sessions.errors import InvalidCursor
+from mcp_platform.sessions.model import ExtraPut, Session, ToolCall, ToolCallResult
+
+METADATA = 2  # position of the metadata Update after the record [0] and marker [1] Puts
+_NOT_EXISTS = "attribute_not_exists(#pk)"
+
+
+class ActionBuilders(StoreCore):
+    def _tool_puts(self, session_id: str, call: ToolCall) -> tuple[list[dict[str, Any]], ToolCallResult]:
+        if not call.id:
+            raise ValueError("tool call id is required")
+        now = self.clock.now()
+        started = iso_utc(call.started_at if call.started_at is not None else now)
+        record_sk = ts.tool_record_sk(started, call.id)
+        committed = iso_utc(now)
+        common = {ts.PK: ts.session_pk(session_id), ts.TOOL_CALL_ID: call.id, ts.TOOL_NAME: call.name}
+        outcome = {ts.RESULT: call.result, ts.IS_ERROR: call.is_error}
+        record = {
+            **common, **outcome, ts.SK: record_sk, ts.ARGUMENTS: call.arguments, ts.STARTED_AT: started,
+            ts.FINISHED_AT: iso_utc(call.finished_at if call.finished_at is not None else now),
+        }
+        marker = {
+            **common, **outcome, ts.SK: ts.tool_call_marker_sk(call.id), ts.RECORD_SK: record_sk,
+            ts.COMMITTED_AT: committed,
+        }
+        names = {"#pk": ts.PK}
+        actions = [
+            {"Put": {"TableName": self.table_name, "Item": to_item(record),
+                     "ConditionExpression": _NOT_EXISTS, "ExpressionAttributeNames": names}},
+            {"Put": {"TableName": self.table_name, "Item": to_item(marker),
+                     "ConditionExpression": _NOT_EXISTS, "ExpressionAttributeNames": names,
+                     "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}},
+        ]
+        result = ToolCallResult(call.id, call.name, call.result, call.is_error, record_sk, committed)
+        return actions, result
+
+    def _metadata_update(self, session: Session, context_append: list[Any]) -> dict[str, Any]:
+        _, names, values = self._alive()
+        names.update({"#v": ts.VERSION, "#ua": ts.UPDATED_AT})
+        values.update(
+            {":expected": to_attr(session.version), ":one": to_attr(1),
+             ":ttl": to_attr(self._next_ttl()), ":ua": to_attr(self._iso_now())}
+        )
+        expression = "SET #v = #v + :one, #ttl = :ttl, #ua = :ua"
+        if context_append:
+            expression += ", #ctx = list_append(if_not_exists(#ctx, :empty), :new)"
+            names["#ctx"] = ts.CONTEXT
+            values.update({":new": to_attr(context_append), ":empty": {"L": []}})
+        return {"Update": {
+            "TableName": self.table_name, "Key": self._meta_key(session.id), "UpdateExpression": expression,
+            "ConditionExpression": f"{ALIVE} AND #v = :expected", "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values, "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }}
+
+    def _extra_put(self, put: ExtraPut) -> dict[str, Any]:
+        body: dict[str, Any] = {"TableName": put.table or self.table_name, "Item": to_item(put.item)}
+        if put.condition:
+            body["ConditionExpression"] = put.condition
+        if put.names:
+            body["ExpressionAttributeNames"] = dict(put.names)
+        if put.values:
+            body["ExpressionAttributeValues"] = to_item(put.values)
+        return {"Put": body}
+
+    def _condition_check(
+        self, key: dict[str, Any], condition: str, names: dict[str, str],
+        values: dict[str, Any], table: str | None = None,
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"TableName": table or self.table_name, "Key": key,
+                                "ConditionExpression": condition, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
+        if names:
+            body["ExpressionAttributeNames"] = names
+        if values:
+            body["ExpressionAttributeValues"] = values
+        return {"ConditionCheck": body}
+
+
+
+def reject_repeated_keys(actions: list[dict[str, Any]]) -> None:
+    seen: set[tuple[str, str, str]] = set()
+    for action in actions:
+        ((_, body),) = action.items()
+        keys = body.get("Key") or body["Item"]
+        if ts.PK not in keys:
+            continue  # another table's key schema: DynamoDB itself will judge it
+        ident = (body["TableName"], json.dumps(keys.get(ts.PK)), json.dumps(keys.get(ts.SK)))
+        if ident in seen:
+            raise ValueError(f"two transaction actions on one item {ident}: not allowed by DynamoDB (D10)")
+        seen.add(ident)
+
+
+def encode_cursor(sk: str) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"sk": sk}).encode()).decode()
+
+
+def decode_cursor(cursor: str) -> str:
+    try:
+        sk = json.loads(base64.urlsafe_b64decode(cursor.encode()))["sk"]
+    except (ValueError, KeyError, TypeError, binascii.Error) as exc:
+        raise InvalidCursor("malformed cursor") from exc
+    if not isinstance(sk, str) or not sk.startswith(ts.TOOL_RECORD_PREFIX):
+        raise InvalidCursor("malformed cursor")
+    return sk

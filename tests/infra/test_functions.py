@@ -1,0 +1,138 @@
+"""Endpoint (S1, S8), processing (A1, A5, K5), DLQs, runtime and architecture in the template."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from mcp_platform.config import EnvVars
+
+from stacks.runtime import WEB_ADAPTER_ACCOUNT
+from tests.infra.conftest import Synthesized
+
+pytestmark = [pytest.mark.infra, pytest.mark.xdist_group("infra")]
+
+PLATFORM_ENV = {v for k, v in vars(EnvVars).items() if k.isupper()}
+WEB_ADAPTER_ENV = {"AWS_LAMBDA_EXEC_WRAPPER", "AWS_LWA_INVOKE_MODE", "AWS_LWA_READINESS_CHECK_PATH", "AWS_LWA_PORT"}
+HANDLERS = {"run.sh", "ingest_handler.handler", "audit_handler.handler"}
+
+
+def platform_functions(s: Synthesized) -> dict[str, dict]:
+    return {k: v for k, v in s.resources("AWS::Lambda::Function").items() if v["Properties"].get("Handler") in HANDLERS}
+
+
+def function_by_handler(s: Synthesized, handler: str) -> dict:
+    return next(f["Properties"] for f in platform_functions(s).values() if f["Properties"]["Handler"] == handler)
+
+
+def test_three_functions_on_the_newest_python_runtime(variant: Synthesized) -> None:
+    functions = platform_functions(variant)
+    assert {f["Properties"]["Handler"] for f in functions.values()} == HANDLERS
+    assert {f["Properties"]["Runtime"] for f in functions.values()} == {"python3.14"}
+
+
+def test_arm64_by_default_x86_64_by_context(default: Synthesized, alt: Synthesized) -> None:
+    # Given the default and the x86_64 variant / Then functions and the layer follow the architecture
+    for s, arch in ((default, "arm64"), (alt, "x86_64")):
+        assert {tuple(f["Properties"]["Architectures"]) for f in platform_functions(s).values()} == {(arch,)}
+        assert s.one("AWS::Lambda::LayerVersion")["Properties"]["CompatibleArchitectures"] == [arch]
+        layers = json.dumps(function_by_handler(s, "run.sh")["Layers"])
+        adapter = "LambdaAdapterLayerArm64" if arch == "arm64" else "LambdaAdapterLayerX86"
+        assert f":{WEB_ADAPTER_ACCOUNT}:layer:{adapter}:" in layers
+
+
+def test_s1_function_url_streams_through_the_web_adapter(variant: Synthesized) -> None:
+    # Then the URL streams and the adapter is configured to stream on the same port it probes
+    url = variant.one("AWS::Lambda::Url")["Properties"]
+    assert url["InvokeMode"] == "RESPONSE_STREAM"
+    assert url["AuthType"] == "NONE"  # the app does bearer/OAuth auth itself (default deny)
+    env = function_by_handler(variant, "run.sh")["Environment"]["Variables"]
+    assert env["AWS_LAMBDA_EXEC_WRAPPER"] == "/opt/bootstrap"
+    assert env["AWS_LWA_INVOKE_MODE"] == "response_stream"
+    assert env["AWS_LWA_READINESS_CHECK_PATH"] == "/healthz"
+    assert env["AWS_LWA_PORT"] == "8080"
+
+
+def test_s7_stream_cap_below_function_timeout(variant: Synthesized) -> None:
+    endpoint = function_by_handler(variant, "run.sh")
+    env = endpoint["Environment"]["Variables"]
+    assert int(env[EnvVars.KEEPALIVE_SECONDS]) < int(env[EnvVars.STREAM_MAX_SECONDS]) < endpoint["Timeout"]
+
+
+def test_s8_cors_allow_list_never_wildcard(default: Synthesized, alt: Synthesized) -> None:
+    # Given no origins (default): no CORS at all; given an allow-list (alt): exactly those origins
+    assert "Cors" not in default.one("AWS::Lambda::Url")["Properties"]
+    cors = alt.one("AWS::Lambda::Url")["Properties"]["Cors"]
+    assert cors["AllowOrigins"] == ["https://app.example.com", "http://localhost:6274"]
+    assert "*" not in json.dumps(cors)
+    env = function_by_handler(alt, "run.sh")["Environment"]["Variables"]
+    assert env[EnvVars.ALLOWED_ORIGINS] == "https://app.example.com,http://localhost:6274"
+
+
+def test_functions_set_only_the_env_vars_the_code_reads(variant: Synthesized) -> None:
+    # Then every variable is one of mcp_platform.config.EnvVars (or the Web Adapter's own)
+    for fn in platform_functions(variant).values():
+        names = set(fn["Properties"]["Environment"]["Variables"])
+        unknown = names - PLATFORM_ENV - WEB_ADAPTER_ENV
+        assert not unknown, unknown
+        assert EnvVars.SESSION_TABLE in names
+
+
+def test_x3_x5_dax_endpoint_env_follows_dax_switch(default: Synthesized, alt: Synthesized) -> None:
+    on = function_by_handler(default, "run.sh")["Environment"]["Variables"][EnvVars.DAX_ENDPOINT]
+    assert on == {"Fn::GetAtt": [next(iter(default.resources("AWS::DAX::Cluster"))), "ClusterDiscoveryEndpointURL"]}
+    assert function_by_handler(alt, "run.sh")["Environment"]["Variables"][EnvVars.DAX_ENDPOINT] == ""
+
+
+def test_endpoint_in_vpc_only_with_dax(default: Synthesized, alt: Synthesized) -> None:
+    assert function_by_handler(default, "run.sh")["VpcConfig"]["SubnetIds"]
+    assert "VpcConfig" not in function_by_handler(alt, "run.sh")
+
+
+def test_a1_a5_event_source_mappings(variant: Synthesized) -> None:
+    # Then both mappings (Kinesis EFO and table stream) retry, bisect, report and dead-letter
+    mappings = list(variant.resources("AWS::Lambda::EventSourceMapping").values())
+    assert len(mappings) == 2
+    queues = variant.resources("AWS::SQS::Queue")
+    for mapping in mappings:
+        props = mapping["Properties"]
+        assert props["StartingPosition"] == "TRIM_HORIZON"
+        assert props["BisectBatchOnFunctionError"] is True
+        assert props["MaximumRetryAttempts"] == 3
+        assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+        assert 60 <= props["MaximumRecordAgeInSeconds"] <= 86_400  # bounded, not -1 (infinite)
+        dlq = props["DestinationConfig"]["OnFailure"]["Destination"]["Fn::GetAtt"][0]
+        assert dlq in queues
+    dlqs = {m["Properties"]["DestinationConfig"]["OnFailure"]["Destination"]["Fn::GetAtt"][0] for m in mappings}
+    assert len(dlqs) == 2  # one DLQ per mapping
+
+
+def test_a1_audit_mapping_reads_the_session_table_stream(variant: Synthesized) -> None:
+    table_id = next(k for k, v in variant.resources("AWS::DynamoDB::Table").items() if "StreamSpecification" in v["Properties"])
+    sources = [m["Properties"]["EventSourceArn"] for m in variant.resources("AWS::Lambda::EventSourceMapping").values()]
+    assert {"Fn::GetAtt": [table_id, "StreamArn"]} in sources
+
+
+def test_dlqs_encrypted_14_days_tls_only(variant: Synthesized) -> None:
+    # Then four DLQs (producer, ingest, audit, expiry events), each KMS-encrypted for 14 days
+    queues = variant.resources("AWS::SQS::Queue")
+    assert len(queues) == 4
+    for queue in queues.values():
+        assert queue["Properties"]["MessageRetentionPeriod"] == 14 * 24 * 3600
+        assert "KmsMasterKeyId" in queue["Properties"]
+    policies = [p["Properties"]["PolicyDocument"]["Statement"] for p in variant.resources("AWS::SQS::QueuePolicy").values()]
+    assert len(policies) == 4
+    for statements in policies:
+        assert any(s["Effect"] == "Deny" and "aws:SecureTransport" in json.dumps(s) for s in statements)
+
+
+def test_k2_producer_dlq_url_on_the_endpoint(variant: Synthesized) -> None:
+    env = function_by_handler(variant, "run.sh")["Environment"]["Variables"]
+    (queue_ref,) = [v for k, v in env.items() if k == EnvVars.PRODUCER_DLQ_URL]
+    assert queue_ref["Ref"] in variant.resources("AWS::SQS::Queue")
+
+
+def test_a4_expiry_events_dlq_url_on_the_audit_function(variant: Synthesized) -> None:
+    env = function_by_handler(variant, "audit_handler.handler")["Environment"]["Variables"]
+    assert env[EnvVars.EXPIRY_EVENTS_DLQ_URL]["Ref"] in variant.resources("AWS::SQS::Queue")
+    assert env[EnvVars.AUDIT_TABLE]["Ref"] in variant.resources("AWS::DynamoDB::Table")
