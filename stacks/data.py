@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_kms as kms
 from constructs import Construct
@@ -14,7 +16,7 @@ from stacks.config import PlatformConfig
 class Data(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, config: PlatformConfig, key: kms.IKey) -> None:
         super().__init__(scope, construct_id)
-        common = {
+        common: dict[str, Any] = {
             "billing_mode": dynamodb.BillingMode.PAY_PER_REQUEST,
             "encryption": dynamodb.TableEncryption.CUSTOMER_MANAGED,
             "encryption_key": key,

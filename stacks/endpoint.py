@@ -79,14 +79,10 @@ class Endpoint(Construct):
             runtime=lambda_runtime(),
             architecture=architecture_of(config),
             handler="run.sh",
-            code=lambda_.Code.from_asset(
-                str(ROOT / "functions" / "endpoint"), exclude=["**/__pycache__", "**/*.pyc"]
-            ),
+            code=lambda_.Code.from_asset(str(ROOT / "functions" / "endpoint"), exclude=["**/__pycache__", "**/*.pyc"]),
             layers=[
                 layer,
-                lambda_.LayerVersion.from_layer_version_arn(
-                    self, "WebAdapter", web_adapter_layer_arn(region, config)
-                ),
+                lambda_.LayerVersion.from_layer_version_arn(self, "WebAdapter", web_adapter_layer_arn(region, config)),
             ],
             memory_size=1024,  # CPU scales with memory: keeps cold start and TTFB (S4) low
             timeout=Duration.seconds(FUNCTION_TIMEOUT_S),
@@ -124,4 +120,3 @@ class Endpoint(Construct):
             exposed_headers=["mcp-session-id", "www-authenticate"],
             max_age=Duration.hours(1),
         )
-

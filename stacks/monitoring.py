@@ -108,9 +108,10 @@ class Monitoring(Construct):
         )
 
     def _alarm(self, construct_id: str, metric: cw.IMetric, threshold: float, description: str) -> cw.Alarm:
-        alarm = metric.create_alarm(
+        alarm = cw.Alarm(
             self,
             construct_id,
+            metric=metric,
             threshold=threshold,
             evaluation_periods=1,
             comparison_operator=cw.ComparisonOperator.GREATER_THAN_THRESHOLD,

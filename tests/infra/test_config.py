@@ -45,7 +45,9 @@ def test_k6_provisioned_uses_sizing_inputs_or_explicit_count() -> None:
 
 def test_string_forms_from_the_command_line_are_accepted() -> None:
     # Given -c values (always strings) / When read / Then they are typed like cdk.json values
-    config = config_from(dax="false", retention_hours="8760", allowed_origins="https://a.example, http://localhost:3000")
+    config = config_from(
+        dax="false", retention_hours="8760", allowed_origins="https://a.example, http://localhost:3000"
+    )
     assert config.dax is False
     assert config.retention_hours == 8760  # K7 upper bound
     assert config.allowed_origins == ("https://a.example", "http://localhost:3000")

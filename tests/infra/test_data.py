@@ -12,7 +12,7 @@ from stacks.config import PlatformConfig
 from stacks.data import Data
 from stacks.dax import DaxCache
 from stacks.network import Network
-from tests.infra.conftest import Synthesized
+from tests.infra.synth import Synthesized
 
 pytestmark = [pytest.mark.infra, pytest.mark.xdist_group("infra")]
 
@@ -118,8 +118,12 @@ def test_x1_dax_role_scoped_to_the_session_table(default: Synthesized) -> None:
     role_id = default.one("AWS::DAX::Cluster")["Properties"]["IAMRoleARN"]["Fn::GetAtt"][0]
     role = default.json["Resources"][role_id]["Properties"]
     assert role["AssumeRolePolicyDocument"]["Statement"][0]["Principal"] == {"Service": "dax.amazonaws.com"}
-    policies = [p for p in default.resources("AWS::IAM::Policy").values() if {"Ref": role_id} in p["Properties"]["Roles"]]
-    table_id = next(k for k, v in default.resources("AWS::DynamoDB::Table").items() if "StreamSpecification" in v["Properties"])
+    policies = [
+        p for p in default.resources("AWS::IAM::Policy").values() if {"Ref": role_id} in p["Properties"]["Roles"]
+    ]
+    table_id = next(
+        k for k, v in default.resources("AWS::DynamoDB::Table").items() if "StreamSpecification" in v["Properties"]
+    )
     table_arn = {"Fn::GetAtt": [table_id, "Arn"]}
     allowed = [table_arn, {"Fn::Join": ["", [table_arn, "/index/*"]]}]
     statements = [s for p in policies for s in p["Properties"]["PolicyDocument"]["Statement"]]

@@ -8,7 +8,7 @@ import pytest
 from mcp_platform.config import EnvVars
 
 from stacks.runtime import WEB_ADAPTER_ACCOUNT
-from tests.infra.conftest import Synthesized
+from tests.infra.synth import Synthesized
 
 pytestmark = [pytest.mark.infra, pytest.mark.xdist_group("infra")]
 
@@ -108,7 +108,9 @@ def test_a1_a5_event_source_mappings(variant: Synthesized) -> None:
 
 
 def test_a1_audit_mapping_reads_the_session_table_stream(variant: Synthesized) -> None:
-    table_id = next(k for k, v in variant.resources("AWS::DynamoDB::Table").items() if "StreamSpecification" in v["Properties"])
+    table_id = next(
+        k for k, v in variant.resources("AWS::DynamoDB::Table").items() if "StreamSpecification" in v["Properties"]
+    )
     sources = [m["Properties"]["EventSourceArn"] for m in variant.resources("AWS::Lambda::EventSourceMapping").values()]
     assert {"Fn::GetAtt": [table_id, "StreamArn"]} in sources
 
@@ -120,7 +122,9 @@ def test_dlqs_encrypted_14_days_tls_only(variant: Synthesized) -> None:
     for queue in queues.values():
         assert queue["Properties"]["MessageRetentionPeriod"] == 14 * 24 * 3600
         assert "KmsMasterKeyId" in queue["Properties"]
-    policies = [p["Properties"]["PolicyDocument"]["Statement"] for p in variant.resources("AWS::SQS::QueuePolicy").values()]
+    policies = [
+        p["Properties"]["PolicyDocument"]["Statement"] for p in variant.resources("AWS::SQS::QueuePolicy").values()
+    ]
     assert len(policies) == 4
     for statements in policies:
         assert any(s["Effect"] == "Deny" and "aws:SecureTransport" in json.dumps(s) for s in statements)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from stacks.endpoint import METRICS_NAMESPACE, SERVICE_NAME
-from tests.infra.conftest import Synthesized
+from tests.infra.synth import Synthesized
 
 pytestmark = [pytest.mark.infra, pytest.mark.xdist_group("infra")]
 

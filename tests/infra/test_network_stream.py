@@ -7,7 +7,7 @@ import json
 import pytest
 
 from stacks.stream import INGEST_CONSUMER_NAME, SHARD_LEVEL_METRICS
-from tests.infra.conftest import Synthesized
+from tests.infra.synth import Synthesized
 
 pytestmark = [pytest.mark.infra, pytest.mark.xdist_group("infra")]
 

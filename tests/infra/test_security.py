@@ -12,7 +12,7 @@ from aws_cdk import Validations
 from aws_cdk import aws_sqs as sqs
 
 from stacks.app_builder import build_app
-from tests.infra.conftest import NO_BUNDLING, Synthesized
+from tests.infra.synth import NO_BUNDLING, Synthesized
 
 pytestmark = [pytest.mark.infra, pytest.mark.xdist_group("infra")]
 

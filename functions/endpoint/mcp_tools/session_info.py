@@ -21,5 +21,6 @@ async def session_info(ctx: ToolContext) -> dict[str, Any]:
         "expires_at": session.ttl,
         "status": session.status,
         "kind": session.kind,
+        "tool_calls": session.tool_calls,
         "notes": len(session.context),
     }

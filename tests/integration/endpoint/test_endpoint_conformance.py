@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import AwsStack, endpoint_instance
+from tests.support.endpoint import AwsStack, endpoint_instance
 
 from tests.support.aws import free_port
 

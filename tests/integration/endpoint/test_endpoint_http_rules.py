@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from conftest import Instance
-from raw import CAPS_META, MODERN, call, final_message, headers, initialize, modern_call
+from tests.support.endpoint import Instance
+from tests.support.mcp_http import CAPS_META, MODERN, call, final_message, headers, initialize, modern_call
 
 pytestmark = pytest.mark.integration
 

@@ -8,11 +8,20 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from conftest import Instance, sdk_client
+from tests.support.endpoint import Instance, sdk_client
 
 pytestmark = pytest.mark.integration
 
-EXPECTED_TOOLS = ["append_note", "countdown", "echo", "open_session", "read_notes", "session_audit", "session_info"]
+EXPECTED_TOOLS = [
+    "append_note",
+    "countdown",
+    "echo",
+    "open_session",
+    "read_notes",
+    "recent_tool_events",
+    "session_audit",
+    "session_info",
+]
 
 
 def run(coro_fn):  # noqa: ANN001, ANN201 - tiny helper for async bodies in sync tests

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from conftest import AwsStack, endpoint_instance
-from raw import call, final_message, headers, initialize
+from tests.support.endpoint import AwsStack, endpoint_instance
+from tests.support.mcp_http import call, final_message, headers, initialize
 
 pytestmark = pytest.mark.integration
 

@@ -33,6 +33,7 @@ STATUS = "status"
 VERSION = "version"
 OWNER = "owner"
 CONTEXT = "context"
+TOOL_CALLS = "tool_calls"  # committed tool calls of the session (metadata counter)
 KIND = "kind"  # "application" | "transport"
 CREATED_AT = "created_at"
 UPDATED_AT = "updated_at"

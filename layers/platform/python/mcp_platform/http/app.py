@@ -63,8 +63,10 @@ def build_app(
 
     dynamodb = dynamodb or aws_client("dynamodb", settings)
     store = SessionStore.from_settings(settings, dynamodb=dynamodb)
-    producer = None
+    producer = event_reader = None
     if settings.event_stream:
+        from mcp_platform.events.shard_reader import ShardReader
+
         kinesis = kinesis or aws_client("kinesis", settings)
         sqs = sqs or aws_client("sqs", settings)
         producer = EventProducer(
@@ -73,12 +75,15 @@ def build_app(
             DeadLetterQueue(sqs, settings.producer_dlq_url),
             stream_arn=settings.event_stream_arn,
         )
+        event_reader = ShardReader(kinesis, settings.event_stream)
     audit_trail = None
     if settings.audit_table:
         from mcp_platform.audit.trail import AuditTrail
 
         audit_trail = AuditTrail(dynamodb, settings.audit_table)
-    services = Services(sessions=store, audit_trail=audit_trail, extra=dict(extra_services or {}))
+    services = Services(
+        sessions=store, audit_trail=audit_trail, event_reader=event_reader, extra=dict(extra_services or {})
+    )
     catalog = ToolCatalog.discover(tools_package)
     runner = ToolCallRunner(services, producer)
     server = McpServer(catalog, runner, instructions=INSTRUCTIONS, services=services)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_platform.mcp.jsonrpc import notification_message
+from mcp_platform.sessions.model import ConditionCheck, ExtraPut
 
 Notify = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -42,8 +43,10 @@ class ToolContext:
     notify: Notify = _discard
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     context_append: list[dict[str, Any]] = field(default_factory=list)
-    extra_puts: list[dict[str, Any]] = field(default_factory=list)
-    condition_checks: list[dict[str, Any]] = field(default_factory=list)
+    extra_puts: list[ExtraPut] = field(default_factory=list)
+    """Items written in the same transaction as the call record (D10)."""
+    condition_checks: list[ConditionCheck] = field(default_factory=list)
+    """Conditions on items the transaction does not otherwise touch (D10)."""
 
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send notifications/progress when the caller asked for it (a progressToken)."""

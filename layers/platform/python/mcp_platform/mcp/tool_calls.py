@@ -239,22 +239,24 @@ class ToolCallRunner:
                     store.commit_tool_call,
                     session,
                     call_record,
+                    owner=principal,
                     context_append=ctx.context_append,
                     extra_puts=ctx.extra_puts,
                     condition_checks=ctx.condition_checks,
                 )
                 return result
             except session_errors.DuplicateToolCall as exc:
-                return dict(exc.original.result)
+                return dict(exc.original.result)  # a concurrent retry of this call won
             except session_errors.SessionNotFound as exc:
                 raise JsonRpcError(SESSION_NOT_FOUND, "Session not found or expired") from exc
             except session_errors.VersionConflict as exc:
-                # Another call committed first: re-read (consistent, X4) and commit on top.
-                if attempt == COMMIT_ATTEMPTS - 1:
+                # Another call committed first: commit on top of the state the store saw
+                # (carried by the error, no extra read). The tool does not run again.
+                if attempt == COMMIT_ATTEMPTS - 1 or exc.current is None:
                     raise JsonRpcError(CONFLICT, "Session changed concurrently; retry the call") from exc
-                session = await asyncio.to_thread(store.get_session, session.id, owner=principal, consistent=True)
+                session = exc.current
             except session_errors.PreconditionFailed as exc:
-                raise JsonRpcError(PRECONDITION_FAILED, f"Precondition failed: {exc}") from exc
+                raise JsonRpcError(PRECONDITION_FAILED, f"Precondition failed: {exc}", {"label": exc.label}) from exc
         raise AssertionError("unreachable")
 
     def _record_event(

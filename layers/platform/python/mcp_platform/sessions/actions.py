@@ -49,12 +49,14 @@ class ActionBuilders(StoreCore):
 
     def _metadata_update(self, session: Session, context_append: list[Any]) -> dict[str, Any]:
         _, names, values = self._alive()
-        names.update({"#v": ts.VERSION, "#ua": ts.UPDATED_AT})
+        names.update({"#v": ts.VERSION, "#ua": ts.UPDATED_AT, "#tc": ts.TOOL_CALLS})
         values.update(
-            {":expected": to_attr(session.version), ":one": to_attr(1),
+            {":expected": to_attr(session.version), ":one": to_attr(1), ":zero": to_attr(0),
              ":ttl": to_attr(self._next_ttl()), ":ua": to_attr(self._iso_now())}
         )
-        expression = "SET #v = #v + :one, #ttl = :ttl, #ua = :ua"
+        # The committed-call counter rides in the same Update (no extra write, exact under retry:
+        # a replayed id never reaches this action because its marker Put fails first).
+        expression = "SET #v = #v + :one, #ttl = :ttl, #ua = :ua, #tc = if_not_exists(#tc, :zero) + :one"
         if context_append:
             expression += ", #ctx = list_append(if_not_exists(#ctx, :empty), :new)"
             names["#ctx"] = ts.CONTEXT

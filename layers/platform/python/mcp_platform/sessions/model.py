@@ -24,6 +24,7 @@ class Session:
     attributes: dict[str, Any] = field(default_factory=dict)
     created_at: str = ""
     updated_at: str = ""
+    tool_calls: int = 0
 
     def is_alive(self, now: float) -> bool:
         return self.status == ts.STATUS_ACTIVE and self.ttl > now
@@ -42,6 +43,7 @@ class Session:
             attributes=dict(values.get(ts.ATTRIBUTES) or {}),
             created_at=values.get(ts.CREATED_AT, ""),
             updated_at=values.get(ts.UPDATED_AT, ""),
+            tool_calls=int(values.get(ts.TOOL_CALLS, 0)),
         )
 
 

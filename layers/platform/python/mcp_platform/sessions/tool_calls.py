@@ -134,6 +134,7 @@ class ToolCallOps(ActionBuilders):
             ttl=ttl,
             context=[*session.context, *context_append],
             updated_at=result.committed_at,
+            tool_calls=session.tool_calls + 1,
         )
         return CommitResult(session=updated, result=result)
 

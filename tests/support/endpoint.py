@@ -1,0 +1,83 @@
+"""An endpoint served on loopback against a moto server, and the official SDK client for it."""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx2
+import mcp_tools
+from mcp.client.client import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from mcp_platform.config import Settings
+from mcp_platform.http.app import build_app
+from tests.support.aws import client, create_session_table, moto_server
+from tests.support.servers import serve
+from tests.support.wire import WireRecorder
+
+
+@dataclass
+class AwsStack:
+    endpoint_url: str
+    table: str
+    stream: str
+    dlq_url: str
+
+    def client(self, service: str) -> Any:
+        return client(service, self.endpoint_url)
+
+    def settings(self, **overrides: str) -> Settings:
+        env = {
+            "SESSION_TABLE_NAME": self.table,
+            "EVENT_STREAM_NAME": self.stream,
+            "PRODUCER_DLQ_URL": self.dlq_url,
+            "AWS_REGION": "us-east-1",
+            "MCP_KEEPALIVE_SECONDS": "1",
+            "MCP_STREAM_MAX_SECONDS": "20",
+            "MCP_MAX_REQUEST_BYTES": "65536",
+        }
+        env.update(overrides)
+        return Settings.from_mapping(env)
+
+
+@dataclass
+class Instance:
+    url: str
+    recorder: WireRecorder
+
+
+@contextlib.contextmanager
+def aws_stack() -> Iterator[AwsStack]:
+    """A moto server with the session table, the event stream and the producer DLQ."""
+    with moto_server() as endpoint_url:
+        suffix = uuid.uuid4().hex[:8]
+        stack = AwsStack(endpoint_url, f"sessions-{suffix}", f"events-{suffix}", "")
+        create_session_table(stack.client("dynamodb"), stack.table)
+        stack.client("kinesis").create_stream(StreamName=stack.stream, ShardCount=1)
+        stack.dlq_url = stack.client("sqs").create_queue(QueueName=f"producer-dlq-{suffix}")["QueueUrl"]
+        yield stack
+
+
+@contextlib.contextmanager
+def endpoint_instance(aws: AwsStack, port: int | None = None, **overrides: str) -> Iterator[Instance]:
+    app = build_app(
+        aws.settings(**overrides),
+        mcp_tools,
+        dynamodb=aws.client("dynamodb"),
+        kinesis=aws.client("kinesis"),
+        sqs=aws.client("sqs"),
+        port=port,
+    )
+    recorder = WireRecorder(app)
+    with serve(recorder, port) as base:
+        yield Instance(f"{base}/mcp", recorder)
+
+
+def sdk_client(url: str, key: str, mode: str) -> Client:
+    """The official SDK client over Streamable HTTP with a bearer key."""
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30)
+    return Client(streamable_http_client(url, http_client=http), mode=mode)  # type: ignore[arg-type]
