@@ -41,7 +41,7 @@ def _free_port() -> int:
 def _cold_start(app: str, cwd: Path, env: dict[str, str]) -> float:
     port = _free_port()
     started = time.perf_counter()
-    process = subprocess.Popen(  # noqa: S603 - fixed interpreter and arguments
+    process = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", app, "--port", str(port), "--log-level", "warning", "--lifespan", "on"],
         cwd=cwd,
         env=env,
@@ -80,17 +80,24 @@ def cold_start_rows() -> list[dict[str, Any]]:
     ours = min(_cold_start("endpoint_app:app", ROOT / "functions/endpoint", ours_env) for _ in range(COLD_RUNS))
     peer = min(_cold_start("peer_sdk_server:app", ROOT / "bench", peer_env) for _ in range(COLD_RUNS))
     return [
-        {"metric": "cold start to /healthz (ours)", "value": round(ours * 1000), "unit": "ms",
-         "note": "with DynamoDB, Kinesis, SQS clients built"},
-        {"metric": "cold start to /healthz (official SDK)", "value": round(peer * 1000), "unit": "ms",
-         "note": "no AWS clients"},
+        {
+            "metric": "cold start to /healthz (ours)",
+            "value": round(ours * 1000),
+            "unit": "ms",
+            "note": "with DynamoDB, Kinesis, SQS clients built",
+        },
+        {
+            "metric": "cold start to /healthz (official SDK)",
+            "value": round(peer * 1000),
+            "unit": "ms",
+            "note": "no AWS clients",
+        },
         {"metric": "cold start ratio ours/SDK", "value": round(ours / peer, 2), "unit": "x", "note": "target <= 0.6"},
     ]
 
 
 def _our_app() -> tuple[Any, FakeDynamo, FakeKinesis]:
     import mcp_tools
-
     from mcp_platform.auth.api_keys import ApiKeyStore
     from mcp_platform.config import Settings
     from mcp_platform.http.app import build_app
@@ -121,20 +128,60 @@ def cpu_rows() -> list[dict[str, Any]]:
     auth = {"authorization": "Bearer bench-key", "accept": "application/json"}
 
     async def ours() -> tuple[list[float], list[float], dict[str, int]]:
-        status, headers, _ = await asgi_post(app, "/mcp", auth, {
-            "jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "b", "version": "1"}},
-        })
+        _, headers, _ = await asgi_post(
+            app,
+            "/mcp",
+            auth,
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "b", "version": "1"},
+                },
+            },
+        )
         session = {**auth, "mcp-session-id": headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
-        echo = [(session, {"jsonrpc": "2.0", "id": i, "method": "tools/call",
-                           "params": {"name": "echo", "arguments": {"text": "hi"}}}) for i in range(1, CALLS)]
-        note = [(session, {"jsonrpc": "2.0", "id": f"n{i}", "method": "tools/call",
-                           "params": {"name": "session_info", "arguments": {}}}) for i in range(CALLS)]
+        echo = [
+            (
+                session,
+                {
+                    "jsonrpc": "2.0",
+                    "id": i,
+                    "method": "tools/call",
+                    "params": {"name": "echo", "arguments": {"text": "hi"}},
+                },
+            )
+            for i in range(1, CALLS)
+        ]
+        note = [
+            (
+                session,
+                {
+                    "jsonrpc": "2.0",
+                    "id": f"n{i}",
+                    "method": "tools/call",
+                    "params": {"name": "session_info", "arguments": {}},
+                },
+            )
+            for i in range(CALLS)
+        ]
         echo_times = await _measure(app, echo)
         dynamo.calls.clear()
         kinesis.calls = 0
-        await asgi_post(app, "/mcp", session, {"jsonrpc": "2.0", "id": "count", "method": "tools/call",
-                                               "params": {"name": "session_info", "arguments": {}}})
+        await asgi_post(
+            app,
+            "/mcp",
+            session,
+            {
+                "jsonrpc": "2.0",
+                "id": "count",
+                "method": "tools/call",
+                "params": {"name": "session_info", "arguments": {}},
+            },
+        )
         counted = dict(dynamo.calls)
         return echo_times, await _measure(app, note), counted
 
@@ -142,8 +189,18 @@ def cpu_rows() -> list[dict[str, Any]]:
         peer_app = build(json_response=True)
         async with peer_app.router.lifespan_context(peer_app):
             headers = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25"}
-            calls = [(headers, {"jsonrpc": "2.0", "id": i, "method": "tools/call",
-                                "params": {"name": "echo", "arguments": {"text": "hi"}}}) for i in range(CALLS)]
+            calls = [
+                (
+                    headers,
+                    {
+                        "jsonrpc": "2.0",
+                        "id": i,
+                        "method": "tools/call",
+                        "params": {"name": "echo", "arguments": {"text": "hi"}},
+                    },
+                )
+                for i in range(CALLS)
+            ]
             return await _measure(peer_app, calls)
 
     echo_times, session_times, counted = asyncio.run(ours())
@@ -152,13 +209,25 @@ def cpu_rows() -> list[dict[str, Any]]:
     peer_p50 = statistics.median(peer_times) * 1e6
     return [
         {"metric": "tools/call echo p50 (ours)", "value": round(ours_p50), "unit": "us", "note": "in-process ASGI"},
-        {"metric": "tools/call echo p50 (official SDK)", "value": round(peer_p50), "unit": "us",
-         "note": "stateless JSON"},
+        {
+            "metric": "tools/call echo p50 (official SDK)",
+            "value": round(peer_p50),
+            "unit": "us",
+            "note": "stateless JSON",
+        },
         {"metric": "tools/call ratio ours/SDK", "value": round(ours_p50 / peer_p50, 2), "unit": "x", "note": ""},
-        {"metric": "tools/call session tool p50 (ours)", "value": round(statistics.median(session_times) * 1e6),
-         "unit": "us", "note": "BatchGet + TransactWrite on a zero-latency fake; target p50 <= 1000"},
-        {"metric": "AWS calls on the critical path", "value": sum(counted.values()), "unit": "calls",
-         "note": ", ".join(f"{k}={v}" for k, v in sorted(counted.items())) + "; Kinesis after the result"},
+        {
+            "metric": "tools/call session tool p50 (ours)",
+            "value": round(statistics.median(session_times) * 1e6),
+            "unit": "us",
+            "note": "BatchGet + TransactWrite on a zero-latency fake; target p50 <= 1000",
+        },
+        {
+            "metric": "AWS calls on the critical path",
+            "value": sum(counted.values()),
+            "unit": "calls",
+            "note": ", ".join(f"{k}={v}" for k, v in sorted(counted.items())) + "; Kinesis after the result",
+        },
     ]
 
 
@@ -175,11 +244,31 @@ def streaming_rows() -> list[dict[str, Any]]:
     try:
         url = f"http://127.0.0.1:{port}/mcp"
         auth = {"authorization": "Bearer bench-key", "accept": "application/json, text/event-stream"}
-        init = httpx.post(url, headers=auth, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "b", "version": "1"}}})
+        init = httpx.post(
+            url,
+            headers=auth,
+            json={
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "b", "version": "1"},
+                },
+            },
+        )
         headers = {**auth, "mcp-session-id": init.headers["mcp-session-id"]}
-        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-            "name": "countdown", "arguments": {"steps": 3, "interval_ms": 1000}, "_meta": {"progressToken": "p"}}}
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {
+                "name": "countdown",
+                "arguments": {"steps": 3, "interval_ms": 1000},
+                "_meta": {"progressToken": "p"},
+            },
+        }
         started = time.perf_counter()
         with httpx.stream("POST", url, headers=headers, json=body, timeout=30) as response:
             headers_at = time.perf_counter() - started
@@ -192,10 +281,18 @@ def streaming_rows() -> list[dict[str, Any]]:
         server.should_exit = True
         thread.join(timeout=10)
     return [
-        {"metric": "3 s streaming tool: headers", "value": round(headers_at * 1000, 1), "unit": "ms",
-         "note": "target <= 50"},
-        {"metric": "3 s streaming tool: first progress event", "value": round((progress_at or 0) * 1000, 1),
-         "unit": "ms", "note": f"target <= 50; stream ended at {total:.2f} s"},
+        {
+            "metric": "3 s streaming tool: headers",
+            "value": round(headers_at * 1000, 1),
+            "unit": "ms",
+            "note": "target <= 50",
+        },
+        {
+            "metric": "3 s streaming tool: first progress event",
+            "value": round((progress_at or 0) * 1000, 1),
+            "unit": "ms",
+            "note": f"target <= 50; stream ended at {total:.2f} s",
+        },
     ]
 
 

@@ -68,11 +68,24 @@ async def asgi_post(
 ) -> tuple[int, dict[str, str], bytes]:
     """One POST through an ASGI app, no network: (status, headers, body)."""
     payload = json.dumps(body).encode()
-    raw_headers = [(k.encode(), v.encode()) for k, v in {**headers, "content-type": "application/json",
-                                                          "host": "127.0.0.1:8000"}.items()]
-    scope = {"type": "http", "method": "POST", "path": path, "headers": raw_headers, "client": ("127.0.0.1", 1),
-             "query_string": b"", "http_version": "1.1", "scheme": "http", "server": ("127.0.0.1", 8000),
-             "root_path": "", "raw_path": path.encode(), "asgi": {"version": "3.0"}}
+    raw_headers = [
+        (k.encode(), v.encode())
+        for k, v in {**headers, "content-type": "application/json", "host": "127.0.0.1:8000"}.items()
+    ]
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": path,
+        "headers": raw_headers,
+        "client": ("127.0.0.1", 1),
+        "query_string": b"",
+        "http_version": "1.1",
+        "scheme": "http",
+        "server": ("127.0.0.1", 8000),
+        "root_path": "",
+        "raw_path": path.encode(),
+        "asgi": {"version": "3.0"},
+    }
     sent = False
     response: dict[str, Any] = {"status": 0, "headers": {}, "body": b""}
 

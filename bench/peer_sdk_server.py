@@ -33,7 +33,7 @@ async def healthz(request: Request) -> JSONResponse:
     return JSONResponse({"status": "ok"})
 
 
-def build(json_response: bool = True):  # noqa: ANN201 - Starlette app
+def build(json_response: bool = True):
     return peer.streamable_http_app(stateless_http=True, json_response=json_response)
 
 

@@ -10,7 +10,6 @@ from typing import Any
 
 import boto3
 from botocore.config import Config
-
 from mcp_platform import table_schema as ts
 
 REGION = "us-east-1"

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.support.endpoint import AwsStack, endpoint_instance
 
 from tests.support.aws import free_port
+from tests.support.endpoint import AwsStack, endpoint_instance
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -44,7 +44,7 @@ def open_url(aws: AwsStack) -> Iterator[str]:
 def test_conformance_scenario_passes(open_url: str, scenario: str) -> None:
     npx = shutil.which("npx")
     assert npx, "Node.js (npx) is required: make test installs the pinned suite"
-    completed = subprocess.run(  # noqa: S603 - fixed arguments, loopback URL
+    completed = subprocess.run(
         [npx, "--no-install", "conformance", "server", "--url", open_url, "--scenario", scenario],
         cwd=ROOT,
         capture_output=True,

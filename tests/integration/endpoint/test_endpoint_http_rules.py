@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
+
 from tests.support.endpoint import Instance
 from tests.support.mcp_http import CAPS_META, MODERN, call, final_message, headers, initialize, modern_call
 
@@ -85,8 +86,19 @@ def test_notifications_get_202_and_unsupported_methods_405(instance: Instance, a
         (b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}', {"MCP-Protocol-Version": "1999-01-01"}, 400),
         (b"x" * 70_000, {}, 413),
     ],
-    ids=["malformed", "invalid-utf8", "wrong-jsonrpc", "object-id", "method-type", "batch", "scalar",
-         "content-type", "accept", "unknown-version", "oversized"],
+    ids=[
+        "malformed",
+        "invalid-utf8",
+        "wrong-jsonrpc",
+        "object-id",
+        "method-type",
+        "batch",
+        "scalar",
+        "content-type",
+        "accept",
+        "unknown-version",
+        "oversized",
+    ],
 )
 def test_bad_input_is_a_4xx_never_a_500(instance: Instance, api_key: str, body: bytes, extra_headers, status) -> None:
     """Given malformed or refused input, then a 4xx with a JSON-RPC error body, and the server
@@ -149,7 +161,9 @@ def test_modern_idempotency_key_makes_a_reissued_request_safe(instance: Instance
     """Given a 2026 client that re-issues a broken request with a new id but the same explicit
     idempotency key in _meta, then the tool runs once."""
     opened = final_message(
-        modern_call(instance.url, api_key, 1, "tools/call", {"name": "open_session", "arguments": {}, "_meta": CAPS_META})
+        modern_call(
+            instance.url, api_key, 1, "tools/call", {"name": "open_session", "arguments": {}, "_meta": CAPS_META}
+        )
     )
     handle = opened["result"]["structuredContent"]["session"]
     meta = {**CAPS_META, "dev.mcp-platform/idempotencyKey": "note-1"}

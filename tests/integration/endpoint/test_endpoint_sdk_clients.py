@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import anyio
 import pytest
+
 from tests.support.endpoint import Instance, sdk_client
 
 pytestmark = pytest.mark.integration
@@ -24,7 +25,7 @@ EXPECTED_TOOLS = [
 ]
 
 
-def run(coro_fn):  # noqa: ANN001, ANN201 - tiny helper for async bodies in sync tests
+def run(coro_fn):
     return anyio.run(coro_fn)
 
 
@@ -88,9 +89,7 @@ def test_progress_notifications_stream_before_the_result(instance: Instance, api
 
     async def body() -> None:
         async with sdk_client(instance.url, api_key, "legacy") as client:
-            result = await client.call_tool(
-                "countdown", {"steps": 3, "interval_ms": 10}, progress_callback=on_progress
-            )
+            result = await client.call_tool("countdown", {"steps": 3, "interval_ms": 10}, progress_callback=on_progress)
             assert result.content[0].text == "counted 3 steps"
 
     run(body)

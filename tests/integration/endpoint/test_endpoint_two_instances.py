@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
+
 from tests.support.endpoint import AwsStack, endpoint_instance
 from tests.support.mcp_http import call, final_message, headers, initialize
 
@@ -15,7 +16,9 @@ def test_session_created_on_one_instance_is_used_and_deleted_through_the_other(a
     then B serves it (state included), B's DELETE ends it, and A answers 404 afterwards."""
     with endpoint_instance(aws) as a, endpoint_instance(aws) as b:
         session_id = initialize(a.url, api_key)
-        final_message(call(a.url, api_key, session_id, 1, "tools/call", {"name": "append_note", "arguments": {"text": "from A"}}))
+        final_message(
+            call(a.url, api_key, session_id, 1, "tools/call", {"name": "append_note", "arguments": {"text": "from A"}})
+        )
         notes = final_message(call(b.url, api_key, session_id, 2, "tools/call", {"name": "read_notes"}))
         assert [n["text"] for n in notes["result"]["structuredContent"]["notes"]] == ["from A"]
         deleted = httpx.delete(b.url, headers=headers(api_key, **{"Mcp-Session-Id": session_id}))
@@ -30,8 +33,12 @@ def test_streamed_call_sends_headers_and_first_event_before_slow_work(aws: AwsSt
     arrive long before the result; keep-alive comments fill the silence; the stream ends."""
     with endpoint_instance(aws) as running:
         session_id = initialize(running.url, api_key)
-        body = {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
-                "params": {"name": "countdown", "arguments": {"steps": 1, "interval_ms": 1200}}}
+        body = {
+            "jsonrpc": "2.0",
+            "id": 9,
+            "method": "tools/call",
+            "params": {"name": "countdown", "arguments": {"steps": 1, "interval_ms": 1200}},
+        }
         request_headers = headers(api_key, **{"Mcp-Session-Id": session_id, "MCP-Protocol-Version": "2025-11-25"})
         with httpx.stream("POST", running.url, headers=request_headers, json=body, timeout=30) as response:
             assert response.headers["content-type"] == "text/event-stream"

@@ -8,7 +8,6 @@ from typing import Annotated, Literal
 
 import mcp_tools
 import pytest
-
 from mcp_platform.mcp.context import Services
 from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError, Request, parse_message
 from mcp_platform.mcp.schema import SchemaError, input_schema, validate
@@ -104,14 +103,19 @@ def test_input_schema_from_type_hints_and_validation() -> None:
     assert schema["properties"]["name"] == {"type": "string", "description": "who"}
     assert schema["properties"]["mode"]["enum"] == ["a", "b"]
     validate({"name": "x", "count": 2, "tags": ["t"]}, schema)
-    for bad, path in [({}, "name"), ({"name": 1}, "name"), ({"name": "x", "count": True}, "count"),
-                      ({"name": "x", "extra": 1}, "extra"), ({"name": "x", "tags": [1]}, "tags[0]")]:
+    for bad, path in [
+        ({}, "name"),
+        ({"name": 1}, "name"),
+        ({"name": "x", "count": True}, "count"),
+        ({"name": "x", "extra": 1}, "extra"),
+        ({"name": "x", "tags": [1]}, "tags[0]"),
+    ]:
         with pytest.raises(ValueError, match=path.replace("[", r"\[")):
             validate(bad, schema)
 
 
 def test_untyped_parameter_and_sync_tool_are_refused_at_definition() -> None:
-    async def untyped(ctx, value):  # noqa: ANN001, ANN202
+    async def untyped(ctx, value):
         return value
 
     with pytest.raises(SchemaError):
@@ -128,7 +132,13 @@ def test_duplicate_tool_names_are_refused() -> None:
 
 @pytest.mark.parametrize(
     "message",
-    [[], "x", {"jsonrpc": "2.0"}, {"jsonrpc": "2.0", "method": "m", "id": True}, {"jsonrpc": "2.0", "method": "m", "params": [1]}],
+    [
+        [],
+        "x",
+        {"jsonrpc": "2.0"},
+        {"jsonrpc": "2.0", "method": "m", "id": True},
+        {"jsonrpc": "2.0", "method": "m", "params": [1]},
+    ],
 )
 def test_parse_message_refuses_malformed_envelopes(message: object) -> None:
     with pytest.raises(JsonRpcError):

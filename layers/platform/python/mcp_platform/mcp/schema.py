@@ -45,10 +45,10 @@ def type_schema(annotation: Any) -> dict[str, Any]:
         return {"type": "array", "items": type_schema(item)} if item is not Any else {"type": "array"}
     if origin is dict or annotation is dict:
         args = get_args(annotation)
-        schema: dict[str, Any] = {"type": "object"}
+        mapping: dict[str, Any] = {"type": "object"}
         if len(args) == 2 and args[1] is not Any:
-            schema["additionalProperties"] = type_schema(args[1])
-        return schema
+            mapping["additionalProperties"] = type_schema(args[1])
+        return mapping
     if annotation is Any:
         return {}
     raise SchemaError(f"cannot describe type {annotation!r} in a tool schema")
