@@ -54,6 +54,7 @@ DEFAULTS: dict[str, Any] = {
     "dax_item_ttl_seconds": 300,
     "dax_query_ttl_seconds": 60,
     "session_ttl_seconds": 3600,
+    "audit_retention_days": 365,
 }
 
 
@@ -82,6 +83,7 @@ class PlatformConfig:
     dax_item_ttl_seconds: int
     dax_query_ttl_seconds: int
     session_ttl_seconds: int
+    audit_retention_days: int
 
     @property
     def is_dev(self) -> bool:
@@ -128,6 +130,7 @@ class PlatformConfig:
             dax_item_ttl_seconds=item_ttl,
             dax_query_ttl_seconds=query_ttl,
             session_ttl_seconds=_int("session_ttl_seconds", raw("session_ttl_seconds"), 60, 30 * 86_400),
+            audit_retention_days=_int("audit_retention_days", raw("audit_retention_days"), 1, 3650),
         )
 
 

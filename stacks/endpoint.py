@@ -53,6 +53,7 @@ class Endpoint(Construct):
             "AWS_LWA_PORT": LWA_PORT,
             EnvVars.STAGE: config.stage,
             EnvVars.SESSION_TABLE: data.session_table.table_name,
+            EnvVars.AUDIT_TABLE: data.audit_table.table_name,  # session_audit tool reads trails
             EnvVars.DAX_ENDPOINT: dax.endpoint_url if dax else "",  # X5: empty = DAX off
             EnvVars.EVENT_STREAM: stream.stream.stream_name,
             EnvVars.EVENT_STREAM_ARN: stream.stream.stream_arn,
@@ -94,6 +95,7 @@ class Endpoint(Construct):
         )
         fn = self.function
         data.session_table.grant_read_write_data(fn)  # sessions, API keys (hashed)
+        data.audit_table.grant_read_data(fn)  # A3: audit trails are queryable by session
         stream.stream.grant_write(fn)
         producer_dlq.grant_send_messages(fn)  # K2: what PutRecords retries could not deliver
         if dax is not None:

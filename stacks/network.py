@@ -65,7 +65,7 @@ class Network(Construct):
             description="interface endpoints: HTTPS from the endpoint function only",
             allow_all_outbound=False,
         )
-        self.endpoint_sg.add_ingress_rule(self.function_sg, ec2.Port.tcp(443), "HTTPS from the endpoint function"); self.endpoint_sg.add_ingress_rule(ec2.Peer.any_ipv4(), ec2.Port.tcp(443), "x")
+        self.endpoint_sg.add_ingress_rule(self.function_sg, ec2.Port.tcp(443), "HTTPS from the endpoint function")
         self.function_sg.add_egress_rule(self.endpoint_sg, ec2.Port.tcp(443), "HTTPS to the interface endpoints")
         # DynamoDB is reached through the gateway endpoint, whose prefix-list id would need an
         # account lookup at synth. The subnets are isolated (no route to the internet), so HTTPS

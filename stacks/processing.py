@@ -53,7 +53,7 @@ class Processing(Construct):
         }
 
         self.ingest = self._function(
-            "Ingest", "ingest", "ingest_handler.handler", config, layer,
+            "Ingest", "ingest", "ingest_handler.lambda_handler", config, layer,
             {**base_env, EnvVars.SERVICE_NAME: "mcp-ingest"},
         )  # fmt: skip
         data.session_table.grant_read_write_data(self.ingest)  # idempotent records, usage counters
@@ -72,8 +72,9 @@ class Processing(Construct):
         )
 
         self.audit = self._function(
-            "Audit", "audit", "audit_handler.handler", config, layer,
-            {**base_env, EnvVars.SERVICE_NAME: "mcp-audit", EnvVars.EXPIRY_EVENTS_DLQ_URL: expiry_dlq.queue_url},
+            "Audit", "audit", "audit_handler.lambda_handler", config, layer,
+            {**base_env, EnvVars.SERVICE_NAME: "mcp-audit", EnvVars.EXPIRY_EVENTS_DLQ_URL: expiry_dlq.queue_url,
+             EnvVars.AUDIT_RETENTION_DAYS: str(config.audit_retention_days)},
         )  # fmt: skip
         data.audit_table.grant_write_data(self.audit)  # A2: conditional puts keyed by SequenceNumber
         # A4: TTL-expiry side effects (revoke, session summary, event) touch the session table

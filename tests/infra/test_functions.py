@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import json
+from pathlib import Path
 
 import pytest
 from mcp_platform.config import EnvVars
@@ -10,11 +12,13 @@ from mcp_platform.config import EnvVars
 from stacks.runtime import WEB_ADAPTER_ACCOUNT
 from tests.infra.synth import Synthesized
 
+ROOT = Path(__file__).resolve().parents[2]
+
 pytestmark = [pytest.mark.infra, pytest.mark.xdist_group("infra")]
 
 PLATFORM_ENV = {v for k, v in vars(EnvVars).items() if k.isupper()}
 WEB_ADAPTER_ENV = {"AWS_LAMBDA_EXEC_WRAPPER", "AWS_LWA_INVOKE_MODE", "AWS_LWA_READINESS_CHECK_PATH", "AWS_LWA_PORT"}
-HANDLERS = {"run.sh", "ingest_handler.handler", "audit_handler.handler"}
+HANDLERS = {"run.sh", "ingest_handler.lambda_handler", "audit_handler.lambda_handler"}
 
 
 def platform_functions(s: Synthesized) -> dict[str, dict]:
@@ -137,6 +141,30 @@ def test_k2_producer_dlq_url_on_the_endpoint(variant: Synthesized) -> None:
 
 
 def test_a4_expiry_events_dlq_url_on_the_audit_function(variant: Synthesized) -> None:
-    env = function_by_handler(variant, "audit_handler.handler")["Environment"]["Variables"]
+    env = function_by_handler(variant, "audit_handler.lambda_handler")["Environment"]["Variables"]
     assert env[EnvVars.EXPIRY_EVENTS_DLQ_URL]["Ref"] in variant.resources("AWS::SQS::Queue")
     assert env[EnvVars.AUDIT_TABLE]["Ref"] in variant.resources("AWS::DynamoDB::Table")
+
+
+@pytest.mark.parametrize(
+    ("folder", "handler"), [("ingest", "ingest_handler.lambda_handler"), ("audit", "audit_handler.lambda_handler")]
+)
+def test_handlers_exist_in_the_function_assets(default: Synthesized, folder: str, handler: str) -> None:
+    # Given the handler the template names / Then the module in functions/<folder> defines it
+    module, name = handler.split(".")
+    tree = ast.parse((ROOT / "functions" / folder / f"{module}.py").read_text())
+    assert name in {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    assert function_by_handler(default, handler)
+
+
+def test_endpoint_handler_script_exists_and_runs_uvicorn(default: Synthesized) -> None:
+    run_sh = ROOT / "functions" / "endpoint" / "run.sh"
+    assert function_by_handler(default, "run.sh")
+    assert "uvicorn" in run_sh.read_text() and "AWS_LWA_PORT" in run_sh.read_text()
+
+
+def test_a3_endpoint_reads_audit_trails_audit_function_writes_them(variant: Synthesized) -> None:
+    endpoint_env = function_by_handler(variant, "run.sh")["Environment"]["Variables"]
+    audit_env = function_by_handler(variant, "audit_handler.lambda_handler")["Environment"]["Variables"]
+    assert endpoint_env[EnvVars.AUDIT_TABLE] == audit_env[EnvVars.AUDIT_TABLE]
+    assert audit_env[EnvVars.AUDIT_RETENTION_DAYS] == "365"

@@ -1,0 +1,105 @@
+"""Process set-up that must happen before boto3 or the domain package is imported."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# The same import roots the Lambda runtime sees (/opt/python + /var/task per function).
+IMPORT_ROOTS = (
+    ROOT / "layers" / "platform" / "python",
+    ROOT / "functions" / "endpoint",
+    ROOT / "functions" / "ingest",
+    ROOT / "functions" / "audit",
+    ROOT,
+)
+LOOPBACK = "127.0.0.1"
+DEFAULT_REGION = "us-east-1"
+DUMMY_SECRET = "local"  # noqa: S105 - a placeholder credential the emulator accepts, not a secret
+
+
+def add_import_roots() -> None:
+    for root in reversed(IMPORT_ROOTS):
+        if str(root) not in sys.path:
+            sys.path.insert(0, str(root))
+
+
+@dataclass(frozen=True)
+class LocalOptions:
+    """What a user can set: ports, region, auth mode and a fixed API key."""
+
+    mcp_port: int
+    aws_port: int
+    region: str
+    auth_mode: str  # "" = what the template says (api_key)
+    api_key: str  # "" = mint a fresh one
+    attach: bool
+
+    @property
+    def aws_endpoint(self) -> str:
+        return f"http://{LOOPBACK}:{self.aws_port}"
+
+    @property
+    def mcp_url(self) -> str:
+        return f"http://{LOOPBACK}:{self.mcp_port}/mcp"
+
+    @classmethod
+    def from_env(cls, *, attach: bool) -> LocalOptions:
+        default_mcp = "8001" if attach else "8000"
+        return cls(
+            mcp_port=_port("MCP_PORT", os.environ.get("MCP_PORT") or default_mcp),
+            aws_port=_port("LOCAL_AWS_PORT", os.environ.get("LOCAL_AWS_PORT") or "4566"),
+            region=os.environ.get("LOCAL_AWS_REGION") or DEFAULT_REGION,
+            auth_mode=os.environ.get("MCP_AUTH", ""),
+            api_key=os.environ.get("MCP_API_KEY", ""),
+            attach=attach,
+        )
+
+
+def _port(name: str, raw: str) -> int:
+    try:
+        port = int(raw)
+    except ValueError:
+        raise SystemExit(f"{name} must be a port number, got {raw!r}") from None
+    if not 1 <= port <= 65535:
+        raise SystemExit(f"{name} must be between 1 and 65535, got {port}")
+    return port
+
+
+def isolate_from_real_aws(options: LocalOptions) -> None:
+    """Every boto3 client of this process talks to the emulator with dummy credentials.
+
+    AWS_ENDPOINT_URL is honoured by botocore for every client, so even a client built deep in
+    the domain code cannot reach a real account; profiles are dropped so a user's
+    ~/.aws/config cannot redirect credentials, and IMDS is never probed.
+    """
+    for name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN", "AWS_LAMBDA_FUNCTION_NAME"):
+        os.environ.pop(name, None)
+    os.environ.update(
+        {
+            "AWS_ACCESS_KEY_ID": DUMMY_SECRET,
+            "AWS_SECRET_ACCESS_KEY": DUMMY_SECRET,
+            "AWS_REGION": options.region,
+            "AWS_DEFAULT_REGION": options.region,
+            "AWS_ENDPOINT_URL": options.aws_endpoint,
+            "AWS_EC2_METADATA_DISABLED": "true",
+            # botocore would send DynamoDB (Streams) calls to an account-specific host.
+            "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
+            "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": os.environ.get(
+                "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20"
+            ),
+        }
+    )
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind((LOOPBACK, port))
+        except OSError:
+            return False
+    return True
