@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
+
 from mcp_platform.audit.diff import diff_images
 from mcp_platform.audit.records import StreamChange
 from mcp_platform.audit.writer import AuditWriter

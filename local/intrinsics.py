@@ -26,11 +26,11 @@ def resolve(value: Any, attributes: Mapping[str, Mapping[str, str]], region: str
         return value
     if len(value) != 1:
         return {key: resolve(item, attributes, region) for key, item in value.items()}
-    (function, argument), = value.items()
+    ((function, argument),) = value.items()
     if function == "Ref":
         return _ref(str(argument), attributes, region)
     if function == "Fn::GetAtt":
-        logical_id, attribute = (argument.split(".", 1) if isinstance(argument, str) else argument)
+        logical_id, attribute = argument.split(".", 1) if isinstance(argument, str) else argument
         return _attribute(logical_id, attribute, attributes)
     if function == "Fn::Join":
         separator, parts = argument

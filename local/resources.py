@@ -119,9 +119,8 @@ def plan_from_template(template: dict[str, Any], stage: str) -> ResourcePlan:
         elif kind == "AWS::Kinesis::Stream":
             mode = props.get("StreamModeDetails", {}).get("StreamMode", "PROVISIONED")
             shards = props.get("ShardCount")
-            plan.streams.append(
-                StreamSpec(logical_id, name, mode, int(shards) if shards else None, int(props.get("RetentionPeriodHours", 24)))
-            )
+            retention = int(props.get("RetentionPeriodHours", 24))
+            plan.streams.append(StreamSpec(logical_id, name, mode, int(shards) if shards else None, retention))
         elif kind == "AWS::Kinesis::StreamConsumer":
             plan.consumers.append(ConsumerSpec(logical_id, props["ConsumerName"], props["StreamARN"]["Fn::GetAtt"][0]))
         elif kind == "AWS::SQS::Queue":

@@ -8,8 +8,8 @@ from aws_cdk import CfnOutput, Duration, Stack
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
-from mcp_platform.config import EnvVars
 
+from mcp_platform.config import EnvVars
 from stacks.common import log_group
 from stacks.config import PlatformConfig
 from stacks.data import Data

@@ -9,8 +9,8 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
-from mcp_platform.config import EnvVars
 
+from mcp_platform.config import EnvVars
 from stacks.common import log_group
 from stacks.config import PlatformConfig
 from stacks.data import Data
@@ -53,9 +53,12 @@ class Processing(Construct):
         }
 
         self.ingest = self._function(
-            "Ingest", "ingest", "ingest_handler.lambda_handler", config, layer,
-            {**base_env, EnvVars.SERVICE_NAME: "mcp-ingest"},
-        )  # fmt: skip
+            "Ingest",
+            handler="ingest_handler.lambda_handler",
+            config=config,
+            layer=layer,
+            environment={**base_env, EnvVars.SERVICE_NAME: "mcp-ingest"},
+        )
         data.session_table.grant_read_write_data(self.ingest)  # idempotent records, usage counters
         # K5: the mapping reads through the registered EFO consumer (its ARN is the source).
         self.ingest.add_event_source(
@@ -72,11 +75,19 @@ class Processing(Construct):
         )
 
         self.audit = self._function(
-            "Audit", "audit", "audit_handler.lambda_handler", config, layer,
-            {**base_env, EnvVars.SERVICE_NAME: "mcp-audit", EnvVars.EXPIRY_EVENTS_DLQ_URL: expiry_dlq.queue_url,
-             EnvVars.AUDIT_RETENTION_DAYS: str(config.audit_retention_days)},
-        )  # fmt: skip
-        data.audit_table.grant_write_data(self.audit)  # A2: conditional puts keyed by SequenceNumber
+            "Audit",
+            handler="audit_handler.lambda_handler",
+            config=config,
+            layer=layer,
+            environment={
+                **base_env,
+                EnvVars.SERVICE_NAME: "mcp-audit",
+                EnvVars.EXPIRY_EVENTS_DLQ_URL: expiry_dlq.queue_url,
+                EnvVars.AUDIT_RETENTION_DAYS: str(config.audit_retention_days),
+            },
+        )
+        # A2: conditional puts keyed by SequenceNumber; a duplicate reads the original back.
+        data.audit_table.grant_read_write_data(self.audit)
         # A4: TTL-expiry side effects (revoke, session summary, event) touch the session table
         # and emit to the stream; what cannot be done goes to the expiry-events DLQ.
         data.session_table.grant_read_write_data(self.audit)
@@ -99,12 +110,13 @@ class Processing(Construct):
     def _function(
         self,
         construct_id: str,
-        folder: str,
+        *,
         handler: str,
         config: PlatformConfig,
         layer: lambda_.ILayerVersion,
         environment: dict[str, str],
     ) -> lambda_.Function:
+        folder = construct_id.lower()  # functions/ingest, functions/audit
         return lambda_.Function(
             self,
             construct_id,

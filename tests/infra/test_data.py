@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from aws_cdk import Stack
 from aws_cdk.assertions import Match, Template
-from mcp_platform import table_schema as schema
 
+from mcp_platform import table_schema as schema
 from stacks.common import platform_key
 from stacks.config import PlatformConfig
 from stacks.data import Data

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from mcp_platform.config import EnvVars
 
+from mcp_platform.config import EnvVars
 from stacks.runtime import WEB_ADAPTER_ACCOUNT
 from tests.infra.synth import Synthesized
 

@@ -1,15 +1,29 @@
-"""moto-backed AWS for tests: a ThreadedMotoServer on a free loopback port, and the tables."""
+"""moto-backed AWS for tests: a ThreadedMotoServer on a free loopback port, and the tables.
+
+moto's DynamoDB backend evaluates a condition and applies the write as separate Python steps
+with no lock, so two concurrent requests on one item can interleave inside moto (seen: a lost
+``list_append`` and a lost version-checked update, a few runs in ten). Real DynamoDB applies
+each single-item write (and each transaction) atomically. :class:`AtomicMotoServer` restores
+that by running one request at a time; races *between* requests (read, then write) stay
+possible, which is what the concurrency tests and their unlocked controls exercise.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import socket
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import boto3
 from botocore.config import Config
+from moto.moto_server.threaded_moto_server import MotoRequestHandler
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+from moto.server import ThreadedMotoServer
+from werkzeug.serving import make_server
+
 from mcp_platform import table_schema as ts
 
 REGION = "us-east-1"
@@ -44,13 +58,27 @@ def fake_credentials() -> Iterator[None]:
                 os.environ[name] = value
 
 
+class AtomicMotoServer(ThreadedMotoServer):
+    """ThreadedMotoServer whose requests each run atomically (one at a time)."""
+
+    def _server_entry(self) -> None:
+        app = DomainDispatcherApplication(create_backend_app)
+        lock = threading.Lock()
+
+        def atomic(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
+            with lock:
+                return list(app(environ, start_response))
+
+        self._server = make_server(self._ip_address, self._port, atomic, True, request_handler=MotoRequestHandler)
+        self._server_ready_event.set()
+        self._server.serve_forever()
+
+
 @contextlib.contextmanager
 def moto_server() -> Iterator[str]:
-    """Start a ThreadedMotoServer on 127.0.0.1 and yield its endpoint URL."""
-    from moto.server import ThreadedMotoServer
-
+    """Start an AtomicMotoServer on 127.0.0.1 and yield its endpoint URL."""
     port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server = AtomicMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     try:
         yield f"http://127.0.0.1:{port}"

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx2
-import mcp_tools
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
+
+import mcp_tools
 from mcp_platform.config import Settings
 from mcp_platform.http.app import build_app
-
 from tests.support.aws import client, create_session_table, moto_server
 from tests.support.servers import serve
 from tests.support.wire import WireRecorder

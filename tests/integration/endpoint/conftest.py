@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
-from mcp_platform.auth.api_keys import ApiKeyStore
 
+from mcp_platform.auth.api_keys import ApiKeyStore
 from tests.support.aws import fake_credentials
 from tests.support.endpoint import AwsStack, Instance, aws_stack, endpoint_instance
 

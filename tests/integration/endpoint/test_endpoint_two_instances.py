@@ -50,3 +50,33 @@ def test_streamed_call_sends_headers_and_first_event_before_slow_work(aws: AwsSt
         assert chunks[0].startswith(b": stream open") and b"counted" not in chunks[0]
         text = b"".join(chunks).decode()
         assert text.index(": keep-alive") < text.index('"counted 1 steps"')
+
+
+def test_stream_duration_cap_ends_a_runaway_call(aws: AwsStack, api_key: str) -> None:
+    """S7/S3: a call running past the server-side cap gets an error event and the stream is
+    closed, instead of running into the function timeout."""
+    with endpoint_instance(aws, MCP_STREAM_MAX_SECONDS="2", MCP_KEEPALIVE_SECONDS="1") as running:
+        session_id = initialize(running.url, api_key)
+        params = {"name": "countdown", "arguments": {"steps": 1, "interval_ms": 8000}}
+        response = call(running.url, api_key, session_id, 11, "tools/call", params)
+        assert response.headers["content-type"] == "text/event-stream"
+        final = final_message(response)
+        assert final["id"] == 11 and "duration cap" in final["error"]["message"]
+
+
+def test_concurrent_retries_of_one_call_commit_once(aws: AwsStack, api_key: str) -> None:
+    """D4/D10 through the endpoint: five concurrent copies of the same request (same id, same
+    session) yield one committed note and the same result for every copy."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with endpoint_instance(aws) as running:
+        session_id = initialize(running.url, api_key)
+        params = {"name": "append_note", "arguments": {"text": "racy"}}
+        with ThreadPoolExecutor(5) as pool:
+            responses = list(
+                pool.map(lambda _: call(running.url, api_key, session_id, 77, "tools/call", params), range(5))
+            )
+        results = [final_message(r) for r in responses]
+        assert all(r.get("result") == results[0]["result"] for r in results), results
+        notes = final_message(call(running.url, api_key, session_id, 78, "tools/call", {"name": "read_notes"}))
+        assert [n["text"] for n in notes["result"]["structuredContent"]["notes"]] == ["racy"]

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 
 import pytest
+
 from mcp_platform import table_schema as ts
 from mcp_platform.events.schema import ToolCallEvent
 

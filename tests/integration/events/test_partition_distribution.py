@@ -7,6 +7,7 @@ import uuid
 from collections import Counter
 
 from conftest import make_stream, read_whole_stream
+
 from mcp_platform.events.dead_letters import DeadLetterQueue
 from mcp_platform.events.producer import EventProducer
 

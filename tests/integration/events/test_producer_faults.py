@@ -18,6 +18,7 @@ from types import SimpleNamespace
 
 import pytest
 from conftest import drain_queue, make_stream, read_whole_stream
+
 from mcp_platform.events.batching import partition_key_for
 from mcp_platform.events.dead_letters import DeadLetterQueue
 from mcp_platform.events.producer import EventProducer

@@ -1,42 +1,15 @@
-"""A ThreadedMotoServer on 127.0.0.1 (free port) for the session store's concurrency tests.
+"""A moto server on 127.0.0.1 (free port) for the session store's concurrency tests.
 
-moto's DynamoDB backend evaluates a condition and applies an update as separate Python steps
-with no lock, so two concurrent requests on one item can interleave inside moto (seen here:
-a lost ``list_append`` and a lost version-checked update, a few runs in ten). Real DynamoDB
-applies each single-item write atomically. :class:`AtomicMotoServer` restores that guarantee
-by running one request at a time; races *between* requests (read, then write) stay possible,
-which is exactly what the unlocked control demonstrates.
+It is tests.support.aws.AtomicMotoServer: see there why each request runs atomically.
 """
 
 from __future__ import annotations
 
-import socket
-import threading
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
-from moto.moto_server.threaded_moto_server import MotoRequestHandler
-from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
-from moto.server import ThreadedMotoServer
-from werkzeug.serving import make_server
 
-
-class AtomicMotoServer(ThreadedMotoServer):
-    """ThreadedMotoServer whose requests each run atomically (one at a time), like DynamoDB's
-    per-item writes. Threaded HTTP handling and concurrent clients are unchanged."""
-
-    def _server_entry(self) -> None:
-        app = DomainDispatcherApplication(create_backend_app)
-        lock = threading.Lock()
-
-        def atomic(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
-            with lock:
-                return list(app(environ, start_response))
-
-        self._server = make_server(self._ip_address, self._port, atomic, True, request_handler=MotoRequestHandler)
-        self._server_ready_event.set()
-        self._server.serve_forever()
+from tests.support.aws import AtomicMotoServer, free_port
 
 
 @pytest.fixture
@@ -50,16 +23,9 @@ def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AWS_PROFILE", raising=False)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @pytest.fixture
 def moto_url(aws_env: None) -> Iterator[str]:
-    port = _free_port()
+    port = free_port()
     server = AtomicMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     try:

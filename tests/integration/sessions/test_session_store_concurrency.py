@@ -16,6 +16,7 @@ from typing import Any
 import boto3
 import pytest
 from botocore.config import Config
+
 from mcp_platform.sessions import SessionStore, VersionConflict
 from mcp_platform.sessions.table import create_session_table
 

@@ -15,8 +15,9 @@ from typing import Any
 
 import boto3
 import pytest
-from mcp_platform import table_schema as ts
 from moto import mock_aws
+
+from mcp_platform import table_schema as ts
 
 REGION = "us-east-1"
 SESSION_TABLE = "sessions"

@@ -7,7 +7,6 @@ from typing import Any
 
 from mcp_platform import table_schema as ts
 from mcp_platform.audit.diff import APPENDED_INLINE_ITEMS, diff_images, dumps, image_to_plain
-
 from tests.unit.audit.stream_support import MotoSessionTable, metadata_item
 
 PK = ts.session_pk("s1")

@@ -10,12 +10,12 @@ from typing import Any
 import boto3
 import pytest
 from botocore.exceptions import ClientError
+
 from mcp_platform import table_schema as ts
 from mcp_platform.audit.expiry import CleanupIncomplete, SessionExpiryHandler
 from mcp_platform.audit.publisher import KinesisEventPublisher
 from mcp_platform.audit.records import StreamChange
 from mcp_platform.audit.writer import AuditWriter
-
 from tests.unit.audit.stream_support import (
     AUDIT_TABLE,
     REGION,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from mcp_platform.audit.factory import build_audit_processor, build_audit_trail
 from mcp_platform.config import ConfigError, Settings
 

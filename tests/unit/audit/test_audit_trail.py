@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from mcp_platform import table_schema as ts
 from mcp_platform.audit.expiry import SessionExpiryHandler
 from mcp_platform.audit.processor import AuditProcessor
 from mcp_platform.audit.trail import AuditTrail, InvalidCursor
 from mcp_platform.audit.writer import AuditWriter
-
 from tests.unit.audit.stream_support import AUDIT_TABLE, SESSION_TABLE, MotoSessionTable, metadata_item
 
 PK = ts.session_pk("s1")

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from mcp_platform import table_schema as ts
 from mcp_platform.audit import writer as w
 from mcp_platform.audit.diff import diff_images
 from mcp_platform.audit.records import StreamChange
 from mcp_platform.audit.writer import AuditWriter
-
 from tests.unit.audit.stream_support import AUDIT_TABLE, MotoSessionTable, metadata_item
 
 PK = ts.session_pk("s1")

@@ -6,8 +6,9 @@ import asyncio
 import importlib
 from typing import Annotated, Literal
 
-import mcp_tools
 import pytest
+
+import mcp_tools
 from mcp_platform.mcp.context import Services
 from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError, Request, parse_message
 from mcp_platform.mcp.schema import SchemaError, input_schema, validate

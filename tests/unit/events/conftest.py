@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from mcp_platform.events.schema import ToolCallEvent
 
 _ids = itertools.count()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from mcp_platform.events.schema import SCHEMA_VERSION, EventSchemaError, ToolCallEvent
 
 

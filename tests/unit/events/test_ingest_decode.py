@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 
 import pytest
+
 from mcp_platform.events.ingest import PoisonRecordError, decode_record
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from mcp_platform.events.planner import Pricing, Workload, _on_demand, _provisioned, main, plan, shard_count
 
 

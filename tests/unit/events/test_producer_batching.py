@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 from events_fakes import FakeKinesis, FakeSqs
+
 from mcp_platform.events.batching import (
     MAX_BYTES_PER_CALL,
     MAX_RECORD_BYTES,

@@ -6,6 +6,7 @@ import json
 
 import pytest
 from events_fakes import FakeKinesis, FakeSqs
+
 from mcp_platform.events.dead_letters import DeadLetterError, DeadLetterQueue
 from mcp_platform.events.producer import EventProducer
 

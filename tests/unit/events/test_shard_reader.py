@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from botocore.exceptions import ClientError
+
 from mcp_platform.events.rate_limit import ShardRateLimiter
 from mcp_platform.events.shard_reader import ReaderLimits, ShardReader, StartPosition
 

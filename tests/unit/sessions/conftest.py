@@ -10,9 +10,10 @@ from typing import Any
 
 import boto3
 import pytest
+from moto import mock_aws
+
 from mcp_platform.sessions import Backoff, ManualClock, SessionStore
 from mcp_platform.sessions.table import create_session_table
-from moto import mock_aws
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
+
 from mcp_platform.config import Settings
 from mcp_platform.sessions import DynamoGateway, ManualClock, SessionStore, ToolCall, build_dynamo_clients
 from mcp_platform.sessions.aws_errors import cancellation_reasons, error_code

@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+
 from mcp_platform import table_schema as ts
 from mcp_platform.sessions import (
     InvalidTtl,

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from amazondax.DaxError import DaxServiceError
 from botocore.exceptions import ClientError
+
 from mcp_platform.sessions import (
     ConditionCheck,
     DuplicateToolCall,

@@ -1,0 +1,65 @@
+"""The start-up output: what runs where, and copy-paste commands to connect and inspect."""
+
+from __future__ import annotations
+
+from local.platform import Running
+
+
+def render(running: Running) -> str:
+    options, plan, attributes = running.options, running.plan, running.attributes
+    url = options.mcp_url
+    aws = f"aws --endpoint-url {options.aws_endpoint} --region {options.region}"
+    header = f'--header "Authorization: Bearer {running.api_key}"' if running.api_key else ""
+    mode = "second endpoint attached to the running emulator" if options.attach else "local platform"
+    lines = [
+        "",
+        f"MCP platform ({mode}) is ready in {running.startup_seconds:.1f} s "
+        f"(template synthesized in {running.synth_seconds:.1f} s, stage {plan.stage}, DAX off)",
+        "",
+        f"  MCP endpoint   {url}   (health: http://127.0.0.1:{options.mcp_port}/healthz)",
+        f"  AWS emulator   {options.aws_endpoint}   (moto, region {options.region})"
+        + ("   [attached, not started here]" if options.attach else ""),
+    ]
+    if running.api_key:
+        lines.append(f"  API key        {running.api_key}   (principal local-developer; MCP_API_KEY fixes it)")
+    else:
+        lines.append(f"  Auth           {running.auth_mode} (loopback only: no key needed)")
+    lines += ["", "  Resources (from the synthesized template):"]
+    lines += [f"    table     {t.name}" for t in plan.tables]
+    lines += [f"    stream    {s.name}" for s in plan.streams]
+    lines += [f"    consumer  {c.name}  ({attributes[c.logical_id]['ConsumerARN']})" for c in plan.consumers]
+    lines += [f"    queue     {q.name}" for q in plan.queues]
+    if running.pollers:
+        lines += ["", "  Event source mappings (local pollers):"]
+        for spec in plan.mappings:
+            function = plan.function(spec.function_logical_id)
+            lines.append(
+                f"    {function.name}  <- {spec.source_logical_id}  handler {running.handlers.get(spec.logical_id)}"
+                f"  batch {spec.batch_size}, retries {spec.max_retries}, bisect {spec.bisect_on_error},"
+                f" DLQ {_queue_name(running, spec.on_failure_logical_id)}"
+            )
+    session_table = plan.tables[0].name if plan.tables else "<table>"
+    lines += [
+        "",
+        "  Connect:",
+        f"    npx @modelcontextprotocol/inspector --cli {url} --transport http {header} --method tools/list",
+        f"    claude mcp add --transport http local-mcp {url} {header}".rstrip(),
+        "    python: Client(streamable_http_client(URL, http_client=httpx.AsyncClient(headers=...)))"
+        " - see local/README_SECTION.md",
+        "",
+        "  Inspect:",
+        f"    {aws} dynamodb scan --table-name {session_table}",
+        f"    {aws} sqs list-queues",
+        f"    {aws} kinesis list-shards --stream-name {plan.streams[0].name if plan.streams else '<stream>'}",
+    ]
+    if not options.attach:
+        attach = f"LOCAL_AWS_PORT={options.aws_port} python -m local --attach"
+        lines += ["", f"  Second endpoint:  make dev-second   (or {attach})"]
+    lines += ["", "Ctrl-C stops everything.", ""]
+    return "\n".join(lines)
+
+
+def _queue_name(running: Running, logical_id: str | None) -> str:
+    if logical_id is None:
+        return "none"
+    return running.attributes[logical_id]["QueueName"]

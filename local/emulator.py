@@ -1,0 +1,144 @@
+"""The embedded AWS emulator: a moto server on loopback, and the template's resources on it."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any, cast
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+from local.bootstrap import LOOPBACK
+from local.intrinsics import ACCOUNT_ID
+from local.resources import ResourcePlan
+
+logger = logging.getLogger(__name__)
+Attributes = dict[str, dict[str, str]]
+
+
+class EmulatorNotRunning(RuntimeError):
+    """--attach found no emulator (or not the platform's resources) at LOCAL_AWS_PORT."""
+
+
+@dataclass
+class Clients:
+    """Clients for the emulator; one attempt each, so a moto 500 surfaces instead of retrying."""
+
+    dynamodb: Any
+    streams: Any
+    kinesis: Any
+    sqs: Any
+
+    @classmethod
+    def connect(cls, endpoint_url: str, region: str) -> Clients:
+        config = Config(retries={"max_attempts": 1}, connect_timeout=5, read_timeout=30)
+
+        def make(service: str) -> Any:
+            return cast(Any, boto3).client(service, region_name=region, endpoint_url=endpoint_url, config=config)
+
+        return cls(make("dynamodb"), make("dynamodbstreams"), make("kinesis"), make("sqs"))
+
+
+class Emulator:
+    """A ThreadedMotoServer embedded in this process (stopped by :meth:`stop`)."""
+
+    def __init__(self, port: int) -> None:
+        from moto.server import ThreadedMotoServer  # deferred: moto's import is not free
+
+        self.port = port
+        self._server = ThreadedMotoServer(ip_address=LOOPBACK, port=port, verbose=False)
+
+    @property
+    def endpoint_url(self) -> str:
+        return f"http://{LOOPBACK}:{self.port}"
+
+    def start(self) -> None:
+        self._server.start()
+
+    def stop(self) -> None:
+        self._server.stop()
+
+
+def provision(plan: ResourcePlan, clients: Clients) -> None:
+    """Creates every table, stream, consumer and queue of the plan (on a fresh emulator)."""
+    for table in plan.tables:
+        request: dict[str, Any] = {
+            "TableName": table.name,
+            "KeySchema": table.key_schema,
+            "AttributeDefinitions": table.attribute_definitions,
+            "BillingMode": table.billing_mode,
+        }
+        if table.global_secondary_indexes:
+            request["GlobalSecondaryIndexes"] = table.global_secondary_indexes
+        if table.stream_view_type:
+            request["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": table.stream_view_type}
+        clients.dynamodb.create_table(**request)
+        if table.ttl_attribute:
+            clients.dynamodb.update_time_to_live(
+                TableName=table.name,
+                TimeToLiveSpecification={"Enabled": True, "AttributeName": table.ttl_attribute},
+            )
+    for stream in plan.streams:
+        create: dict[str, Any] = {"StreamName": stream.name, "StreamModeDetails": {"StreamMode": stream.mode}}
+        if stream.mode == "PROVISIONED":
+            create["ShardCount"] = stream.shard_count or 1
+        clients.kinesis.create_stream(**create)
+        if stream.retention_hours > 24:
+            clients.kinesis.increase_stream_retention_period(
+                StreamName=stream.name, RetentionPeriodHours=stream.retention_hours
+            )
+    for consumer in plan.consumers:
+        stream_name = next(s.name for s in plan.streams if s.logical_id == consumer.stream_logical_id)
+        stream_arn = clients.kinesis.describe_stream_summary(StreamName=stream_name)["StreamDescriptionSummary"][
+            "StreamARN"
+        ]
+        clients.kinesis.register_stream_consumer(StreamARN=stream_arn, ConsumerName=consumer.name)
+    for queue in plan.queues:
+        attributes = {"MessageRetentionPeriod": str(queue.retention_seconds)} if queue.retention_seconds else {}
+        clients.sqs.create_queue(QueueName=queue.name, Attributes=attributes)
+
+
+def describe(plan: ResourcePlan, clients: Clients, region: str) -> Attributes:
+    """What CloudFormation's Ref/GetAtt would return for each resource, read from the emulator."""
+    attributes: Attributes = {}
+    try:
+        for table in plan.tables:
+            description = clients.dynamodb.describe_table(TableName=table.name)["Table"]
+            attributes[table.logical_id] = {"Ref": table.name, "Arn": description["TableArn"]}
+            if "LatestStreamArn" in description:
+                attributes[table.logical_id]["StreamArn"] = description["LatestStreamArn"]
+        for stream in plan.streams:
+            summary = clients.kinesis.describe_stream_summary(StreamName=stream.name)["StreamDescriptionSummary"]
+            attributes[stream.logical_id] = {"Ref": stream.name, "Arn": summary["StreamARN"]}
+        for consumer in plan.consumers:
+            stream_arn = attributes[consumer.stream_logical_id]["Arn"]
+            found = clients.kinesis.describe_stream_consumer(StreamARN=stream_arn, ConsumerName=consumer.name)
+            arn = found["ConsumerDescription"]["ConsumerARN"]
+            attributes[consumer.logical_id] = {"Ref": arn, "ConsumerARN": arn, "ConsumerName": consumer.name}
+        for queue in plan.queues:
+            url = clients.sqs.get_queue_url(QueueName=queue.name)["QueueUrl"]
+            arn = clients.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+            attributes[queue.logical_id] = {"Ref": url, "Arn": arn, "QueueName": queue.name}
+    except ClientError as error:
+        raise EmulatorNotRunning(f"the emulator lacks a platform resource: {error}") from error
+    for function in plan.functions:
+        arn = f"arn:aws:lambda:{region}:{ACCOUNT_ID}:function:{function.name}"
+        attributes[function.logical_id] = {"Ref": function.name, "Arn": arn}
+    return attributes
+
+
+def wait_until_reachable(clients: Clients, timeout_s: float) -> None:
+    """The moto server starts in a thread; wait until it answers (bounded)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            clients.sqs.list_queues()
+            return
+        except Exception as error:
+            if time.monotonic() > deadline:
+                raise EmulatorNotRunning(f"no emulator answered within {timeout_s:.0f} s: {error}") from error
+            logger.debug("emulator not reachable yet: %s", error)
+            time.sleep(0.1)

@@ -1,0 +1,58 @@
+"""The environment each function gets locally: the template's variables, resolved, plus local values.
+
+Variable names and values come from the synthesized template (what the stacks set), with Ref /
+GetAtt resolved against the emulator; then the few things that differ on one machine.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from local.bootstrap import LocalOptions
+from local.intrinsics import resolve
+from local.resources import FunctionSpec
+from mcp_platform.config import EnvVars
+from mcp_platform.http.security import loopback_hosts
+
+# The Web Adapter's own settings: locally uvicorn is started directly, nothing reads these.
+_ADAPTER_ONLY = ("AWS_LAMBDA_EXEC_WRAPPER", "AWS_LWA_")
+# Where the MCP Inspector's web UI runs, so a browser-based inspection passes Origin checks.
+INSPECTOR_ORIGINS = ("http://localhost:6274", "http://127.0.0.1:6274")
+
+
+def function_environment(
+    spec: FunctionSpec, attributes: dict[str, dict[str, str]], options: LocalOptions
+) -> dict[str, str]:
+    env = {
+        name: _text(resolve(value, attributes, options.region))
+        for name, value in spec.environment.items()
+        if not name.startswith(_ADAPTER_ONLY)
+    }
+    env.update(
+        {
+            EnvVars.REGION: options.region,
+            EnvVars.AWS_ENDPOINT_URL: options.aws_endpoint,
+            EnvVars.DAX_ENDPOINT: "",  # X5: no DAX emulator exists; the same code talks to the table
+        }
+    )
+    return env
+
+
+def endpoint_environment(
+    spec: FunctionSpec, attributes: dict[str, dict[str, str]], options: LocalOptions
+) -> dict[str, str]:
+    env = function_environment(spec, attributes, options)
+    # Host/Origin checks as on AWS, with the loopback names this server answers to.
+    env[EnvVars.ALLOWED_HOSTS] = os.environ.get(EnvVars.ALLOWED_HOSTS) or ",".join(loopback_hosts(options.mcp_port))
+    origins = [o for o in env.get(EnvVars.ALLOWED_ORIGINS, "").split(",") if o]
+    env[EnvVars.ALLOWED_ORIGINS] = os.environ.get(EnvVars.ALLOWED_ORIGINS) or ",".join([*origins, *INSPECTOR_ORIGINS])
+    if options.auth_mode:
+        env[EnvVars.AUTH_MODE] = options.auth_mode  # "none" is refused off loopback by build_app
+    return env
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, dict | list):
+        raise ValueError(f"an environment value resolved to a structure, not a string: {value!r}")
+    return str(value)

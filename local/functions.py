@@ -1,0 +1,94 @@
+"""Runs the stream functions' own handler modules in this process, as Lambda would.
+
+Each handler module builds its clients and settings at import (module scope, warm reuse), so
+it is imported with that function's environment in place; the process environment is
+restored afterwards. The handler named in the template is the one that runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import logging
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from local.resources import FunctionSpec
+
+logger = logging.getLogger(__name__)
+Handler = Callable[[dict[str, Any], Any], Any]
+# Kept only while stacks/processing.py names a handler the module does not define (see
+# resolve_handler); Lambda itself would fail such a function with Runtime.HandlerNotFound.
+CONVENTIONAL_HANDLER = "lambda_handler"
+
+
+@dataclass
+class LambdaContext:
+    """The attributes of Lambda's context object that Powertools and handlers read."""
+
+    function_name: str
+    invoked_function_arn: str
+    memory_limit_in_mb: int
+    timeout_s: int
+    function_version: str = "$LATEST"
+    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    log_group_name: str = ""
+    log_stream_name: str = "local"
+    _started: float = field(default_factory=time.monotonic)
+
+    def __post_init__(self) -> None:
+        self.log_group_name = self.log_group_name or f"/aws/lambda/{self.function_name}"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self._started + self.timeout_s - time.monotonic()) * 1000))
+
+
+@contextlib.contextmanager
+def environment(values: Mapping[str, str]) -> Iterator[None]:
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def resolve_handler(spec: FunctionSpec, env: Mapping[str, str]) -> tuple[Handler, str]:
+    """Imports the handler module under the function's environment; returns (handler, name)."""
+    module_name, _, attribute = spec.handler.rpartition(".")
+    with environment(env):
+        module = importlib.import_module(module_name)
+    handler = getattr(module, attribute, None)
+    if callable(handler):
+        return handler, spec.handler
+    fallback = getattr(module, CONVENTIONAL_HANDLER, None)
+    if not callable(fallback):
+        raise ImportError(f"{spec.logical_id}: handler {spec.handler} not found in {module.__file__}")
+    logger.error(
+        "%s: the template's handler %s does not exist in %s (a deployed function would fail with "
+        "Runtime.HandlerNotFound); running %s.%s locally",
+        spec.logical_id,
+        spec.handler,
+        module.__file__,
+        module_name,
+        CONVENTIONAL_HANDLER,
+    )
+    return fallback, f"{module_name}.{CONVENTIONAL_HANDLER}"
+
+
+def invoker(handler: Handler, spec: FunctionSpec, function_arn: str) -> Callable[[dict[str, Any]], Any]:
+    """One call = one invocation, with a fresh context (request id, deadline) each time."""
+
+    def invoke(event: dict[str, Any]) -> Any:
+        context = LambdaContext(spec.name, function_arn, spec.memory_mb, spec.timeout_s)
+        return handler(event, context)
+
+    return invoke

@@ -1,0 +1,167 @@
+"""Starts the local platform (or, with --attach, a second endpoint) and stops it in order."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from local.bootstrap import LOOPBACK, LocalOptions, port_is_free
+from local.emulator import Attributes, Clients, Emulator, describe, provision, wait_until_reachable
+from local.endpoint import EndpointServer
+from local.environment import endpoint_environment, function_environment
+from local.functions import invoker, resolve_handler
+from local.mapping import EventSourceMapping, MappingConfig
+from local.pollers import KinesisShards, ShardSource, StreamPoller, TableStreamShards
+from local.records import SourceKind
+from local.resources import MappingSpec, ResourcePlan, plan_from_template
+from local.template import synthesize
+
+logger = logging.getLogger(__name__)
+DEV_PRINCIPAL = "local-developer"
+
+
+@dataclass
+class Running:
+    options: LocalOptions
+    plan: ResourcePlan
+    attributes: Attributes
+    api_key: str | None
+    auth_mode: str
+    synth_seconds: float
+    startup_seconds: float = 0.0
+    handlers: dict[str, str] = field(default_factory=dict)  # mapping logical id -> handler that runs
+    emulator: Emulator | None = None
+    endpoint: EndpointServer | None = None
+    pollers: list[StreamPoller] = field(default_factory=list)
+    stop_event: threading.Event = field(default_factory=threading.Event)
+
+    def shutdown(self) -> None:
+        """Endpoint first (no new work), then the pollers, then the emulator they talk to."""
+        self.stop_event.set()
+        if self.endpoint is not None:
+            self.endpoint.stop()
+        for poller in self.pollers:
+            poller.join(timeout=10)
+        if self.emulator is not None:
+            self.emulator.stop()
+
+
+def start(options: LocalOptions, running_hook: Any = None) -> Running:
+    """Everything up and serving; ``running_hook(running)`` is called as soon as there is
+    something to stop, so an interrupted start-up still cleans up."""
+    started = time.monotonic()
+    _check_ports(options)
+    emulator = None
+    if not options.attach:
+        emulator = Emulator(options.aws_port)
+        emulator.start()
+    try:
+        synthesized = synthesize()
+        plan = plan_from_template(synthesized.template, synthesized.stage)
+        clients = Clients.connect(options.aws_endpoint, options.region)
+        wait_until_reachable(clients, timeout_s=30 if emulator else 3)
+        if emulator is not None:
+            provision(plan, clients)
+        attributes = describe(plan, clients, options.region)
+    except BaseException:
+        if emulator is not None:
+            emulator.stop()
+        raise
+    env = endpoint_environment(plan.endpoint, attributes, options)
+    running = Running(options, plan, attributes, None, env.get("MCP_AUTH", "api_key"), synthesized.seconds)
+    running.emulator = emulator
+    if running_hook is not None:
+        running_hook(running)
+    if not options.attach:
+        for spec in plan.mappings:
+            running.pollers.append(_poller(spec, plan, attributes, clients, options, running))
+        for poller in running.pollers:
+            poller.start()
+    running.endpoint, running.api_key = _endpoint(env, options, clients)
+    running.startup_seconds = time.monotonic() - started
+    return running
+
+
+def _check_ports(options: LocalOptions) -> None:
+    if not port_is_free(options.mcp_port):
+        raise SystemExit(f"MCP_PORT {options.mcp_port} is in use on {LOOPBACK}: choose another with MCP_PORT=...")
+    if not options.attach and not port_is_free(options.aws_port):
+        raise SystemExit(
+            f"LOCAL_AWS_PORT {options.aws_port} is in use on {LOOPBACK}: is `make dev` already running? "
+            "Attach a second endpoint with `make dev-second`, or choose another port with LOCAL_AWS_PORT=..."
+        )
+
+
+def _endpoint(env: dict[str, str], options: LocalOptions, clients: Clients) -> tuple[EndpointServer, str | None]:
+    import mcp_tools
+    from mcp_platform.auth.api_keys import ApiKeyStore
+    from mcp_platform.config import Settings
+    from mcp_platform.http.app import build_app
+
+    settings = Settings.from_mapping(env)
+    # The same composition root the Lambda's endpoint_app.py calls; default clients, as there.
+    app = build_app(settings, mcp_tools, bind_host=LOOPBACK, port=options.mcp_port)
+    api_key = None
+    if settings.auth_mode == "api_key":
+        store = ApiKeyStore(settings.session_table, clients.dynamodb)
+        api_key = store.mint(DEV_PRINCIPAL, label="local platform", key=options.api_key or None)
+    server = EndpointServer(app, options.mcp_port)
+    server.start()
+    return server, api_key
+
+
+def _poller(
+    spec: MappingSpec,
+    plan: ResourcePlan,
+    attributes: Attributes,
+    clients: Clients,
+    options: LocalOptions,
+    running: Running,
+) -> StreamPoller:
+    function = plan.function(spec.function_logical_id)
+    handler, handler_name = resolve_handler(function, function_environment(function, attributes, options))
+    running.handlers[spec.logical_id] = handler_name
+    source_id = spec.source_logical_id
+    source: ShardSource
+    consumer = next((c for c in plan.consumers if c.logical_id == source_id), None)
+    if consumer is not None:
+        stream = next(s for s in plan.streams if s.logical_id == consumer.stream_logical_id)
+        consumer_arn = attributes[source_id]["ConsumerARN"]
+        source = KinesisShards(clients.kinesis, stream.name, consumer_arn, options.region)
+        stream_arn = attributes[stream.logical_id]["Arn"]
+    else:
+        stream_arn = attributes[source_id]["StreamArn"]
+        source = TableStreamShards(clients.streams, stream_arn)
+    config = MappingConfig(
+        kind=SourceKind.KINESIS if consumer is not None else SourceKind.DYNAMODB,
+        function_arn=attributes[function.logical_id]["Arn"],
+        stream_arn=stream_arn,
+        batch_size=spec.batch_size,
+        max_retries=spec.max_retries,
+        bisect_on_error=spec.bisect_on_error,
+        report_batch_item_failures=spec.report_batch_item_failures,
+        max_record_age_s=spec.max_record_age_s,
+    )
+    invoke = invoker(handler, function, config.function_arn)
+    mapping = EventSourceMapping(config, invoke, _dlq(spec, attributes, clients))
+    return StreamPoller(function.name, source, mapping, running.stop_event)
+
+
+def _dlq(spec: MappingSpec, attributes: Attributes, clients: Clients) -> Any:
+    queue_id = spec.on_failure_logical_id
+    if queue_id is None:
+
+        def discard(message: dict[str, Any]) -> None:
+            logger.error("%s has no on-failure destination: records dropped: %s", spec.logical_id, message)
+
+        return discard
+    queue_url = attributes[queue_id]["Ref"]
+
+    def send(message: dict[str, Any]) -> None:
+        clients.sqs.send_message(QueueUrl=queue_url, MessageBody=json.dumps(message))
+
+    return send
