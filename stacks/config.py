@@ -8,7 +8,6 @@ allowed, which fails synth before any construct is built.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,9 +25,6 @@ ARCHITECTURES = ("arm64", "x86_64")
 CLOUD_AUTH_MODES = ("api_key", "oauth")  # "none" is for local loopback only (SPEC: default deny)
 REMOVAL_POLICIES = ("destroy", "retain")
 LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827)
-# K6: a shard takes 1 MB/s of writes; plan for 85 % utilisation to leave headroom for spikes.
-SHARD_WRITE_BYTES_PER_S = 1_000_000
-SHARD_TARGET_UTILISATION = 0.85
 
 
 class ContextError(ValueError):
@@ -59,9 +55,11 @@ DEFAULTS: dict[str, Any] = {
 
 
 def shards_for(peak_records_per_s: int, avg_record_bytes: int) -> int:
-    """K6: shards = ceil(peak records/s x average record bytes / 1e6 / 0.85), at least one."""
-    needed = peak_records_per_s * avg_record_bytes / SHARD_WRITE_BYTES_PER_S / SHARD_TARGET_UTILISATION
-    return max(1, math.ceil(needed))
+    """K6: ceil(peak records/s x average record bytes / 1e6 / 0.85), and the 1000 records/s per
+    shard limit at the same utilisation; at least one. One formula, the planner's."""
+    from mcp_platform.events.planner import Workload, shard_count
+
+    return shard_count(Workload(peak_records_per_s=peak_records_per_s, avg_record_bytes=avg_record_bytes))
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ def test_k6_shard_formula_rounds_up_with_headroom() -> None:
     assert shards_for(851, 1000) == 2
     assert shards_for(5000, 2048) == 13  # 10.24 MB/s / 0.85 = 12.05
     assert shards_for(1, 1) == 1
+    assert shards_for(2000, 10) == 3  # tiny records: the 1000 records/s per shard limit decides
 
 
 def test_k6_provisioned_uses_sizing_inputs_or_explicit_count() -> None:

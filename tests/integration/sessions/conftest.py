@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support.aws import AtomicMotoServer, free_port
+from tests.support.aws import moto_server
 
 
 @pytest.fixture
@@ -25,10 +25,5 @@ def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def moto_url(aws_env: None) -> Iterator[str]:
-    port = free_port()
-    server = AtomicMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.stop()
+    with moto_server() as url:
+        yield url
