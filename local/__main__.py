@@ -23,6 +23,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # Per-request lines from the emulator and the readiness probe would drown the useful output.
+    for noisy in ("werkzeug", "httpx", "botocore.credentials"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     options = LocalOptions.from_env(attach=args.attach)
     # Before anything imports boto3: no real AWS credentials or endpoints can be picked up.
     isolate_from_real_aws(options)

@@ -44,8 +44,7 @@ def render(running: Running) -> str:
         "  Connect:",
         f"    npx @modelcontextprotocol/inspector --cli {url} --transport http {header} --method tools/list",
         f"    claude mcp add --transport http local-mcp {url} {header}".rstrip(),
-        "    python: Client(streamable_http_client(URL, http_client=httpx.AsyncClient(headers=...)))"
-        " - see local/README_SECTION.md",
+        "    Python SDK: see 'Connect the Python SDK client' in README.md",
         "",
         "  Inspect:",
         f"    {aws} dynamodb scan --table-name {session_table}",

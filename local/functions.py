@@ -9,21 +9,16 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import logging
 import os
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from local.resources import FunctionSpec
 
-logger = logging.getLogger(__name__)
 Handler = Callable[[dict[str, Any], Any], Any]
-# Kept only while stacks/processing.py names a handler the module does not define (see
-# resolve_handler); Lambda itself would fail such a function with Runtime.HandlerNotFound.
-CONVENTIONAL_HANDLER = "lambda_handler"
 
 
 @dataclass
@@ -61,27 +56,17 @@ def environment(values: Mapping[str, str]) -> Iterator[None]:
                 os.environ[name] = value
 
 
-def resolve_handler(spec: FunctionSpec, env: Mapping[str, str]) -> tuple[Handler, str]:
-    """Imports the handler module under the function's environment; returns (handler, name)."""
+def resolve_handler(spec: FunctionSpec, env: Mapping[str, str]) -> Handler:
+    """Imports the handler module under the function's environment and returns the handler
+    the template names; a name the module lacks fails here, as Lambda would fail it with
+    Runtime.HandlerNotFound."""
     module_name, _, attribute = spec.handler.rpartition(".")
     with environment(env):
         module = importlib.import_module(module_name)
     handler = getattr(module, attribute, None)
-    if callable(handler):
-        return handler, spec.handler
-    fallback = getattr(module, CONVENTIONAL_HANDLER, None)
-    if not callable(fallback):
+    if not callable(handler):
         raise ImportError(f"{spec.logical_id}: handler {spec.handler} not found in {module.__file__}")
-    logger.error(
-        "%s: the template's handler %s does not exist in %s (a deployed function would fail with "
-        "Runtime.HandlerNotFound); running %s.%s locally",
-        spec.logical_id,
-        spec.handler,
-        module.__file__,
-        module_name,
-        CONVENTIONAL_HANDLER,
-    )
-    return fallback, f"{module_name}.{CONVENTIONAL_HANDLER}"
+    return cast(Handler, handler)
 
 
 def invoker(handler: Handler, spec: FunctionSpec, function_arn: str) -> Callable[[dict[str, Any]], Any]:

@@ -18,7 +18,7 @@ from local.mapping import EventSourceMapping, MappingConfig
 from local.pollers import KinesisShards, ShardSource, StreamPoller, TableStreamShards
 from local.records import SourceKind
 from local.resources import MappingSpec, ResourcePlan, plan_from_template
-from local.template import synthesize
+from local.template import release_jsii_runtime, synthesize
 
 logger = logging.getLogger(__name__)
 DEV_PRINCIPAL = "local-developer"
@@ -61,6 +61,7 @@ def start(options: LocalOptions, running_hook: Any = None) -> Running:
         emulator.start()
     try:
         synthesized = synthesize()
+        release_jsii_runtime()  # the long-running platform never needs CDK again
         plan = plan_from_template(synthesized.template, synthesized.stage)
         clients = Clients.connect(options.aws_endpoint, options.region)
         wait_until_reachable(clients, timeout_s=30 if emulator else 3)
@@ -123,8 +124,8 @@ def _poller(
     running: Running,
 ) -> StreamPoller:
     function = plan.function(spec.function_logical_id)
-    handler, handler_name = resolve_handler(function, function_environment(function, attributes, options))
-    running.handlers[spec.logical_id] = handler_name
+    handler = resolve_handler(function, function_environment(function, attributes, options))
+    running.handlers[spec.logical_id] = function.handler
     source_id = spec.source_logical_id
     source: ShardSource
     consumer = next((c for c in plan.consumers if c.logical_id == source_id), None)

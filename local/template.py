@@ -7,6 +7,7 @@ never drift from what `cdk deploy` would create.
 from __future__ import annotations
 
 import json
+import logging
 import tempfile
 import time
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from typing import Any
 
 # Locally the endpoint talks to the table directly (X5: DAX has no emulator), and the layer
 # is hashed from its sources instead of bundled, so synth never runs pip.
+logger = logging.getLogger(__name__)
 LOCAL_CONTEXT: dict[str, Any] = {"dax": "false", "aws:cdk:bundling-stacks": []}
 
 
@@ -36,4 +38,22 @@ def synthesize(context: dict[str, Any] | None = None) -> Synthesized:
         assembly = app.synth()
         artifact = assembly.get_stack_by_name(stack.stack_name)
         template = json.loads((Path(assembly.directory) / artifact.template_file).read_text())
-    return Synthesized(template, stack.config.stage, stack.stack_name, time.monotonic() - started)
+        stage, stack_name = stack.config.stage, stack.stack_name
+    return Synthesized(template, stage, stack_name, time.monotonic() - started)
+
+
+def release_jsii_runtime() -> None:
+    """Stops the Node.js process jsii started for the synth; call it once no construct is used.
+
+    Frees its memory for the rest of the session, and a terminal Ctrl-C (which reaches the
+    whole process group) can then no longer kill it first and leave jsii's exit hook writing
+    to a closed pipe. jsii has no public call for this, hence the guarded private access; jsii
+    does not restart it, so no CDK object may be touched afterwards in this process.
+    """
+    try:
+        from jsii._runtime import kernel
+
+        provider: Any = kernel.provider
+        provider._process.stop()
+    except (ImportError, AttributeError):
+        logger.warning("could not stop the jsii runtime after synth (jsii internals changed?)", exc_info=True)

@@ -63,10 +63,13 @@ def aws_stack() -> Iterator[AwsStack]:
 
 
 @contextlib.contextmanager
-def endpoint_instance(aws: AwsStack, port: int | None = None, **overrides: str) -> Iterator[Instance]:
+def endpoint_instance(
+    aws: AwsStack, port: int | None = None, extra_tools: tuple[Any, ...] = (), **overrides: str
+) -> Iterator[Instance]:
     app = build_app(
         aws.settings(**overrides),
         mcp_tools,
+        *extra_tools,
         dynamodb=aws.client("dynamodb"),
         kinesis=aws.client("kinesis"),
         sqs=aws.client("sqs"),

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import conformance_tools
 from tests.support.aws import free_port
 from tests.support.endpoint import AwsStack, endpoint_instance
 
@@ -30,17 +31,27 @@ GENERIC_SCENARIOS = [
     "dns-rebinding-protection",
     "server-sse-multiple-streams",
 ]
+TOOL_SCENARIOS = [  # served by the fixture tools in tests/conformance_tools
+    "tools-call-simple-text",
+    "tools-call-image",
+    "tools-call-audio",
+    "tools-call-embedded-resource",
+    "tools-call-mixed-content",
+    "tools-call-with-logging",
+    "tools-call-error",
+    "tools-call-with-progress",
+]
 
 
 @pytest.fixture(scope="module")
 def open_url(aws: AwsStack) -> Iterator[str]:
     port = free_port()
-    with endpoint_instance(aws, MCP_AUTH="none", port=port) as running:
+    with endpoint_instance(aws, MCP_AUTH="none", port=port, extra_tools=(conformance_tools,)) as running:
         yield running.url.replace("127.0.0.1", "localhost")
         assert running.recorder.validate_all() > 0
 
 
-@pytest.mark.parametrize("scenario", GENERIC_SCENARIOS)
+@pytest.mark.parametrize("scenario", GENERIC_SCENARIOS + TOOL_SCENARIOS)
 def test_conformance_scenario_passes(open_url: str, scenario: str) -> None:
     npx = shutil.which("npx")
     assert npx, "Node.js (npx) is required: make test installs the pinned suite"

@@ -49,7 +49,7 @@ def build_authenticator(settings: Settings, dynamodb: Any, *, bind_host: str) ->
 def build_app(
     settings: Settings,
     tools_package: ModuleType,
-    *,
+    *more_tools: ModuleType,
     dynamodb: Any | None = None,
     kinesis: Any | None = None,
     sqs: Any | None = None,
@@ -84,7 +84,7 @@ def build_app(
     services = Services(
         sessions=store, audit_trail=audit_trail, event_reader=event_reader, extra=dict(extra_services or {})
     )
-    catalog = ToolCatalog.discover(tools_package)
+    catalog = ToolCatalog.discover(tools_package, *more_tools)
     runner = ToolCallRunner(services, producer)
     server = McpServer(catalog, runner, instructions=INSTRUCTIONS, services=services)
     allowed_hosts = settings.allowed_hosts

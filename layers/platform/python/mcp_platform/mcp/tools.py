@@ -133,10 +133,10 @@ class ToolCatalog:
         return [self._by_name[name].describe() for name in self.names()]
 
     @classmethod
-    def discover(cls, package: ModuleType) -> ToolCatalog:
-        """Import every module of ``package`` and collect its module-level ToolSpecs."""
+    def discover(cls, *packages: ModuleType) -> ToolCatalog:
+        """Import every module of each package and collect its module-level ToolSpecs."""
         catalog = cls()
-        for module in iter_tool_modules(package):
+        for module in (module for package in packages for module in iter_tool_modules(package)):
             specs = [value for value in vars(module).values() if isinstance(value, ToolSpec)]
             if not specs:
                 raise ValueError(f"tool module {module.__name__} defines no tool")
