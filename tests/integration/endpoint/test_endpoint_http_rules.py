@@ -174,3 +174,20 @@ def test_modern_idempotency_key_makes_a_reissued_request_safe(instance: Instance
     read = {"name": "read_notes", "arguments": {"session": handle}, "_meta": CAPS_META}
     notes = final_message(modern_call(instance.url, api_key, 4, "tools/call", read))
     assert len(notes["result"]["structuredContent"]["notes"]) == 1
+
+
+def test_allowed_origin_gets_cors_headers_and_preflight(aws, api_key: str) -> None:
+    """S8: an Origin on the allow-list is echoed (never '*'), preflight names the MCP headers."""
+    from tests.support.endpoint import endpoint_instance
+
+    origin = "https://app.example.com"
+    with endpoint_instance(aws, MCP_ALLOWED_ORIGINS=origin) as running:
+        preflight = httpx.options(running.url, headers={"Origin": origin, "Access-Control-Request-Method": "POST"})
+        assert preflight.status_code == 204
+        assert preflight.headers["access-control-allow-origin"] == origin
+        assert "mcp-session-id" in preflight.headers["access-control-allow-headers"]
+        posted = httpx.post(running.url, headers={**headers(api_key), "Origin": origin}, json=PING)
+        assert posted.status_code == 400  # no session: the rule still applies, with CORS headers
+        assert posted.headers["access-control-allow-origin"] == origin
+        refused = httpx.post(running.url, headers={**headers(api_key), "Origin": "https://other.example"}, json=PING)
+        assert refused.status_code == 403 and "access-control-allow-origin" not in refused.headers

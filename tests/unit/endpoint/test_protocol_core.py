@@ -144,3 +144,14 @@ def test_duplicate_tool_names_are_refused() -> None:
 def test_parse_message_refuses_malformed_envelopes(message: object) -> None:
     with pytest.raises(JsonRpcError):
         parse_message(message)
+
+
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [("echo", "echo"), ("=?base64?w6ljaG8=?=", "\u00e9cho"), ("=?base64?***?=", None), (None, None)],
+)
+def test_mcp_name_header_values_decode_base64_form(header: str | None, expected: str | None) -> None:
+    """2026-07-28: non-ASCII names travel base64-encoded in Mcp-Name."""
+    from mcp_platform.http.modern import decode_header_value
+
+    assert decode_header_value(header) == expected

@@ -27,6 +27,12 @@ logger = logging.getLogger(__name__)
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
 HEALTH_PATH = "/healthz"
+PREFLIGHT_HEADERS = {
+    "access-control-allow-methods": "POST, DELETE",
+    "access-control-allow-headers": "authorization, content-type, accept, mcp-session-id, mcp-protocol-version, "
+    "mcp-method, mcp-name, last-event-id",
+    "access-control-max-age": "600",
+}
 
 
 class McpEndpoint:
@@ -66,7 +72,7 @@ class McpEndpoint:
             self.guard.check(request)
             cors = self.guard.cors_headers(request)
             if request.method == "OPTIONS":
-                await send_empty(send, 204, {**cors, "access-control-allow-methods": "POST, DELETE"})
+                await send_empty(send, 204, {**cors, **PREFLIGHT_HEADERS})
                 return
             principal = await self._authenticate(request)
             if request.method == "POST":

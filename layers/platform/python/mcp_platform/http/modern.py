@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
+import re
 from typing import Any
 
 from mcp_platform.http.messages import HttpError, HttpRequest
@@ -9,7 +12,21 @@ from mcp_platform.mcp.jsonrpc import HEADER_MISMATCH, INVALID_PARAMS, UNSUPPORTE
 from mcp_platform.mcp.versions import CLIENT_CAPABILITIES_META_KEY, MODERN_VERSIONS, PROTOCOL_VERSION_META_KEY
 
 ROUTING_HEADERS = ("mcp-protocol-version", "mcp-method", "mcp-name")
+_BASE64_VALUE = re.compile(r"^=\?base64\?(?P<payload>.*)\?=$")
 NAME_BEARING = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+def decode_header_value(value: str | None) -> str | None:
+    """Header values that are not plain ASCII travel as ``=?base64?<utf-8 base64>?=``."""
+    if value is None:
+        return None
+    match = _BASE64_VALUE.match(value)
+    if match is None:
+        return value
+    try:
+        return base64.b64decode(match["payload"], validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None  # undecodable: cannot match the body, so the mismatch check refuses it
 
 
 def _unsupported(requested: Any) -> HttpError:
@@ -46,7 +63,7 @@ def check_envelope(request: HttpRequest, message: Request) -> str:
     name_key = NAME_BEARING.get(message.method)
     if name_key is not None:
         value = message.params.get(name_key)
-        if value is not None and request.headers.get("mcp-name") != value:
+        if value is not None and decode_header_value(request.headers.get("mcp-name")) != value:
             raise HttpError(400, "Mcp-Name header does not match the request", HEADER_MISMATCH)
     if not isinstance(version, str):
         raise HttpError(400, "protocol version must be a string", INVALID_PARAMS)
