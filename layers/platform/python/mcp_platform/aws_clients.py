@@ -6,6 +6,7 @@ when none is passed. ``AWS_ENDPOINT_URL`` (the local emulator) is honoured by bo
 
 from __future__ import annotations
 
+import threading
 from typing import Any, cast
 
 from mcp_platform.config import Settings
@@ -23,3 +24,26 @@ def aws_client(service: str, settings: Settings, **config: Any) -> Any:
         endpoint_url=settings.aws_endpoint_url or None,
         config=Config(retries=retries, **config),
     )
+
+
+class LazyClient:
+    """Builds the real client on first use.
+
+    For clients that are never on a request's critical path (the Kinesis producer flushes
+    after the result is sent; the DLQ is used only on failure): start-up (cold start) does not
+    pay for loading their service models.
+    """
+
+    def __init__(self, service: str, settings: Settings, **config: Any) -> None:
+        self._service = service
+        self._settings = settings
+        self._config = config
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        if self._client is None:
+            with self._lock:
+                if self._client is None:
+                    self._client = aws_client(self._service, self._settings, **self._config)
+        return getattr(self._client, name)

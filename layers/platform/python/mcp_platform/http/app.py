@@ -14,7 +14,7 @@ from typing import Any
 from mcp_platform.auth.api_keys import ApiKeyAuthenticator, ApiKeyStore
 from mcp_platform.auth.base import Authenticator
 from mcp_platform.auth.loopback import LoopbackAuthenticator
-from mcp_platform.aws_clients import aws_client
+from mcp_platform.aws_clients import LazyClient, aws_client
 from mcp_platform.config import ConfigError, Settings
 from mcp_platform.http.endpoint import McpEndpoint
 from mcp_platform.http.security import RequestGuard, loopback_hosts
@@ -67,8 +67,8 @@ def build_app(
     if settings.event_stream:
         from mcp_platform.events.shard_reader import ShardReader
 
-        kinesis = kinesis or aws_client("kinesis", settings)
-        sqs = sqs or aws_client("sqs", settings)
+        kinesis = kinesis or LazyClient("kinesis", settings)
+        sqs = sqs or LazyClient("sqs", settings)
         producer = EventProducer(
             kinesis,
             settings.event_stream,
