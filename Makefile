@@ -58,8 +58,8 @@ deploy: setup
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy layers/platform/python functions stacks app.py
-	test -d cdk.out || npx cdk synth -q
+	$(VENV)/bin/mypy layers/platform/python functions stacks app.py local
+	npx cdk synth -q
 	$(VENV)/bin/cfn-lint cdk.out/*.template.json
 
 bench: setup

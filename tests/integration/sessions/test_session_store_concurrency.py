@@ -115,7 +115,9 @@ def test_control_unlocked_read_modify_write_loses_updates(moto_url: str, table: 
             context = item["context"]["L"]
             time.sleep(CONTROL_WINDOW_SECONDS)
             ddb.update_item(
-                TableName=table, Key=key, UpdateExpression="SET #c = :c, #ctx = :ctx",
+                TableName=table,
+                Key=key,
+                UpdateExpression="SET #c = :c, #ctx = :ctx",
                 ExpressionAttributeNames={"#c": "counter", "#ctx": "context"},
                 ExpressionAttributeValues={":c": {"N": str(counter + 1)}, ":ctx": {"L": [*context, {"S": f"m{i}"}]}},
             )

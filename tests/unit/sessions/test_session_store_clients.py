@@ -49,7 +49,9 @@ def test_x3_item_operations_go_through_dax_and_table_operations_through_plain(
     create_session_table(ddb, "dax-table")
     store = SessionStore.from_settings(
         Settings.from_mapping({"SESSION_TABLE_NAME": "dax-table", "DAX_ENDPOINT": "daxs://c:9111"}),
-        dynamodb=ddb, dax=recording, clock=clock,
+        dynamodb=ddb,
+        dax=recording,
+        clock=clock,
     )
     session = store.create_session("alice")
     store.append_context(session.id, ["m"])
@@ -60,7 +62,12 @@ def test_x3_item_operations_go_through_dax_and_table_operations_through_plain(
     store.extend_expiry(session.id)
     store.end_session(session.id)
     assert set(recording.ops()) == {
-        "put_item", "update_item", "batch_get_item", "transact_write_items", "get_item", "query",
+        "put_item",
+        "update_item",
+        "batch_get_item",
+        "transact_write_items",
+        "get_item",
+        "query",
     }
     assert store.gateway.control("describe_table", TableName="dax-table")["Table"]["TableName"] == "dax-table"
     assert "describe_table" not in recording.ops()
@@ -76,8 +83,9 @@ def test_x4_each_read_states_its_consistency(recorded_store: SessionStore, recor
     recorded_store.load_for_tool_call(session.id, "c", owner="alice")
     recorded_store.update_metadata(session.id, lambda s: s)
     flags = [
-        params.get("ConsistentRead", params.get("RequestItems", {}).get(recorded_store.table_name, {}).get(
-            "ConsistentRead"))
+        params.get(
+            "ConsistentRead", params.get("RequestItems", {}).get(recorded_store.table_name, {}).get("ConsistentRead")
+        )
         for _, params in recording.calls
     ]
     assert flags == [False, True, True, True, None]
@@ -92,8 +100,16 @@ def test_x4_stale_cached_expired_answer_is_confirmed_consistently(
     clock.advance(300)
     recorded_store.extend_expiry(session.id)
     clock.advance(400)  # past the original ttl, within the extended one
-    stale = {"Item": {"pk": {"S": f"session#{session.id}"}, "sk": {"S": "metadata"}, "owner": {"S": "alice"},
-                      "status": {"S": "active"}, "version": {"N": "1"}, "ttl": {"N": str(session.ttl)}}}
+    stale = {
+        "Item": {
+            "pk": {"S": f"session#{session.id}"},
+            "sk": {"S": "metadata"},
+            "owner": {"S": "alice"},
+            "status": {"S": "active"},
+            "version": {"N": "1"},
+            "ttl": {"N": str(session.ttl)},
+        }
+    }
     real_get = recording.inner.get_item
     recording.inner = types.SimpleNamespace(
         get_item=lambda **p: real_get(**p) if p["ConsistentRead"] else stale,
@@ -114,12 +130,24 @@ def test_gateway_counts_every_call_per_operation(ddb: Any, table: str) -> None:
 def test_d10_reasons_read_from_boto3_dax_and_message_shapes() -> None:
     """D10: Given the three shapes a cancellation can arrive in, When parsed, Then the same
     normalised reasons come out."""
-    boto = ClientError({"Error": {"Code": "TransactionCanceledException", "Message": "x"},
-                        "CancellationReasons": [{"Code": "None"}, {"Code": "ConditionalCheckFailed"}]}, "Tx")
+    boto = ClientError(
+        {
+            "Error": {"Code": "TransactionCanceledException", "Message": "x"},
+            "CancellationReasons": [{"Code": "None"}, {"Code": "ConditionalCheckFailed"}],
+        },
+        "Tx",
+    )
     dax = ClientError({"Error": {"Code": "TransactionCanceledException", "Message": "x"}}, "Tx")
     dax.cancellation_reasons = [{"Code": "None"}, {"Code": "ConditionalCheckFailedException"}]  # type: ignore[attr-defined]
-    text = ClientError({"Error": {"Code": "TransactionCanceledException",
-                                  "Message": "Transaction cancelled ... reasons [None, ConditionalCheckFailed]"}}, "Tx")
+    text = ClientError(
+        {
+            "Error": {
+                "Code": "TransactionCanceledException",
+                "Message": "Transaction cancelled ... reasons [None, ConditionalCheckFailed]",
+            }
+        },
+        "Tx",
+    )
     for exc in (boto, dax, text):
         assert error_code(exc) == "TransactionCanceledException"
         assert [r.code for r in cancellation_reasons(exc)] == ["None", "ConditionalCheckFailed"]

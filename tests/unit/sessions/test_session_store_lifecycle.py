@@ -167,9 +167,7 @@ def test_d2_persistent_conflict_raises_version_conflict_after_three_retries(
     assert err.value.current.version == 5
 
 
-def test_d2_update_of_expired_session_raises_not_found_not_conflict(
-    store: SessionStore, clock: ManualClock
-) -> None:
+def test_d2_update_of_expired_session_raises_not_found_not_conflict(store: SessionStore, clock: ManualClock) -> None:
     """D2/D6: Given a session held by the caller that has since expired, When updated, Then
     SessionExpired (not VersionConflict)."""
     session = store.create_session("alice")

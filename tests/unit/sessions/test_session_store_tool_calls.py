@@ -30,15 +30,18 @@ from mcp_platform.sessions import (
 
 
 def call(call_id: str = "call-1", result: Any = None, started_at: float | None = None) -> ToolCall:
-    return ToolCall(call_id, "echo", {"text": "hi"}, result if result is not None else {"text": "hi"},
-                    started_at=started_at)
+    return ToolCall(
+        call_id, "echo", {"text": "hi"}, result if result is not None else {"text": "hi"}, started_at=started_at
+    )
 
 
 def cancelled(*codes: str) -> ClientError:
     reasons = [{"Code": code} for code in codes]
     message = f"Transaction cancelled, please refer cancellation reasons for specific reasons [{', '.join(codes)}]"
-    response: Any = {"Error": {"Code": "TransactionCanceledException", "Message": message},
-                     "CancellationReasons": reasons}
+    response: Any = {
+        "Error": {"Code": "TransactionCanceledException", "Message": message},
+        "CancellationReasons": reasons,
+    }
     return ClientError(response, "TransactWriteItems")
 
 
@@ -190,9 +193,7 @@ def test_d10_failed_condition_check_names_the_precondition_and_is_not_retried(
     assert recording.ops() == ["transact_write_items"] and sleeps == [] and peek.sks() == before
 
 
-def test_d10_extra_put_is_written_atomically_and_its_condition_reported(
-    store: SessionStore, peek: Any
-) -> None:
+def test_d10_extra_put_is_written_atomically_and_its_condition_reported(store: SessionStore, peek: Any) -> None:
     """D10: Given a tool that claims a resource with attribute_not_exists, When two different
     tool calls claim it, Then the first commits everything and the second fails with the
     claim's label and writes nothing."""
@@ -218,8 +219,9 @@ def test_d10_limits_checked_before_sending(recorded_store: SessionStore) -> None
     with pytest.raises(TransactionTooLarge):
         recorded_store.commit_tool_call(session, call(), extra_puts=big)
     with pytest.raises(ValueError, match="one item"):
-        recorded_store.commit_tool_call(session, call(), extra_puts=[ExtraPut({"pk": f"session#{session.id}",
-                                                                             "sk": "metadata"})])
+        recorded_store.commit_tool_call(
+            session, call(), extra_puts=[ExtraPut({"pk": f"session#{session.id}", "sk": "metadata"})]
+        )
     assert recorded_store.gateway.total_calls == 0
     assert len(many) + 3 == 101  # 97 extras + 3 own actions would be exactly 100: allowed
     recorded_store.commit_tool_call(session, call(), extra_puts=many[:97])
@@ -273,10 +275,24 @@ def test_d10_dax_error_shape_is_understood(
     session = recorded_store.create_session("alice")
     original = store.commit_tool_call(session, call(result="orig"))
     errors = [
-        DaxServiceError("TransactWriteItems", "cancelled", [4, 37, 38, 39, 58], "rid", None, 400,
-                        [{"Code": "None"}, {"Code": "None"}, {"Code": "TransactionConflict"}]),
-        DaxServiceError("TransactWriteItems", "cancelled", [4, 37, 38, 39, 58], "rid", None, 400,
-                        [{"Code": "None"}, {"Code": "ConditionalCheckFailed"}, {"Code": "None"}]),
+        DaxServiceError(
+            "TransactWriteItems",
+            "cancelled",
+            [4, 37, 38, 39, 58],
+            "rid",
+            None,
+            400,
+            [{"Code": "None"}, {"Code": "None"}, {"Code": "TransactionConflict"}],
+        ),
+        DaxServiceError(
+            "TransactWriteItems",
+            "cancelled",
+            [4, 37, 38, 39, 58],
+            "rid",
+            None,
+            400,
+            [{"Code": "None"}, {"Code": "ConditionalCheckFailed"}, {"Code": "None"}],
+        ),
     ]
     assert "CancellationReasons" not in errors[0].response
 

@@ -135,9 +135,7 @@ class StoreCore:
             raise SessionExpired(session_id)  # D6: whatever DynamoDB has or hasn't deleted yet
         return session
 
-    def _raise_not_alive(
-        self, session_id: str, item: dict[str, AttributeValue] | None, owner: str | None
-    ) -> NoReturn:
+    def _raise_not_alive(self, session_id: str, item: dict[str, AttributeValue] | None, owner: str | None) -> NoReturn:
         """After a failed alive condition: raise the precise not-found error for ``item``."""
         self._visible(session_id, item, owner)
         raise SessionNotFound(session_id)  # alive when re-read: it did not exist at write time

@@ -29,20 +29,39 @@ class ActionBuilders(StoreCore):
         common = {ts.PK: ts.session_pk(session_id), ts.TOOL_CALL_ID: call.id, ts.TOOL_NAME: call.name}
         outcome = {ts.RESULT: call.result, ts.IS_ERROR: call.is_error}
         record = {
-            **common, **outcome, ts.SK: record_sk, ts.ARGUMENTS: call.arguments, ts.STARTED_AT: started,
+            **common,
+            **outcome,
+            ts.SK: record_sk,
+            ts.ARGUMENTS: call.arguments,
+            ts.STARTED_AT: started,
             ts.FINISHED_AT: iso_utc(call.finished_at if call.finished_at is not None else now),
         }
         marker = {
-            **common, **outcome, ts.SK: ts.tool_call_marker_sk(call.id), ts.RECORD_SK: record_sk,
+            **common,
+            **outcome,
+            ts.SK: ts.tool_call_marker_sk(call.id),
+            ts.RECORD_SK: record_sk,
             ts.COMMITTED_AT: committed,
         }
         names = {"#pk": ts.PK}
         actions = [
-            {"Put": {"TableName": self.table_name, "Item": to_item(record),
-                     "ConditionExpression": _NOT_EXISTS, "ExpressionAttributeNames": names}},
-            {"Put": {"TableName": self.table_name, "Item": to_item(marker),
-                     "ConditionExpression": _NOT_EXISTS, "ExpressionAttributeNames": names,
-                     "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}},
+            {
+                "Put": {
+                    "TableName": self.table_name,
+                    "Item": to_item(record),
+                    "ConditionExpression": _NOT_EXISTS,
+                    "ExpressionAttributeNames": names,
+                }
+            },
+            {
+                "Put": {
+                    "TableName": self.table_name,
+                    "Item": to_item(marker),
+                    "ConditionExpression": _NOT_EXISTS,
+                    "ExpressionAttributeNames": names,
+                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                }
+            },
         ]
         result = ToolCallResult(call.id, call.name, call.result, call.is_error, record_sk, committed)
         return actions, result
@@ -51,8 +70,13 @@ class ActionBuilders(StoreCore):
         _, names, values = self._alive()
         names.update({"#v": ts.VERSION, "#ua": ts.UPDATED_AT, "#tc": ts.TOOL_CALLS})
         values.update(
-            {":expected": to_attr(session.version), ":one": to_attr(1), ":zero": to_attr(0),
-             ":ttl": to_attr(self._next_ttl()), ":ua": to_attr(self._iso_now())}
+            {
+                ":expected": to_attr(session.version),
+                ":one": to_attr(1),
+                ":zero": to_attr(0),
+                ":ttl": to_attr(self._next_ttl()),
+                ":ua": to_attr(self._iso_now()),
+            }
         )
         # The committed-call counter rides in the same Update (no extra write, exact under retry:
         # a replayed id never reaches this action because its marker Put fails first).
@@ -61,11 +85,17 @@ class ActionBuilders(StoreCore):
             expression += ", #ctx = list_append(if_not_exists(#ctx, :empty), :new)"
             names["#ctx"] = ts.CONTEXT
             values.update({":new": to_attr(context_append), ":empty": {"L": []}})
-        return {"Update": {
-            "TableName": self.table_name, "Key": self._meta_key(session.id), "UpdateExpression": expression,
-            "ConditionExpression": f"{ALIVE} AND #v = :expected", "ExpressionAttributeNames": names,
-            "ExpressionAttributeValues": values, "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-        }}
+        return {
+            "Update": {
+                "TableName": self.table_name,
+                "Key": self._meta_key(session.id),
+                "UpdateExpression": expression,
+                "ConditionExpression": f"{ALIVE} AND #v = :expected",
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": values,
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            }
+        }
 
     def _extra_put(self, put: ExtraPut) -> dict[str, Any]:
         body: dict[str, Any] = {"TableName": put.table or self.table_name, "Item": to_item(put.item)}
@@ -78,17 +108,24 @@ class ActionBuilders(StoreCore):
         return {"Put": body}
 
     def _condition_check(
-        self, key: dict[str, Any], condition: str, names: dict[str, str],
-        values: dict[str, Any], table: str | None = None,
+        self,
+        key: dict[str, Any],
+        condition: str,
+        names: dict[str, str],
+        values: dict[str, Any],
+        table: str | None = None,
     ) -> dict[str, Any]:
-        body: dict[str, Any] = {"TableName": table or self.table_name, "Key": key,
-                                "ConditionExpression": condition, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
+        body: dict[str, Any] = {
+            "TableName": table or self.table_name,
+            "Key": key,
+            "ConditionExpression": condition,
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
         if names:
             body["ExpressionAttributeNames"] = names
         if values:
             body["ExpressionAttributeValues"] = values
         return {"ConditionCheck": body}
-
 
 
 def reject_repeated_keys(actions: list[dict[str, Any]]) -> None:

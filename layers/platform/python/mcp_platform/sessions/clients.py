@@ -22,9 +22,7 @@ class DynamoClients:
     dax: bool
 
 
-def build_dynamo_clients(
-    settings: Settings, *, dynamodb: Any | None = None, dax: Any | None = None
-) -> DynamoClients:
+def build_dynamo_clients(settings: Settings, *, dynamodb: Any | None = None, dax: Any | None = None) -> DynamoClients:
     """Build what was not injected; the DAX client only when ``settings.dax_endpoint`` is set."""
     control = dynamodb if dynamodb is not None else aws_client("dynamodb", settings)
     if not settings.dax_enabled:

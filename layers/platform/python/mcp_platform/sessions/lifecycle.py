@@ -89,8 +89,7 @@ class LifecycleOps(StoreCore):
                 "update_item",
                 TableName=self.table_name,
                 Key=self._meta_key(session_id),
-                UpdateExpression="SET #ctx = list_append(if_not_exists(#ctx, :empty), :new), "
-                "#v = #v + :one, #ua = :ua",
+                UpdateExpression="SET #ctx = list_append(if_not_exists(#ctx, :empty), :new), #v = #v + :one, #ua = :ua",
                 ConditionExpression=condition,
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=values,
@@ -120,7 +119,10 @@ class LifecycleOps(StoreCore):
             expected = session.version
             changed = mutate(session)
             if (changed.id, changed.owner, changed.kind, changed.created_at) != (
-                session.id, session.owner, session.kind, session.created_at,
+                session.id,
+                session.owner,
+                session.kind,
+                session.created_at,
             ):
                 raise ValueError("mutate may not change id, owner, kind or created_at")
             try:
@@ -241,4 +243,3 @@ class LifecycleOps(StoreCore):
                 break
             params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
         return found
-

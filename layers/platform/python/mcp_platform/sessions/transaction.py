@@ -74,9 +74,7 @@ def check_limits(actions: Sequence[dict[str, Any]], extra_bytes: int = 0) -> Non
         raise TransactionTooLarge(len(actions), size, MAX_ACTIONS, MAX_BYTES)
 
 
-def transact_write(
-    gateway: DynamoGateway, actions: list[dict[str, Any]], token: str, backoff: Backoff
-) -> None:
+def transact_write(gateway: DynamoGateway, actions: list[dict[str, Any]], token: str, backoff: Backoff) -> None:
     """Send once, retrying only TransactionConflict / TransactionInProgress (same token)."""
     attempts = 0
     for _ in backoff.attempts():
