@@ -43,13 +43,13 @@ class Clients:
 
 
 class Emulator:
-    """A ThreadedMotoServer embedded in this process (stopped by :meth:`stop`)."""
+    """An atomic moto server embedded in this process (stopped by :meth:`stop`)."""
 
     def __init__(self, port: int) -> None:
-        from moto.server import ThreadedMotoServer  # deferred: moto's import is not free
+        from local.atomic_moto import AtomicMotoServer  # deferred: moto's import is not free
 
         self.port = port
-        self._server = ThreadedMotoServer(ip_address=LOOPBACK, port=port, verbose=False)
+        self._server = AtomicMotoServer(ip_address=LOOPBACK, port=port, verbose=False)
 
     @property
     def endpoint_url(self) -> str:

@@ -44,7 +44,7 @@ class Data(Construct):
             partition_key=dynamodb.Attribute(name=schema.STATUS, type=dynamodb.AttributeType.STRING),
             sort_key=dynamodb.Attribute(name=schema.TTL, type=dynamodb.AttributeType.NUMBER),
             projection_type=dynamodb.ProjectionType.INCLUDE,
-            non_key_attributes=[schema.OWNER, schema.KIND, schema.VERSION],
+            non_key_attributes=list(schema.STATUS_TTL_INDEX_PROJECTION),
         )
         # A3: a separate table, so the audit processor never audits its own writes.
         self.audit_table = dynamodb.Table(

@@ -160,3 +160,24 @@ def test_x5_dax_false_builds_no_dax_and_no_vpc(alt: Synthesized) -> None:
         assert alt.resources(resource_type) == {}, resource_type
     for fn in alt.resources("AWS::Lambda::Function").values():
         assert "VpcConfig" not in fn["Properties"]
+
+
+def test_test_support_session_table_matches_the_template(default: Synthesized) -> None:
+    """Tests create their tables from tests/support/tables.py: it must declare what the
+    template declares (keys, attribute types, GSI and projection, stream), or tests would
+    exercise a table that is never deployed."""
+    from tests.support.tables import session_table_definition
+
+    props = session_table(default)["Properties"]
+    ours = session_table_definition("t")
+    assert ours["KeySchema"] == props["KeySchema"]
+    assert sorted(ours["AttributeDefinitions"], key=str) == sorted(props["AttributeDefinitions"], key=str)
+    (template_index,) = props["GlobalSecondaryIndexes"]
+    (our_index,) = ours["GlobalSecondaryIndexes"]
+    assert our_index["IndexName"] == template_index["IndexName"]
+    assert our_index["KeySchema"] == template_index["KeySchema"]
+    assert our_index["Projection"]["ProjectionType"] == template_index["Projection"]["ProjectionType"]
+    assert sorted(our_index["Projection"].get("NonKeyAttributes", [])) == sorted(
+        template_index["Projection"].get("NonKeyAttributes", [])
+    )
+    assert ours["StreamSpecification"]["StreamViewType"] == props["StreamSpecification"]["StreamViewType"]

@@ -15,7 +15,8 @@ from mcp.client.streamable_http import streamable_http_client
 import mcp_tools
 from mcp_platform.config import Settings
 from mcp_platform.http.app import build_app
-from tests.support.aws import client, create_session_table, moto_server
+from tests.support.aws import client, moto_server
+from tests.support.tables import create_session_table
 from tests.support.servers import serve
 from tests.support.wire import WireRecorder
 

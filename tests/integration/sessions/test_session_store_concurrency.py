@@ -18,7 +18,7 @@ import pytest
 from botocore.config import Config
 
 from mcp_platform.sessions import SessionStore, VersionConflict
-from mcp_platform.sessions.table import create_session_table
+from tests.support.tables import create_session_table
 
 pytestmark = pytest.mark.integration
 

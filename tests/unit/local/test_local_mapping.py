@@ -52,6 +52,10 @@ class FakeHandler:
         return None
 
 
+def new_dlq() -> list[dict[str, Any]]:
+    return []
+
+
 def mapping(handler: FakeHandler, dlq: list[dict[str, Any]], **overrides: Any) -> EventSourceMapping:
     settings: dict[str, Any] = {
         "kind": SourceKind.KINESIS,
@@ -69,7 +73,7 @@ def mapping(handler: FakeHandler, dlq: list[dict[str, Any]], **overrides: Any) -
 
 def test_success_invokes_once_and_sends_nothing() -> None:
     """Given a healthy batch, when it is processed, then the handler runs once and the DLQ stays empty."""
-    handler, dlq = FakeHandler(), []
+    handler, dlq = FakeHandler(), new_dlq()
     outcome = mapping(handler, dlq).process([record(1), record(2), record(3)], "shardId-0")
     assert handler.calls == [["1", "2", "3"]]
     assert outcome.invocations == 1 and dlq == []
@@ -78,7 +82,7 @@ def test_success_invokes_once_and_sends_nothing() -> None:
 def test_partial_failure_retries_from_lowest_failed_record_then_dead_letters() -> None:
     """A1: Given a handler reporting record 3 as a batch item failure, when the batch is processed,
     then records 1-2 are checkpointed, 3.. is retried max_retries times, then sent to the DLQ."""
-    handler, dlq = FakeHandler("partial"), []
+    handler, dlq = FakeHandler("partial"), new_dlq()
     batch = [record(1), record(2), record(3, POISON), record(4)]
     mapping(handler, dlq).process(batch, "shardId-0")
     assert handler.calls == [["1", "2", "3", "4"]] + [["3", "4"]] * 3
@@ -96,7 +100,7 @@ def test_function_error_bisects_until_the_poison_record_is_isolated() -> None:
     """A5: Given a handler that raises on one record, when the batch is processed, then the batch
     is bisected, every healthy record succeeds, and only the poison record reaches the DLQ after
     its retries."""
-    handler, dlq = FakeHandler("raise"), []
+    handler, dlq = FakeHandler("raise"), new_dlq()
     batch = [record(1), record(2), record(3, POISON), record(4)]
     mapping(handler, dlq).process(batch, "shardId-0")
     assert handler.calls[:3] == [["1", "2", "3", "4"], ["1", "2"], ["3", "4"]]
@@ -109,7 +113,7 @@ def test_function_error_bisects_until_the_poison_record_is_isolated() -> None:
 
 def test_function_error_without_bisect_retries_the_whole_batch() -> None:
     """Given bisect off, when the handler raises, then the whole batch is retried and dead-lettered."""
-    handler, dlq = FakeHandler("raise"), []
+    handler, dlq = FakeHandler("raise"), new_dlq()
     mapping(handler, dlq, bisect_on_error=False, max_retries=1).process([record(1), record(2, POISON)], "s")
     assert handler.calls == [["1", "2"]] * 2
     assert dlq[0]["KinesisBatchInfo"]["batchSize"] == 2
@@ -118,7 +122,7 @@ def test_function_error_without_bisect_retries_the_whole_batch() -> None:
 def test_invalid_item_identifier_fails_the_whole_batch() -> None:
     """Given an empty itemIdentifier, when the batch is processed, then AWS's rule applies: the
     whole batch counts as failed and is retried."""
-    handler, dlq = FakeHandler("invalid"), []
+    handler, dlq = FakeHandler("invalid"), new_dlq()
     mapping(handler, dlq, max_retries=2).process([record(1), record(2)], "s")
     assert handler.calls == [["1", "2"]] * 3
     assert dlq[0]["KinesisBatchInfo"]["startSequenceNumber"] == "1"
@@ -127,7 +131,7 @@ def test_invalid_item_identifier_fails_the_whole_batch() -> None:
 def test_records_past_max_age_go_to_the_dlq_without_an_invocation() -> None:
     """A1 bounded record age: Given a record older than MaximumRecordAge, when the batch is
     processed, then it is dead-lettered as RecordAgeExceeded and only the fresh one is invoked."""
-    handler, dlq = FakeHandler(), []
+    handler, dlq = FakeHandler(), new_dlq()
     mapping(handler, dlq, max_record_age_s=60).process([record(1, arrival=NOW - 61), record(2)], "s")
     assert handler.calls == [["2"]]
     assert dlq[0]["requestContext"]["condition"] == RECORD_AGE_EXCEEDED

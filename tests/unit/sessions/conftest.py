@@ -13,7 +13,7 @@ import pytest
 from moto import mock_aws
 
 from mcp_platform.sessions import Backoff, ManualClock, SessionStore
-from mcp_platform.sessions.table import create_session_table
+from tests.support.tables import create_session_table
 
 
 @pytest.fixture

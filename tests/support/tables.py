@@ -1,6 +1,6 @@
-"""The session table as code, for the local emulator and tests (the CDK data construct
-declares the same: keys D1, stream D9, TTL D5, status/ttl index D8, PITR and deletion
-protection D11). Table operations run on the plain client: DAX has none (X3)."""
+"""The session table as the CDK data construct declares it, for tests that need one table per
+test without synthesizing (tests/infra/test_data.py proves this definition matches the
+template; the local platform creates its tables from the template itself)."""
 
 from __future__ import annotations
 
