@@ -42,9 +42,9 @@ def render(running: Running) -> str:
     lines += [
         "",
         "  Connect:",
-        f"    npx @modelcontextprotocol/inspector --cli {url} --transport http {header} --method tools/list",
+        f"    npx @modelcontextprotocol/inspector@0.22.0 --cli {url} --transport http {header} --method tools/list",
         f"    claude mcp add --transport http local-mcp {url} {header}".rstrip(),
-        "    Python SDK: see 'Connect the Python SDK client' in README.md",
+        "    Python SDK: see 'Connect a client' in README.md",
         "",
         "  Inspect:",
         f"    {aws} dynamodb scan --table-name {session_table}",

@@ -191,3 +191,19 @@ def test_allowed_origin_gets_cors_headers_and_preflight(aws, api_key: str) -> No
         assert posted.headers["access-control-allow-origin"] == origin
         refused = httpx.post(running.url, headers={**headers(api_key), "Origin": "https://other.example"}, json=PING)
         assert refused.status_code == 403 and "access-control-allow-origin" not in refused.headers
+
+
+def test_idempotency_key_reused_for_another_tool_is_refused(instance: Instance, api_key: str) -> None:
+    """A key names one call: reusing it for a different tool is -32602, never a wrong replay."""
+    opened = final_message(
+        modern_call(
+            instance.url, api_key, 1, "tools/call", {"name": "open_session", "arguments": {}, "_meta": CAPS_META}
+        )
+    )
+    handle = opened["result"]["structuredContent"]["session"]
+    meta = {**CAPS_META, "dev.mcp-platform/idempotencyKey": "shared-key"}
+    note = {"name": "append_note", "arguments": {"text": "x", "session": handle}, "_meta": meta}
+    assert "result" in final_message(modern_call(instance.url, api_key, 2, "tools/call", note))
+    info = {"name": "session_info", "arguments": {"session": handle}, "_meta": meta}
+    refused = modern_call(instance.url, api_key, 3, "tools/call", info)
+    assert refused.status_code == 400 and refused.json()["error"]["code"] == -32602

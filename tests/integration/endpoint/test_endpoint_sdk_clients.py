@@ -106,3 +106,21 @@ def test_invalid_arguments_are_a_tool_error_the_model_can_read(instance: Instanc
             assert "arguments.text" in result.content[0].text
 
     run(body)
+
+
+def test_2026_request_ids_reused_by_a_new_connection_are_not_replays(instance: Instance, api_key: str) -> None:
+    """Given two 2026 client connections of one principal on one session (request ids restart
+    at every connection), when the second calls another tool under an id the first already
+    used, then its own tool runs: only an explicit idempotency key deduplicates in 2026."""
+
+    async def body() -> None:
+        async with sdk_client(instance.url, api_key, "2026-07-28") as first:
+            handle = (await first.call_tool("open_session", {})).structured_content["session"]
+            await first.call_tool("append_note", {"text": "from the first connection", "session": handle})
+        async with sdk_client(instance.url, api_key, "2026-07-28") as second:
+            await second.call_tool("echo", {"text": "shift the id counter"})
+            info = await second.call_tool("session_info", {"session": handle})
+            assert info.structured_content["session"] == handle  # session_info ran, no replay
+            assert info.structured_content["tool_calls"] == 1
+
+    run(body)

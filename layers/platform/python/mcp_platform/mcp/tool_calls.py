@@ -15,6 +15,7 @@ import dataclasses
 import hashlib
 import json
 import logging
+import secrets
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -113,7 +114,7 @@ class ToolCallRunner:
             spec=spec,
             arguments={k: v for k, v in arguments.items() if k != SESSION_HANDLE_ARGUMENT},
             session_id=session_id,
-            tool_call_id=self._tool_call_id(request, call),
+            tool_call_id=self._tool_call_id(request, call, arguments),
             progress_token=token if isinstance(token, str | int) and not isinstance(token, bool) else None,
             request_bytes=len(json.dumps(arguments, separators=(",", ":"), default=str)),
             invalid_arguments=invalid,
@@ -133,18 +134,30 @@ class ToolCallRunner:
         )
 
     @staticmethod
-    def _tool_call_id(request: Request, call: CallContext) -> str:
+    def _tool_call_id(request: Request, call: CallContext, arguments: dict[str, Any]) -> str:
+        """The id the call is committed (and deduplicated) under; always scoped by principal,
+        so one caller can never replay another's result.
+
+        * explicit ``_meta`` idempotency key: the key (the caller's promise of one call);
+        * 2025 era: the JSON-RPC request id within the transport session, plus the tool name
+          and arguments, so a client that restarts its id counter on the same session cannot
+          be served another call's result;
+        * 2026 era without a key: a fresh id, no deduplication. Request ids restart with every
+          client connection and a broken request must be re-issued with a new id, so an
+          id-based key would only ever replay the wrong call.
+        """
         explicit = request.meta.get(IDEMPOTENCY_KEY_META)
         if explicit is not None:
             if not isinstance(explicit, str) or not 0 < len(explicit) <= MAX_IDEMPOTENCY_KEY:
                 raise JsonRpcError(INVALID_PARAMS, f"_meta[{IDEMPOTENCY_KEY_META!r}] must be a 1-128 char string")
-            scope, raw = "key", explicit
+            material = f"key\x00{explicit}"
+        elif call.transport_session_id is not None:
+            canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
+            material = f"ts\x00{call.transport_session_id}\x00{json.dumps(request.id)}\x00{request.params.get('name')}"
+            material += f"\x00{canonical}"
         else:
-            scope = f"ts:{call.transport_session_id}" if call.transport_session_id is not None else "p"
-            raw = json.dumps(request.id)
-        # Scoped by principal always: one caller can never replay another's result.
-        digest = hashlib.sha256(f"{call.principal}\x00{scope}\x00{raw}".encode()).hexdigest()
-        return digest[:32]
+            return secrets.token_hex(16)
+        return hashlib.sha256(f"{call.principal}\x00{material}".encode()).hexdigest()[:32]
 
     async def set_log_level(self, session: Any, level: str, principal: str) -> None:
         def apply(current: Any) -> Any:
@@ -170,6 +183,8 @@ class ToolCallRunner:
             if prepared.session_id == call.transport_session_id:
                 raise TransportSessionNotFound(prepared.session_id) from exc
             raise JsonRpcError(SESSION_NOT_FOUND, "Session not found or expired") from exc
+        if prior is not None and prior.tool_name != prepared.spec.name:
+            raise JsonRpcError(INVALID_PARAMS, "This idempotency key was already used for a different tool call")
         if prepared.session_id == call.transport_session_id:
             call.transport_session = session
             call.log_level = str(session.attributes.get("log_level", call.log_level))
