@@ -12,11 +12,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from mcp_platform import table_schema as ts
 from mcp_platform.audit.diff import ImageDiff, dumps, value_summary
 from mcp_platform.audit.records import StreamChange, WireImage
+from mcp_platform.conditional_writes import put_if_absent
 
 DEFAULT_RETENTION_SECONDS = 365 * 24 * 3600
 IMAGE_LIMIT_BYTES = 100_000  # per image; larger images are summarised
@@ -184,15 +183,4 @@ class AuditWriter:
         )
 
     def _put_new(self, item: Mapping[str, Any]) -> bool:
-        try:
-            self._client.put_item(
-                TableName=self.table_name,
-                Item=item,
-                ConditionExpression="attribute_not_exists(#pk)",
-                ExpressionAttributeNames={"#pk": ts.AUDIT_PK},
-            )
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-                return False
-            raise
-        return True
+        return put_if_absent(self._client, self.table_name, dict(item), ts.AUDIT_PK)

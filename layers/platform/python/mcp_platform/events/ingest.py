@@ -31,6 +31,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from mcp_platform import table_schema as ts
+from mcp_platform.conditional_writes import put_if_absent
 from mcp_platform.events.schema import EventSchemaError, ToolCallEvent
 
 logger = logging.getLogger(__name__)
@@ -103,18 +104,8 @@ class EventIngestor:
             ts.USAGE_RESPONSE_BYTES: {"N": str(event.response_bytes)},
             ts.USAGE_DURATION_MS: {"N": _num(event.duration_ms)},
         }
-        try:
-            self._ddb.put_item(
-                TableName=self._table,
-                Item=item,
-                ConditionExpression="attribute_not_exists(#pk)",
-                ExpressionAttributeNames={"#pk": ts.PK},
-            )
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-                return False  # D4: a duplicate is a silent success; the original stays as is
-            raise
-        return True
+        # D4: a duplicate is a silent success; the original stays as is.
+        return put_if_absent(self._ddb, self._table, item, ts.PK)
 
     def _count_once(self, event: ToolCallEvent) -> bool:
         marker = {

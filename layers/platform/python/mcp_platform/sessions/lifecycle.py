@@ -79,27 +79,14 @@ class LifecycleOps(StoreCore):
 
     def append_context(self, session_id: str, messages: Sequence[Any], *, owner: str | None = None) -> int:
         """D3: one UpdateItem with ``list_append`` (no read); bumps and returns the version."""
-        condition, names, values = self._alive(owner)
-        names.update({"#ctx": ts.CONTEXT, "#v": ts.VERSION, "#ua": ts.UPDATED_AT})
-        values.update(
-            {":new": to_attr(list(messages)), ":empty": {"L": []}, ":one": to_attr(1), ":ua": to_attr(self._iso_now())}
+        response = self._update_if_alive(
+            session_id,
+            owner,
+            "SET #ctx = list_append(if_not_exists(#ctx, :empty), :new), #v = #v + :one, #ua = :ua",
+            {"#ctx": ts.CONTEXT, "#v": ts.VERSION, "#ua": ts.UPDATED_AT},
+            {":new": to_attr(list(messages)), ":empty": {"L": []}, ":one": to_attr(1), ":ua": to_attr(self._iso_now())},
+            ReturnValues="UPDATED_NEW",
         )
-        try:
-            response = self.gateway.call(
-                "update_item",
-                TableName=self.table_name,
-                Key=self._meta_key(session_id),
-                UpdateExpression="SET #ctx = list_append(if_not_exists(#ctx, :empty), :new), #v = #v + :one, #ua = :ua",
-                ConditionExpression=condition,
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=values,
-                ReturnValues="UPDATED_NEW",
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            )
-        except ClientError as exc:
-            if error_code(exc) == _CCF:
-                self._raise_not_alive(session_id, old_item(exc), owner)
-            raise
         return int(from_attr(response["Attributes"][ts.VERSION]))
 
     def update_metadata(
@@ -167,40 +154,42 @@ class LifecycleOps(StoreCore):
         if seconds is not None and seconds <= 0:
             raise ValueError(f"seconds must be positive, got {seconds}")
         new_ttl = self._next_ttl(seconds)
-        condition, names, values = self._alive(owner)
-        values[":ttl"] = to_attr(new_ttl)
-        try:
-            self.gateway.call(
-                "update_item",
-                TableName=self.table_name,
-                Key=self._meta_key(session_id),
-                UpdateExpression="SET #ttl = :ttl",
-                ConditionExpression=condition,
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=values,
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            )
-        except ClientError as exc:
-            if error_code(exc) == _CCF:
-                self._raise_not_alive(session_id, old_item(exc), owner)
-            raise
+        self._update_if_alive(session_id, owner, "SET #ttl = :ttl", {}, {":ttl": to_attr(new_ttl)})
         return new_ttl
 
     def end_session(self, session_id: str, *, owner: str | None = None) -> None:
         """Mark the session ended (it leaves the ``active`` partition of the index)."""
-        condition, names, values = self._alive(owner)
-        names.update({"#v": ts.VERSION, "#ua": ts.UPDATED_AT})
-        values.update({":ended": to_attr(ts.STATUS_ENDED), ":one": to_attr(1), ":ua": to_attr(self._iso_now())})
+        self._update_if_alive(
+            session_id,
+            owner,
+            "SET #st = :ended, #v = #v + :one, #ua = :ua",
+            {"#v": ts.VERSION, "#ua": ts.UPDATED_AT},
+            {":ended": to_attr(ts.STATUS_ENDED), ":one": to_attr(1), ":ua": to_attr(self._iso_now())},
+        )
+
+    def _update_if_alive(
+        self,
+        session_id: str,
+        owner: str | None,
+        expression: str,
+        names: dict[str, str],
+        values: dict[str, Any],
+        **extra: Any,
+    ) -> dict[str, Any]:
+        """One UpdateItem conditioned on "alive" (D7); a failed condition is explained by the
+        item DynamoDB returns (ALL_OLD) and raised as the precise not-alive error."""
+        condition, alive_names, alive_values = self._alive(owner)
         try:
-            self.gateway.call(
+            return self.gateway.call(
                 "update_item",
                 TableName=self.table_name,
                 Key=self._meta_key(session_id),
-                UpdateExpression="SET #st = :ended, #v = #v + :one, #ua = :ua",
+                UpdateExpression=expression,
                 ConditionExpression=condition,
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=values,
+                ExpressionAttributeNames={**alive_names, **names},
+                ExpressionAttributeValues={**alive_values, **values},
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
+                **extra,
             )
         except ClientError as exc:
             if error_code(exc) == _CCF:
