@@ -207,3 +207,23 @@ def test_idempotency_key_reused_for_another_tool_is_refused(instance: Instance, 
     info = {"name": "session_info", "arguments": {"session": handle}, "_meta": meta}
     refused = modern_call(instance.url, api_key, 3, "tools/call", info)
     assert refused.status_code == 400 and refused.json()["error"]["code"] == -32602
+
+
+def test_unreachable_dynamodb_is_503_with_retry_after_never_500() -> None:
+    """Given DynamoDB unreachable (a closed loopback port), when a request needs it (the API
+    key lookup), then 503 + Retry-After with a JSON-RPC error, and the server stays up."""
+    import mcp_tools
+
+    from mcp_platform.config import Settings
+    from mcp_platform.http.app import build_app
+    from tests.support.aws import client, fake_credentials, free_port
+    from tests.support.servers import serve
+
+    dead = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    with fake_credentials():
+        app = build_app(Settings.from_mapping({"SESSION_TABLE_NAME": "t"}), mcp_tools, dynamodb=client("dynamodb", dead))
+        with serve(app) as base:
+            response = httpx.post(f"{base}/mcp", headers=headers("some-key"), json=PING, timeout=30)
+            assert response.status_code == 503 and response.headers["retry-after"] == "1"
+            assert response.json()["error"]["code"] == -32603
+            assert httpx.get(f"{base}/healthz").status_code == 200

@@ -17,7 +17,7 @@ from mcp_platform.http.messages import send_json as _send_json
 from mcp_platform.http.modern import check_envelope, check_notification_version
 from mcp_platform.http.security import RequestGuard
 from mcp_platform.http.streaming import ResponseStreamer
-from mcp_platform.mcp.jsonrpc import JsonRpcError, Request, parse_message, result_message
+from mcp_platform.mcp.jsonrpc import INTERNAL_ERROR, JsonRpcError, Request, parse_message, result_message
 from mcp_platform.mcp.server import CallContext, McpServer
 from mcp_platform.mcp.versions import DEFAULT_HANDSHAKE_VERSION, HANDSHAKE_VERSIONS, is_modern
 from mcp_platform.sessions import errors as session_errors
@@ -66,26 +66,48 @@ class McpEndpoint:
             return
         request = HttpRequest(scope)
         cors: dict[str, str] = {}
+        started = False
+
+        async def tracked_send(message: dict[str, Any]) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
         try:
-            if request.path != self.path:
-                raise HttpError(404, "Not found")
-            self.guard.check(request)
-            cors = self.guard.cors_headers(request)
-            if request.method == "OPTIONS":
-                await send_empty(send, 204, {**cors, **PREFLIGHT_HEADERS})
-                return
-            principal = await self._authenticate(request)
-            if request.method == "POST":
-                await self._post(request, principal.id, receive, send, cors)
-            elif request.method == "DELETE" and not is_modern(request.headers.get(VERSION_HEADER)):
-                await self._delete(request, principal.id, send, cors)
-            else:
-                # No server-initiated stream is offered (GET), and 2026 has no DELETE.
-                allow = "POST" if is_modern(request.headers.get(VERSION_HEADER)) else "POST, DELETE"
-                raise HttpError(405, f"Method {request.method} not allowed", headers={"allow": allow})
+            await self._route(request, receive, tracked_send, cors)
         except HttpError as exc:
             exc.headers.update(cors)
-            await send_http_error(send, exc)
+            await send_http_error(tracked_send, exc)
+        except Exception:
+            # A dependency failed (DynamoDB throttled or unreachable, ...): logged with its
+            # trace and answered 503 + Retry-After, never a 500, when no byte has left yet.
+            # Once a stream has started, the streamer has already ended it with an error event.
+            logger.exception("request failed: %s %s", request.method, request.path)
+            if not started:
+                unavailable = HttpError(
+                    503, "Temporarily unavailable, retry later", INTERNAL_ERROR, headers={**cors, "retry-after": "1"}
+                )
+                await send_http_error(tracked_send, unavailable)
+
+    async def _route(self, request: HttpRequest, receive: Any, send: Any, cors: dict[str, str]) -> None:
+        """``cors`` is filled in place, so refusals raised later still carry the CORS headers."""
+        if request.path != self.path:
+            raise HttpError(404, "Not found")
+        self.guard.check(request)
+        cors.update(self.guard.cors_headers(request))
+        if request.method == "OPTIONS":
+            await send_empty(send, 204, {**cors, **PREFLIGHT_HEADERS})
+            return
+        principal = await self._authenticate(request)
+        modern = is_modern(request.headers.get(VERSION_HEADER))
+        if request.method == "POST":
+            await self._post(request, principal.id, receive, send, cors)
+        elif request.method == "DELETE" and not modern:
+            await self._delete(request, principal.id, send, cors)
+        else:
+            # No server-initiated stream is offered (GET), and 2026 has no DELETE.
+            allow = "POST" if modern else "POST, DELETE"
+            raise HttpError(405, f"Method {request.method} not allowed", headers={"allow": allow})
 
     async def _authenticate(self, request: HttpRequest) -> Any:
         try:
