@@ -170,3 +170,28 @@ def test_poison_stream_record_ends_in_the_ingest_dlq(platform: LocalPlatform) ->
     assert body["requestContext"]["functionArn"].endswith(":function:" + local_name(STAGE, "ProcessingIngest"))
     assert body["KinesisBatchInfo"]["shardId"] == put["ShardId"]
     assert body["KinesisBatchInfo"]["streamArn"].endswith(":stream/" + local_name(STAGE, "EventsStream"))
+
+
+def test_session_audit_and_recent_tool_events_tools_read_the_pipeline(platform: LocalPlatform) -> None:
+    """Given a session with a committed note, when the caller asks through MCP tools, then
+    session_audit (A3) returns its own trail from the audit table and recent_tool_events (K4)
+    returns its events read back from the Kinesis stream, within a deadline."""
+    note = f"tools-{uuid.uuid4().hex[:8]}"
+
+    async def drive() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {platform.api_key}"}, timeout=30)
+        async with Client(streamable_http_client(platform.mcp_url, http_client=http), mode="2026-07-28") as session:
+            handle = (await session.call_tool("open_session", {})).structured_content["session"]
+            await session.call_tool("append_note", {"text": note, "session": handle})
+            deadline = time.monotonic() + PIPELINE_DEADLINE_S
+            while True:
+                trail = (await session.call_tool("session_audit", {"session": handle})).structured_content
+                events = (await session.call_tool("recent_tool_events", {"session": handle})).structured_content
+                if trail["records"] and events["events"] or time.monotonic() > deadline:
+                    return trail["records"], events["events"]
+                await anyio.sleep(0.5)
+
+    records, events = anyio.run(drive)
+    assert records, "session_audit returned no trail"
+    assert any(note in json.dumps(record) for record in records)
+    assert any(event["tool"] == "append_note" for event in events)
