@@ -15,7 +15,6 @@ from botocore.config import Config
 
 from local.atomic_moto import AtomicMotoServer
 from local.functions import environment
-from mcp_platform import table_schema as ts
 
 REGION = "us-east-1"
 FAKE_CREDENTIALS = {

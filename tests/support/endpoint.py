@@ -16,8 +16,8 @@ import mcp_tools
 from mcp_platform.config import Settings
 from mcp_platform.http.app import build_app
 from tests.support.aws import client, moto_server
-from tests.support.tables import create_session_table
 from tests.support.servers import serve
+from tests.support.tables import create_session_table
 from tests.support.wire import WireRecorder
 
 

@@ -20,7 +20,6 @@ from mcp_platform.sessions import (
     VersionConflict,
 )
 from mcp_platform.sessions.codec import require_epoch_seconds
-from tests.support.tables import create_session_table
 
 
 def test_d1_create_writes_metadata_item_under_session_key(store: SessionStore, peek: Any) -> None:
