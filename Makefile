@@ -26,13 +26,13 @@ $(STAMPS):
 
 $(STAMPS)/venv: requirements.txt requirements-dev.txt layers/platform/requirements.txt | $(STAMPS)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
-	$(PY) -m pip install -q -r requirements-dev.txt 2>&1 | grep -v "^WARNING: Location" || true
+	set -o pipefail; $(PY) -m pip install -q --upgrade pip 2>&1 | { grep -v "^WARNING: Location" || true; }
+	set -o pipefail; $(PY) -m pip install -q -r requirements-dev.txt 2>&1 | { grep -v "^WARNING: Location" || true; }
 	$(PY) -c "import aws_cdk, moto, mcp, amazondax, aws_lambda_powertools, uvicorn"
 	@touch $@
 
-$(STAMPS)/npm: package.json | $(STAMPS)
-	npm install --no-audit --no-fund --loglevel=error
+$(STAMPS)/npm: package.json package-lock.json | $(STAMPS)
+	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 $(STAMPS)/layer-$(ARCH): layers/platform/requirements.txt scripts/build_layer.sh $(STAMPS)/venv
