@@ -80,3 +80,35 @@ def test_concurrent_retries_of_one_call_commit_once(aws: AwsStack, api_key: str)
         assert all(r.get("result") == results[0]["result"] for r in results), results
         notes = final_message(call(running.url, api_key, session_id, 78, "tools/call", {"name": "read_notes"}))
         assert [n["text"] for n in notes["result"]["structuredContent"]["notes"]] == ["racy"]
+
+
+def test_cancelled_request_stops_the_tool_and_gets_no_response(aws: AwsStack, api_key: str) -> None:
+    """2025 cancellation: after notifications/cancelled for an in-flight tools/call, the tool
+    stops and the stream ends without a response for that request (the spec's SHOULD NOT)."""
+    import threading
+
+    with endpoint_instance(aws) as running:
+        session_id = initialize(running.url, api_key)
+        params = {"name": "countdown", "arguments": {"steps": 100, "interval_ms": 100}, "_meta": {"progressToken": "c"}}
+        body = {"jsonrpc": "2.0", "id": 31, "method": "tools/call", "params": params}
+        request_headers = headers(api_key, **{"Mcp-Session-Id": session_id, "MCP-Protocol-Version": "2025-11-25"})
+        seen_progress = threading.Event()
+        chunks: list[bytes] = []
+
+        def consume() -> None:
+            with httpx.stream("POST", running.url, headers=request_headers, json=body, timeout=30) as response:
+                for chunk in response.iter_raw():
+                    chunks.append(chunk)
+                    if b"notifications/progress" in chunk:
+                        seen_progress.set()
+
+        reader = threading.Thread(target=consume)
+        reader.start()
+        assert seen_progress.wait(10)
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 31}}
+        assert httpx.post(running.url, headers=request_headers, json=cancel).status_code == 202
+        reader.join(timeout=10)
+        assert not reader.is_alive(), "the stream did not end after cancellation"
+        text = b"".join(chunks).decode()
+        assert '"id":31' not in text  # no response for the cancelled request
+        assert text.count("notifications/progress") < 100  # the tool stopped early

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from asyncio import FIRST_COMPLETED
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -118,31 +119,40 @@ class ResponseStreamer:
         await start_sse(send, headers)
         self._ttfb(started)
         task = asyncio.create_task(run())
+        cancelled = asyncio.create_task(call.cancelled.wait())
+        getter: asyncio.Future[tuple[bool, dict[str, Any]]] | None = None
         try:
             await send({"type": "http.response.body", "body": FIRST_EVENT, "more_body": True})
             deadline = started + self.max_stream_seconds
             while True:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    call.cancelled.set()
                     timeout = JsonRpcError(INTERNAL_ERROR, "Stream duration cap reached; the call was cancelled")
                     await _send_chunk(send, sse_event(error_message(request_id, timeout)))
                     return
-                try:
-                    final, payload = await asyncio.wait_for(queue.get(), min(self.keepalive_seconds, remaining))
-                except TimeoutError:
+                getter = getter or asyncio.ensure_future(queue.get())
+                waiting: set[asyncio.Future[Any]] = {getter, cancelled}
+                done, _ = await asyncio.wait(
+                    waiting, timeout=min(self.keepalive_seconds, remaining), return_when=FIRST_COMPLETED
+                )
+                if cancelled in done:
+                    return  # notifications/cancelled: stop the work, send no response (2025 spec)
+                if not done:
                     await _send_chunk(send, KEEPALIVE)
                     continue
+                final, payload = getter.result()
+                getter = None
                 await _send_chunk(send, sse_event(payload))
                 if final:
                     if self.flush_events is not None:
                         await self.flush_events()
                     return
         finally:
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            for pending in (task, cancelled, getter):
+                if pending is not None and not pending.done():
+                    pending.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await pending
             with contextlib.suppress(OSError, RuntimeError):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})  # S3
 
