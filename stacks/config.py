@@ -22,7 +22,9 @@ ORIGIN_PATTERN = re.compile(r"^https?://[A-Za-z0-9.-]+(:\d{1,5})?$")
 DEV_STAGES = frozenset({"dev", "test", "sandbox"})
 STREAM_MODES = ("ON_DEMAND", "PROVISIONED")
 ARCHITECTURES = ("arm64", "x86_64")
-CLOUD_AUTH_MODES = ("api_key", "oauth")  # "none" is for local loopback only (SPEC: default deny)
+# "none" is for local loopback only (SPEC: default deny); "oauth" joins when the endpoint has it,
+# so a deployment can never select a mode its function would refuse at start-up.
+CLOUD_AUTH_MODES = ("api_key",)
 REMOVAL_POLICIES = ("destroy", "retain")
 LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827)
 

@@ -94,3 +94,10 @@ def test_bad_context_value_fails_with_a_message_naming_the_key(key: str, value: 
     # Then the message names the key and what is allowed
     assert f"'{key}'" in str(error.value)
     assert "must be" in str(error.value)
+
+
+def test_auth_modes_the_function_cannot_serve_are_refused_at_synth() -> None:
+    # Given auth_mode none (loopback only) or oauth (not in this release) / Then synth fails clearly
+    for mode in ("none", "oauth"):
+        with pytest.raises(ContextError, match="auth_mode"):
+            PlatformConfig.from_context(lambda key, mode=mode: mode if key == "auth_mode" else None)
