@@ -5,23 +5,15 @@ Everything is built once at import (module scope) and reused by every warm reque
 
 from __future__ import annotations
 
-import logging
 import os
-
-from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 
 import mcp_tools
 from mcp_platform.config import EnvVars, Settings
 from mcp_platform.http.app import build_app
+from mcp_platform.observability import configure_logging
 
 settings = Settings.from_env()
-
-# Structured JSON logs (CloudWatch Logs Insights can query them); the same format as the
-# Powertools Logger of the other functions, applied to every logger of the process.
-_handler = logging.StreamHandler()
-_handler.setFormatter(LambdaPowertoolsFormatter(service=settings.service_name))
-logging.basicConfig(level=os.environ.get(EnvVars.LOG_LEVEL, "INFO").upper(), handlers=[_handler], force=True)
-
+configure_logging(settings.service_name, os.environ.get(EnvVars.LOG_LEVEL, "INFO"))
 app = build_app(
     settings,
     mcp_tools,

@@ -9,7 +9,7 @@ its consumers must not be half-understood). Validation is strict and raises
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
 
@@ -111,7 +111,9 @@ class ToolCallEvent:
         return parse_iso8601(self.started_at, "started_at").astimezone(UTC).date().isoformat()
 
     def to_dict(self) -> dict[str, Any]:
-        body = {k: v for k, v in asdict(self).items() if v is not None and k != "schema_version"}
+        # Field by field, not dataclasses.asdict: every value is a scalar, and asdict's
+        # recursive deep copy cost ~50 us per event on the tools/call path.
+        body = {name: value for name in _WIRE_FIELDS if (value := getattr(self, name)) is not None}
         body["v"] = self.schema_version
         return body
 
@@ -146,3 +148,6 @@ class ToolCallEvent:
                 raise EventSchemaError(f"field {name!r} has type {type(value).__name__}")
             kwargs[name] = value
         return cls(**kwargs)  # __post_init__ validates values
+
+
+_WIRE_FIELDS = tuple(f.name for f in fields(ToolCallEvent) if f.name != "schema_version")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import os
 from types import ModuleType
-from typing import Any
+from typing import Any, TextIO
 
 from mcp_platform.auth.api_keys import ApiKeyAuthenticator, ApiKeyStore
 from mcp_platform.auth.base import Authenticator
@@ -56,6 +56,7 @@ def build_app(
     bind_host: str = "127.0.0.1",
     port: int | None = None,
     extra_services: dict[str, Any] | None = None,
+    metrics_stream: TextIO | None = None,
 ) -> McpEndpoint:
     from mcp_platform.events.dead_letters import DeadLetterQueue
     from mcp_platform.events.producer import EventProducer
@@ -92,7 +93,7 @@ def build_app(
         # An unauthenticated local server is what DNS rebinding targets: loopback Hosts only.
         # (Inside Lambda the Host is the Function URL's, so no default applies there.)
         allowed_hosts = loopback_hosts(port)
-    metrics = MetricsWriter(settings.metrics_namespace, settings.service_name)
+    metrics = MetricsWriter(settings.metrics_namespace, settings.service_name, metrics_stream)
     flush = producer.flush_async if producer is not None else None
     streamer = ResponseStreamer(
         server,

@@ -24,3 +24,20 @@ def test_lazy_client_builds_on_first_attribute_access_only(monkeypatch: pytest.M
     assert built == []
     assert lazy.put_records() == "sent" and lazy.put_records() == "sent"
     assert built == ["kinesis"]
+
+
+def test_json_log_lines_carry_level_message_and_exception() -> None:
+    import json
+    import logging
+
+    from mcp_platform.observability import JsonLogFormatter
+
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        import sys
+
+        record = logging.LogRecord("x", logging.ERROR, __file__, 1, "failed %s", ("call",), sys.exc_info())
+    line = json.loads(JsonLogFormatter("svc").format(record))
+    assert line["level"] == "ERROR" and line["message"] == "failed call" and line["service"] == "svc"
+    assert "ValueError: boom" in line["exception"]
