@@ -66,7 +66,8 @@ def call(
 
 def modern_call(url: str, key: str, request_id: int | str, method: str, params: dict[str, Any]) -> httpx.Response:
     extra = {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
-    if method == "tools/call":
-        extra["Mcp-Name"] = params["name"]
+    name_key = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}.get(method)
+    if name_key is not None:
+        extra["Mcp-Name"] = params[name_key]
     body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
     return httpx.post(url, headers=headers(key, **extra), json=body, timeout=30)

@@ -112,3 +112,28 @@ def test_cancelled_request_stops_the_tool_and_gets_no_response(aws: AwsStack, ap
         text = b"".join(chunks).decode()
         assert '"id":31' not in text  # no response for the cancelled request
         assert text.count("notifications/progress") < 100  # the tool stopped early
+
+
+def test_2026_closing_the_stream_cancels_the_call(aws: AwsStack, api_key: str) -> None:
+    """2026-07-28: closing the SSE response stream is the client's cancellation; the server
+    stops the work (it never completes). 2025 clients cancel with notifications/cancelled."""
+    import time
+
+    from tests.support import probe_tools
+    from tests.support.mcp_http import CAPS_META, MODERN
+    from tests.support.probe_tools.probe import OUTCOMES
+
+    with endpoint_instance(aws, extra_tools=(probe_tools,)) as running:
+        params = {"name": "probe", "arguments": {"tag": "closed"}, "_meta": {**CAPS_META, "progressToken": "p"}}
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+        request_headers = headers(
+            api_key, **{"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": "probe"}
+        )
+        with httpx.stream("POST", running.url, headers=request_headers, json=body, timeout=10) as response:
+            for chunk in response.iter_raw():
+                if b"notifications/progress" in chunk:
+                    break  # the client closes the stream
+        deadline = time.monotonic() + 5  # the tool would complete after ~3 s if not cancelled
+        while time.monotonic() < deadline and OUTCOMES.get("closed") != "completed":
+            time.sleep(0.2)
+        assert OUTCOMES["closed"] == "started"

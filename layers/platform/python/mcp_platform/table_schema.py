@@ -108,6 +108,7 @@ STARTED_AT = "started_at"
 FINISHED_AT = "finished_at"
 COMMITTED_AT = "committed_at"
 RECORD_SK = "record_sk"  # on the tool-call marker: the sk of the record it points at
+REQUEST_HASH = "request_hash"  # on the tool-call marker: digest of the tool name + arguments
 # Non-key attributes projected into STATUS_TTL_INDEX (the data construct must match; D8).
 # Tool-call records and markers carry neither ``status`` nor ``ttl``, so they never enter it.
 STATUS_TTL_INDEX_PROJECTION = (OWNER, KIND)

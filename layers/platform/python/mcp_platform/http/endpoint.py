@@ -14,13 +14,22 @@ from typing import Any
 from mcp_platform.auth.base import Authenticator, AuthError
 from mcp_platform.http.messages import HttpError, HttpRequest, decode_json, read_body, send_empty, send_http_error
 from mcp_platform.http.messages import send_json as _send_json
-from mcp_platform.http.modern import check_envelope, check_notification_version
+from mcp_platform.http.modern import check_envelope, check_notification_version, requested_log_level
 from mcp_platform.http.security import RequestGuard
 from mcp_platform.http.streaming import ResponseStreamer
-from mcp_platform.mcp.jsonrpc import INTERNAL_ERROR, JsonRpcError, Request, parse_message, result_message
+from mcp_platform.mcp.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    JsonRpcError,
+    Request,
+    error_message,
+    parse_message,
+    result_message,
+)
 from mcp_platform.mcp.server import CallContext, McpServer
 from mcp_platform.mcp.versions import DEFAULT_HANDSHAKE_VERSION, HANDSHAKE_VERSIONS, is_modern
 from mcp_platform.sessions import errors as session_errors
+from mcp_platform.table_schema import KIND_TRANSPORT
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +62,7 @@ class McpEndpoint:
         self.streamer = streamer
         self.path = path
         self.max_request_bytes = max_request_bytes
-        self._inflight: dict[tuple[str, Any], asyncio.Event] = {}
+        self._inflight: dict[tuple[str, str, Any], asyncio.Event] = {}
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -119,6 +128,7 @@ class McpEndpoint:
         session_id = request.headers.get(SESSION_HEADER)
         if not session_id:
             raise HttpError(400, "Missing Mcp-Session-Id header")
+        await self._transport_session(session_id, principal)  # only transport sessions end here
         try:
             await asyncio.to_thread(self.sessions.end_session, session_id, owner=principal)
         except session_errors.SessionNotFound as exc:
@@ -138,21 +148,26 @@ class McpEndpoint:
             raise HttpError(400, exc.message, exc.code) from exc
         version_header = request.headers.get(VERSION_HEADER)
         if is_modern(version_header):
-            await self._post_modern(request, message, principal, send, cors)
+            await self._post_modern(request, message, principal, receive, send, cors)
         else:
             await self._post_legacy(request, message, principal, version_header, send, cors)
 
     async def _post_modern(
-        self, request: HttpRequest, message: Request, principal: str, send: Any, cors: dict[str, str]
+        self, request: HttpRequest, message: Request, principal: str, receive: Any, send: Any, cors: dict[str, str]
     ) -> None:
         if message.is_notification:
             check_notification_version(request)
             await send_empty(send, 202, cors)
             return
-        version = check_envelope(request, message)
-        log_level = message.meta.get("io.modelcontextprotocol/logLevel", "info")
-        call = CallContext(principal=principal, protocol_version=version, modern=True, log_level=str(log_level))
-        await self.streamer.respond(request, message, call, send, cors, http_status_errors=True)
+        try:
+            version = check_envelope(request, message)
+            log_level = requested_log_level(message)
+        except HttpError as exc:
+            exc.request_id = message.id
+            raise
+        call = CallContext(principal=principal, protocol_version=version, modern=True, log_level=log_level)
+        # 2026: closing the response stream is how a client cancels (2025: it is not).
+        await self.streamer.respond(request, message, call, send, cors, http_status_errors=True, receive=receive)
 
     async def _post_legacy(
         self,
@@ -172,7 +187,8 @@ class McpEndpoint:
         if not session_id:
             raise HttpError(400, "Missing Mcp-Session-Id header")
         if message.is_notification:
-            self._notification(message, session_id)
+            await self._transport_session(session_id, principal)  # unknown or foreign: 404
+            self._notification(message, session_id, principal)
             await send_empty(send, 202, cors)
             return
         call = CallContext(
@@ -181,11 +197,11 @@ class McpEndpoint:
             modern=False,
             transport_session_id=session_id,
         )
-        if not self.server.defers_transport_check(message):
+        if not self.server.defers_transport_check(message, call):
             session = await self._transport_session(session_id, principal)
             call.transport_session = session
             call.log_level = str(session.attributes.get("log_level", "info"))
-        key = (session_id, message.id)
+        key = (principal, session_id, message.id)
         self._inflight[key] = call.cancelled
         try:
             headers = {**cors, SESSION_HEADER: session_id}
@@ -196,7 +212,12 @@ class McpEndpoint:
     async def _initialize(self, message: Request, principal: str, send: Any, cors: dict[str, str]) -> None:
         if message.is_notification:
             raise HttpError(400, "initialize must be a request")
-        version = self.server.negotiate(message.params.get("protocolVersion"))
+        requested = message.params.get("protocolVersion")
+        if not isinstance(requested, str) or not isinstance(message.params.get("capabilities", {}), dict):
+            error = JsonRpcError(INVALID_PARAMS, "initialize needs params.protocolVersion (string) and capabilities")
+            await _send_json(send, 200, error_message(message.id, error), cors)
+            return
+        version = self.server.negotiate(requested)
         client_info = message.params.get("clientInfo")
         session = await asyncio.to_thread(
             self.sessions.create_session,
@@ -214,13 +235,16 @@ class McpEndpoint:
     async def _transport_session(self, session_id: str, principal: str) -> Any:
         try:
             # Consistent: session existence decides 404 for every instance (X4).
-            return await asyncio.to_thread(self.sessions.get_session, session_id, owner=principal, consistent=True)
+            session = await asyncio.to_thread(self.sessions.get_session, session_id, owner=principal, consistent=True)
         except session_errors.SessionNotFound as exc:
             raise HttpError(404, "Session not found") from exc
+        if session.kind != KIND_TRANSPORT:
+            raise HttpError(404, "Session not found")  # an application handle is not an Mcp-Session-Id
+        return session
 
-    def _notification(self, message: Request, session_id: str) -> None:
+    def _notification(self, message: Request, session_id: str, principal: str) -> None:
         if message.method == "notifications/cancelled":
-            cancelled = self._inflight.get((session_id, message.params.get("requestId")))
+            cancelled = self._inflight.get((principal, session_id, message.params.get("requestId")))
             if cancelled is not None:
                 cancelled.set()
 

@@ -27,11 +27,14 @@ class HttpError(Exception):
         code: int = INVALID_REQUEST,
         headers: dict[str, str] | None = None,
         data: Any = None,
+        request_id: Any = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.error = JsonRpcError(code, message, data)
         self.headers = headers or {}
+        self.request_id = request_id
+        """The id of the refused request when it could be read (JSON-RPC: echo it)."""
 
 
 class HttpRequest:
@@ -131,7 +134,7 @@ async def send_empty(send: Any, status: int, headers: dict[str, str] | None = No
 
 
 async def send_http_error(send: Any, error: HttpError) -> None:
-    await send_json(send, error.status, error_message(None, error.error), error.headers)
+    await send_json(send, error.status, error_message(error.request_id, error.error), error.headers)
 
 
 async def start_sse(send: Any, headers: dict[str, str] | None = None) -> None:

@@ -8,8 +8,14 @@ import re
 from typing import Any
 
 from mcp_platform.http.messages import HttpError, HttpRequest
+from mcp_platform.mcp.context import LOG_LEVELS
 from mcp_platform.mcp.jsonrpc import HEADER_MISMATCH, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION, Request
-from mcp_platform.mcp.versions import CLIENT_CAPABILITIES_META_KEY, MODERN_VERSIONS, PROTOCOL_VERSION_META_KEY
+from mcp_platform.mcp.versions import (
+    CLIENT_CAPABILITIES_META_KEY,
+    LOG_LEVEL_META_KEY,
+    MODERN_VERSIONS,
+    PROTOCOL_VERSION_META_KEY,
+)
 
 ROUTING_HEADERS = ("mcp-protocol-version", "mcp-method", "mcp-name")
 _BASE64_VALUE = re.compile(r"^=\?base64\?(?P<payload>.*)\?=$")
@@ -70,3 +76,13 @@ def check_envelope(request: HttpRequest, message: Request) -> str:
     if version not in MODERN_VERSIONS:
         raise _unsupported(version)
     return version
+
+
+def requested_log_level(message: Request) -> str | None:
+    """2026 logging is opt-in per request: no ``logLevel`` in ``_meta``, no log notifications."""
+    level = message.meta.get(LOG_LEVEL_META_KEY)
+    if level is None:
+        return None
+    if level not in LOG_LEVELS:
+        raise HttpError(400, f"_meta logLevel must be one of {', '.join(LOG_LEVELS)}", INVALID_PARAMS)
+    return str(level)

@@ -46,6 +46,6 @@ class RequestGuard:
             return {}
         return {
             "access-control-allow-origin": origin,
-            "access-control-expose-headers": "mcp-session-id, mcp-protocol-version",
+            "access-control-expose-headers": "mcp-session-id, mcp-protocol-version, www-authenticate",
             "vary": "Origin",
         }

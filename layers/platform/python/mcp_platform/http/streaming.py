@@ -78,7 +78,9 @@ class ResponseStreamer:
         headers: dict[str, str],
         *,
         http_status_errors: bool,
+        receive: Any = None,
     ) -> None:
+        """``receive`` given: a client disconnect cancels the call (2026-07-28 semantics)."""
         started = time.monotonic()
         request_id = message.id
         try:
@@ -90,10 +92,13 @@ class ResponseStreamer:
             await send_json(send, status, error_message(request_id, exc), headers)
             return
         if message.method in STREAMED_METHODS and request.accepts("text/event-stream"):
-            await self._stream(work, request_id, call, send, headers, started)
+            await self._stream(work, request_id, call, send, headers, started, receive)
         else:
             body = await _outcome(work, request_id)
-            await send_json(send, 200, body, headers)
+            status = 200
+            if http_status_errors and "error" in body:  # 2026: one status table for every error
+                status = MODERN_ERROR_STATUS.get(body["error"]["code"], 200)
+            await send_json(send, status, body, headers)
             self._ttfb(started)
             if self.flush_events is not None:
                 await self.flush_events()  # the response is complete: off the critical path
@@ -106,6 +111,7 @@ class ResponseStreamer:
         send: Any,
         headers: dict[str, str],
         started: float,
+        receive: Any,
     ) -> None:
         queue: asyncio.Queue[tuple[bool, dict[str, Any]]] = asyncio.Queue()
 
@@ -120,6 +126,7 @@ class ResponseStreamer:
         self._ttfb(started)
         task = asyncio.create_task(run())
         cancelled = asyncio.create_task(call.cancelled.wait())
+        watcher = asyncio.create_task(_cancel_on_disconnect(receive, call.cancelled)) if receive else None
         getter: asyncio.Future[tuple[bool, dict[str, Any]]] | None = None
         try:
             await send({"type": "http.response.body", "body": FIRST_EVENT, "more_body": True})
@@ -148,7 +155,7 @@ class ResponseStreamer:
                         await self.flush_events()
                     return
         finally:
-            for pending in (task, cancelled, getter):
+            for pending in (task, cancelled, getter, watcher):
                 if pending is not None and not pending.done():
                     pending.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
@@ -159,6 +166,14 @@ class ResponseStreamer:
     def _ttfb(self, started: float) -> None:
         if self.metrics is not None:
             self.metrics.emit("TimeToFirstByte", (time.monotonic() - started) * 1000)
+
+
+async def _cancel_on_disconnect(receive: Any, cancelled: asyncio.Event) -> None:
+    """The body has been read: the next ASGI message can only be the client going away.
+    (Behind the Lambda Web Adapter no disconnect reaches the app; the duration cap applies.)"""
+    while (await receive())["type"] != "http.disconnect":
+        continue
+    cancelled.set()
 
 
 async def _send_chunk(send: Any, body: bytes) -> None:

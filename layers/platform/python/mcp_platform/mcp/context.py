@@ -39,7 +39,8 @@ class ToolContext:
     """The application session (``sessions.Session``) for tools declared with session="required"."""
     tool_call_id: str = ""
     progress_token: str | int | None = None
-    log_level: str = "info"
+    log_level: str | None = "info"
+    """Minimum level of log notifications; None = the caller did not opt in (2026), send none."""
     notify: Notify = _discard
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     context_append: list[dict[str, Any]] = field(default_factory=list)
@@ -63,7 +64,7 @@ class ToolContext:
         """Send notifications/message at or above the caller's log level."""
         if level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {level!r}")
-        if LOG_LEVELS.index(level) < LOG_LEVELS.index(self.log_level):
+        if self.log_level is None or LOG_LEVELS.index(level) < LOG_LEVELS.index(self.log_level):
             return
         params: dict[str, Any] = {"level": level, "data": data}
         if logger:

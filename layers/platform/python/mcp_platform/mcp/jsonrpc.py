@@ -12,10 +12,12 @@ INTERNAL_ERROR: Final = -32603
 HEADER_MISMATCH: Final = -32020
 MISSING_REQUIRED_CLIENT_CAPABILITY: Final = -32021
 UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
-# Server-defined range (-32000..-32099): our own, documented in the README.
-SESSION_NOT_FOUND: Final = -32001
-CONFLICT: Final = -32002
-PRECONDITION_FAILED: Final = -32003
+RESOURCE_NOT_FOUND: Final = -32002  # 2025 revisions only
+# Application errors, outside the JSON-RPC reserved band -32768..-32000 (2026-07-28 retires
+# -32002 and asks new codes to stay out of the legacy band): documented in the README.
+SESSION_NOT_FOUND: Final = -31001
+CONFLICT: Final = -31002
+PRECONDITION_FAILED: Final = -31003
 
 RequestId = str | int
 

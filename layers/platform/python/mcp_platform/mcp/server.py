@@ -16,15 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_platform.mcp.context import LOG_LEVELS, Notify, Services, _discard
-from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError, Request
+from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, JsonRpcError, Request
 from mcp_platform.mcp.tool_calls import ToolCallRunner
 from mcp_platform.mcp.tools import ToolCatalog
-from mcp_platform.mcp.versions import (
-    HANDSHAKE_VERSIONS,
-    LATEST_HANDSHAKE_VERSION,
-    MODERN_VERSIONS,
-    SESSION_HANDLE_ARGUMENT,
-)
+from mcp_platform.mcp.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION, MODERN_VERSIONS
 
 LIST_TTL_MS = 300_000  # tools/resources/prompts lists change only with a deployment
 
@@ -42,7 +37,7 @@ class CallContext:
     """The transport session once read (None until validated, see ``defers_transport_check``)."""
     notify: Notify = _discard
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
-    log_level: str = "info"
+    log_level: str | None = "info"
 
 
 Handler = Callable[[Request, CallContext], Awaitable[dict[str, Any]]]
@@ -71,6 +66,8 @@ class McpServer:
             "resources/list": self._empty_list("resources"),
             "resources/templates/list": self._empty_list("resourceTemplates"),
             "prompts/list": self._empty_list("prompts"),
+            "prompts/get": self._prompts_get,
+            "resources/read": self._resources_read,
         }
         self._legacy: dict[str, Handler] = {**common, "ping": self._ping, "logging/setLevel": self._set_level}
         self._modern: dict[str, Handler] = {**common, "server/discover": self._discover}
@@ -105,18 +102,18 @@ class McpServer:
             raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
         return handler
 
-    def defers_transport_check(self, request: Request) -> bool:
-        """True when a tools/call runs on the transport session itself: its one consistent
-        BatchGetItem (session + idempotency marker) then doubles as the session check."""
+    def defers_transport_check(self, request: Request, call: CallContext) -> bool:
+        """True when a tools/call will run on the transport session itself: its one consistent
+        BatchGetItem (session + idempotency marker) then doubles as the session check. Any
+        call refused before that read (unknown tool, bad arguments or key) is not deferred,
+        so the transport still answers 404 for an unknown session first."""
         if request.method != "tools/call":
             return False
-        spec = self.catalog.get(str(request.params.get("name")))
-        arguments = request.params.get("arguments")
-        return (
-            spec is not None
-            and spec.session == "required"
-            and not (isinstance(arguments, dict) and arguments.get(SESSION_HANDLE_ARGUMENT))
-        )
+        try:
+            prepared = self.runner.prepare(request, call, self.catalog)
+        except JsonRpcError:
+            return False
+        return prepared.invalid_arguments is None and prepared.session_id == call.transport_session_id
 
     async def bind(self, request: Request, call: CallContext) -> Callable[[], Awaitable[dict[str, Any]]]:
         """Do everything that can refuse the request (unknown method or tool, bad params,
@@ -169,6 +166,16 @@ class McpServer:
         if call.transport_session is not None:
             await self.runner.set_log_level(call.transport_session, level, call.principal)
         return {}
+
+    async def _prompts_get(self, request: Request, call: CallContext) -> dict[str, Any]:
+        # Advertised capability with no prompts yet: every name is unknown (invalid params).
+        raise JsonRpcError(INVALID_PARAMS, f"Unknown prompt: {request.params.get('name')}")
+
+    async def _resources_read(self, request: Request, call: CallContext) -> dict[str, Any]:
+        uri = request.params.get("uri")
+        if call.modern:  # 2026-07-28 retires -32002
+            raise JsonRpcError(INVALID_PARAMS, f"Unknown resource: {uri}")
+        raise JsonRpcError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
 
     async def _tools_list(self, request: Request, call: CallContext) -> dict[str, Any]:
         # S5: no AWS call; S6: paginated with an opaque cursor.

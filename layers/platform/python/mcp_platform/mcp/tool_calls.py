@@ -35,6 +35,7 @@ from mcp_platform.mcp.versions import IDEMPOTENCY_KEY_META, SESSION_HANDLE_ARGUM
 from mcp_platform.sessions import errors as session_errors
 from mcp_platform.sessions.clock import iso_utc
 from mcp_platform.sessions.model import ToolCall
+from mcp_platform.table_schema import KIND_TRANSPORT
 
 if TYPE_CHECKING:
     from mcp_platform.mcp.server import CallContext
@@ -62,6 +63,7 @@ class PreparedCall:
     invalid_arguments: str | None = None
     session: Any = None
     prior_result: dict[str, Any] | None = None
+    request_hash: str = ""
 
 
 class TransportSessionNotFound(Exception):
@@ -108,16 +110,18 @@ class ToolCallRunner:
         except ValueError as exc:
             invalid = str(exc)  # a tool execution error the model can correct (2025-11-25)
         session_id = self._session_id(spec, arguments, call)
-        meta = request.meta
-        token = meta.get("progressToken")
+        canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
+        digest = hashlib.sha256(f"{spec.name}\x00{canonical}".encode()).hexdigest()[:32]
+        token = request.meta.get("progressToken")
         return PreparedCall(
             spec=spec,
             arguments={k: v for k, v in arguments.items() if k != SESSION_HANDLE_ARGUMENT},
             session_id=session_id,
-            tool_call_id=self._tool_call_id(request, call, arguments),
+            tool_call_id=self._tool_call_id(request, call, spec, session_id, digest),
             progress_token=token if isinstance(token, str | int) and not isinstance(token, bool) else None,
-            request_bytes=len(json.dumps(arguments, separators=(",", ":"), default=str)),
+            request_bytes=len(canonical),
             invalid_arguments=invalid,
+            request_hash=digest,
         )
 
     def _session_id(self, spec: ToolSpec, arguments: dict[str, Any], call: CallContext) -> str | None:
@@ -134,14 +138,14 @@ class ToolCallRunner:
         )
 
     @staticmethod
-    def _tool_call_id(request: Request, call: CallContext, arguments: dict[str, Any]) -> str:
+    def _tool_call_id(request: Request, call: CallContext, spec: ToolSpec, session_id: str | None, digest: str) -> str:
         """The id the call is committed (and deduplicated) under; always scoped by principal,
         so one caller can never replay another's result.
 
-        * explicit ``_meta`` idempotency key: the key (the caller's promise of one call);
-        * 2025 era: the JSON-RPC request id within the transport session, plus the tool name
-          and arguments, so a client that restarts its id counter on the same session cannot
-          be served another call's result;
+        * explicit ``_meta`` idempotency key: the key within its session (the caller's promise
+          of one call; reusing it for another request is refused in :meth:`load`);
+        * 2025 era: the JSON-RPC request id within the transport session, plus the request
+          digest, so a client that restarts its id counter is never served another result;
         * 2026 era without a key: a fresh id, no deduplication. Request ids restart with every
           client connection and a broken request must be re-issued with a new id, so an
           id-based key would only ever replay the wrong call.
@@ -150,11 +154,13 @@ class ToolCallRunner:
         if explicit is not None:
             if not isinstance(explicit, str) or not 0 < len(explicit) <= MAX_IDEMPOTENCY_KEY:
                 raise JsonRpcError(INVALID_PARAMS, f"_meta[{IDEMPOTENCY_KEY_META!r}] must be a 1-128 char string")
-            material = f"key\x00{explicit}"
+            if spec.session != "required":
+                # Deduplication lives in the session's transaction; a tool without a session
+                # has nowhere to record the key, and ignoring it silently would mislead.
+                raise JsonRpcError(INVALID_PARAMS, f"Tool {spec.name} has no session: idempotency keys do not apply")
+            material = f"key\x00{session_id}\x00{explicit}"
         elif call.transport_session_id is not None:
-            canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
-            material = f"ts\x00{call.transport_session_id}\x00{json.dumps(request.id)}\x00{request.params.get('name')}"
-            material += f"\x00{canonical}"
+            material = f"ts\x00{call.transport_session_id}\x00{json.dumps(request.id)}\x00{digest}"
         else:
             return secrets.token_hex(16)
         return hashlib.sha256(f"{call.principal}\x00{material}".encode()).hexdigest()[:32]
@@ -183,9 +189,11 @@ class ToolCallRunner:
             if prepared.session_id == call.transport_session_id:
                 raise TransportSessionNotFound(prepared.session_id) from exc
             raise JsonRpcError(SESSION_NOT_FOUND, "Session not found or expired") from exc
-        if prior is not None and prior.tool_name != prepared.spec.name:
-            raise JsonRpcError(INVALID_PARAMS, "This idempotency key was already used for a different tool call")
+        if prior is not None and prior.request_hash != prepared.request_hash:
+            raise JsonRpcError(INVALID_PARAMS, "This idempotency key was already used for a different request")
         if prepared.session_id == call.transport_session_id:
+            if session.kind != KIND_TRANSPORT:
+                raise TransportSessionNotFound(prepared.session_id)  # a handle is not an Mcp-Session-Id
             call.transport_session = session
             call.log_level = str(session.attributes.get("log_level", call.log_level))
         prepared.session = session
@@ -211,7 +219,9 @@ class ToolCallRunner:
         result = await self._invoke(prepared, ctx)
         finished = self._clock()
         if session is not None:
-            result = await self._commit(prepared, ctx, session, result, started, finished, call.principal)
+            result, committed = await self._commit(prepared, ctx, session, result, started, finished, call.principal)
+            if not committed:
+                return result  # a concurrent copy of this call committed (and reports) it
         self._record_event(prepared, call, result, started, finished)
         return result
 
@@ -237,7 +247,8 @@ class ToolCallRunner:
         started: float,
         finished: float,
         principal: str,
-    ) -> dict[str, Any]:
+    ) -> tuple[dict[str, Any], bool]:
+        """The result to answer and whether this run committed it (False: a duplicate won)."""
         store = self.services.sessions
         call_record = ToolCall(
             id=prepared.tool_call_id,
@@ -247,6 +258,7 @@ class ToolCallRunner:
             is_error=bool(result.get("isError")),
             started_at=started,
             finished_at=finished,
+            request_hash=prepared.request_hash,
         )
         for attempt in range(COMMIT_ATTEMPTS):
             try:
@@ -259,9 +271,9 @@ class ToolCallRunner:
                     extra_puts=ctx.extra_puts,
                     condition_checks=ctx.condition_checks,
                 )
-                return result
+                return result, True
             except session_errors.DuplicateToolCall as exc:
-                return dict(exc.original.result)  # a concurrent retry of this call won
+                return dict(exc.original.result), False  # a concurrent retry of this call won
             except session_errors.SessionNotFound as exc:
                 raise JsonRpcError(SESSION_NOT_FOUND, "Session not found or expired") from exc
             except session_errors.VersionConflict as exc:
@@ -270,6 +282,8 @@ class ToolCallRunner:
                 if attempt == COMMIT_ATTEMPTS - 1 or exc.current is None:
                     raise JsonRpcError(CONFLICT, "Session changed concurrently; retry the call") from exc
                 session = exc.current
+            except session_errors.IdempotencyTokenReused as exc:
+                raise JsonRpcError(CONFLICT, "This call's id is in use by another request; retry the call") from exc
             except session_errors.PreconditionFailed as exc:
                 raise JsonRpcError(PRECONDITION_FAILED, f"Precondition failed: {exc}", {"label": exc.label}) from exc
         raise AssertionError("unreachable")

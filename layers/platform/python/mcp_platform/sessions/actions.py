@@ -42,6 +42,7 @@ class ActionBuilders(StoreCore):
             ts.SK: ts.tool_call_marker_sk(call.id),
             ts.RECORD_SK: record_sk,
             ts.COMMITTED_AT: committed,
+            ts.REQUEST_HASH: call.request_hash,
         }
         names = {"#pk": ts.PK}
         actions = [
@@ -63,7 +64,7 @@ class ActionBuilders(StoreCore):
                 }
             },
         ]
-        result = ToolCallResult(call.id, call.name, call.result, call.is_error, record_sk, committed)
+        result = ToolCallResult(call.id, call.name, call.result, call.is_error, record_sk, committed, call.request_hash)
         return actions, result
 
     def _metadata_update(self, session: Session, context_append: list[Any]) -> dict[str, Any]:

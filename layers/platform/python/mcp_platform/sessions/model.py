@@ -58,6 +58,8 @@ class ToolCall:
     is_error: bool = False
     started_at: float | None = None  # epoch seconds; the store's clock when None
     finished_at: float | None = None
+    request_hash: str = ""
+    """Digest of what was asked (tool + arguments); a replay with another request is refused."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,7 @@ class ToolCallResult:
     is_error: bool
     record_sk: str
     committed_at: str
+    request_hash: str = ""
 
     @classmethod
     def from_marker_item(cls, item: Mapping[str, AttributeValue]) -> ToolCallResult:
@@ -81,6 +84,7 @@ class ToolCallResult:
             is_error=bool(values.get(ts.IS_ERROR, False)),
             record_sk=values.get(ts.RECORD_SK, ""),
             committed_at=values.get(ts.COMMITTED_AT, ""),
+            request_hash=values.get(ts.REQUEST_HASH, ""),
         )
 
 

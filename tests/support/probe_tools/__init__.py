@@ -1,0 +1,1 @@
+"""Test-only tools that record what happened to them (cancellation, completion)."""

@@ -1,0 +1,20 @@
+"""probe: runs ~3 s reporting progress; records in OUTCOMES whether it completed."""
+
+from __future__ import annotations
+
+import asyncio
+
+from mcp_platform.mcp.context import ToolContext
+from mcp_platform.mcp.tools import tool
+
+OUTCOMES: dict[str, str] = {}
+
+
+@tool(description="Test probe: runs about 3 s with progress; records whether it completed.")
+async def probe(ctx: ToolContext, tag: str) -> str:
+    OUTCOMES[tag] = "started"
+    for step in range(30):
+        await ctx.progress(step, 30)
+        await asyncio.sleep(0.1)
+    OUTCOMES[tag] = "completed"
+    return "completed"
