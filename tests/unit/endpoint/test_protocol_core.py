@@ -155,3 +155,22 @@ def test_mcp_name_header_values_decode_base64_form(header: str | None, expected:
     from mcp_platform.http.modern import decode_header_value
 
     assert decode_header_value(header) == expected
+
+
+@pytest.mark.parametrize(
+    ("accept", "json_ok", "sse_ok"),
+    [
+        ("application/json, text/event-stream", True, True),
+        ("application/json", True, False),
+        ("*/*", True, True),
+        ("application/json, text/event-stream;q=0", True, False),
+        ("text/*;q=0.5, application/json", True, True),
+        ("", True, False),
+    ],
+)
+def test_accept_negotiation(accept: str, json_ok: bool, sse_ok: bool) -> None:
+    from mcp_platform.http.messages import HttpRequest
+
+    request = HttpRequest({"method": "POST", "path": "/mcp", "headers": [(b"accept", accept.encode())]})
+    assert request.accepts("application/json") is json_ok
+    assert request.accepts("text/event-stream") is sse_ok

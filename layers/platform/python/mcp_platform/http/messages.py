@@ -37,6 +37,9 @@ class HttpError(Exception):
         """The id of the refused request when it could be read (JSON-RPC: echo it)."""
 
 
+REFUSED = ("q=0", "q=0.0", "q=0.00", "q=0.000")  # RFC 9110: q=0 means "not acceptable"
+
+
 class HttpRequest:
     """The parts of an ASGI HTTP scope the transport reads (header names lower-cased)."""
 
@@ -59,9 +62,12 @@ class HttpRequest:
         accept = self.headers.get("accept", "")
         if not accept:
             return media_type == "application/json"
-        kinds = {part.split(";")[0].strip().lower() for part in accept.split(",")}
         major = media_type.split("/")[0]
-        return bool({media_type, f"{major}/*", "*/*"} & kinds)
+        for part in accept.split(","):
+            kind, *params = (piece.strip().lower() for piece in part.split(";"))
+            if kind in (media_type, f"{major}/*", "*/*") and not any(p.replace(" ", "") in REFUSED for p in params):
+                return True
+        return False
 
 
 async def read_body(receive: Any, limit: int, declared: str | None) -> bytes:
