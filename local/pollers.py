@@ -5,12 +5,17 @@ AFTER_SEQUENCE_NUMBER of the last record handled), never cached across polls; at
 GetRecords per shard per 0.2 s (5/s/shard) and a longer back-off when the stream is idle.
 The Kinesis mapping reads with GetRecords: moto has no SubscribeToShard, so the enhanced
 fan-out push is emulated by polling, and records carry the consumer ARN as EFO delivers them.
+
+After a reshard, as Lambda does, a child shard is read only once each of its parents
+(ParentShardId / AdjacentParentShardId) is closed and read to its end, so records of one
+partition key reach the handler in order across the reshard.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from local.mapping import EventSourceMapping
@@ -22,12 +27,25 @@ IDLE_INTERVAL_S = 0.5
 ERROR_BACKOFF_S = 2.0
 
 
+@dataclass(frozen=True)
+class ShardInfo:
+    shard_id: str
+    parents: tuple[str, ...] = ()  # ParentShardId, AdjacentParentShardId
+    ending_sequence: str | None = None  # set once the shard is closed
+
+
+@dataclass(frozen=True)
+class ShardPage:
+    records: list[dict[str, Any]]
+    finished: bool  # closed and read to its end: its children may start
+
+
 class ShardSource(Protocol):
     kind: SourceKind
 
-    def shard_ids(self) -> list[str]: ...
+    def shards(self) -> list[ShardInfo]: ...
 
-    def read(self, shard_id: str, after: str | None, limit: int) -> list[dict[str, Any]]: ...
+    def read(self, shard: ShardInfo, after: str | None, limit: int) -> ShardPage: ...
 
 
 def _position(after: str | None, key: str) -> dict[str, str]:
@@ -37,25 +55,40 @@ def _position(after: str | None, key: str) -> dict[str, str]:
     return {"ShardIteratorType": "AFTER_SEQUENCE_NUMBER", key: after}
 
 
+def _shard_info(shard: dict[str, Any]) -> ShardInfo:
+    parents = tuple(p for p in (shard.get("ParentShardId"), shard.get("AdjacentParentShardId")) if p)
+    return ShardInfo(shard["ShardId"], parents, shard.get("SequenceNumberRange", {}).get("EndingSequenceNumber"))
+
+
+def _finished(shard: ShardInfo, page: dict[str, Any]) -> bool:
+    """No NextShardIterator is how the services say "closed, nothing left". moto always returns
+    one (and moves a split shard's records into its children), so a closed shard whose read
+    came back empty counts as finished too."""
+    if not page.get("NextShardIterator"):
+        return True
+    return shard.ending_sequence is not None and not page["Records"]
+
+
 class KinesisShards:
     kind = SourceKind.KINESIS
 
     def __init__(self, kinesis: Any, stream_name: str, consumer_arn: str, region: str) -> None:
         self._kinesis, self._stream, self._consumer_arn, self._region = kinesis, stream_name, consumer_arn, region
 
-    def shard_ids(self) -> list[str]:
+    def shards(self) -> list[ShardInfo]:
         # Listed every poll: a shard that appears later (resharding) is picked up.
-        return [shard["ShardId"] for shard in self._kinesis.list_shards(StreamName=self._stream)["Shards"]]
+        return [_shard_info(shard) for shard in self._kinesis.list_shards(StreamName=self._stream)["Shards"]]
 
-    def read(self, shard_id: str, after: str | None, limit: int) -> list[dict[str, Any]]:
+    def read(self, shard: ShardInfo, after: str | None, limit: int) -> ShardPage:
         iterator = self._kinesis.get_shard_iterator(
-            StreamName=self._stream, ShardId=shard_id, **_position(after, "StartingSequenceNumber")
+            StreamName=self._stream, ShardId=shard.shard_id, **_position(after, "StartingSequenceNumber")
         )
         page = self._kinesis.get_records(ShardIterator=iterator["ShardIterator"], Limit=limit)
-        return [
-            kinesis_event_record(r, shard_id=shard_id, source_arn=self._consumer_arn, region=self._region)
+        records = [
+            kinesis_event_record(r, shard_id=shard.shard_id, source_arn=self._consumer_arn, region=self._region)
             for r in page["Records"]
         ]
+        return ShardPage(records, _finished(shard, page))
 
 
 class TableStreamShards:
@@ -64,17 +97,18 @@ class TableStreamShards:
     def __init__(self, streams: Any, stream_arn: str) -> None:
         self._streams, self._stream_arn = streams, stream_arn
 
-    def shard_ids(self) -> list[str]:
+    def shards(self) -> list[ShardInfo]:
         description = self._streams.describe_stream(StreamArn=self._stream_arn)["StreamDescription"]
-        return [shard["ShardId"] for shard in description["Shards"]]
+        return [_shard_info(shard) for shard in description["Shards"]]
 
-    def read(self, shard_id: str, after: str | None, limit: int) -> list[dict[str, Any]]:
+    def read(self, shard: ShardInfo, after: str | None, limit: int) -> ShardPage:
         # Fresh iterator every poll: moto's iterators go wrong across failed transactions.
         iterator = self._streams.get_shard_iterator(
-            StreamArn=self._stream_arn, ShardId=shard_id, **_position(after, "SequenceNumber")
+            StreamArn=self._stream_arn, ShardId=shard.shard_id, **_position(after, "SequenceNumber")
         )
         page = self._streams.get_records(ShardIterator=iterator["ShardIterator"], Limit=limit)
-        return [dynamodb_event_record(r, stream_arn=self._stream_arn) for r in page["Records"]]
+        records = [dynamodb_event_record(r, stream_arn=self._stream_arn) for r in page["Records"]]
+        return ShardPage(records, _finished(shard, page))
 
 
 class StreamPoller:
@@ -86,6 +120,7 @@ class StreamPoller:
         self._mapping = mapping
         self._stop = stop
         self._checkpoints: dict[str, str] = {}
+        self._finished: set[str] = set()  # shards closed and read to their end
         self._thread = threading.Thread(target=self._run, name=f"poller-{name}", daemon=True)
 
     def start(self) -> None:
@@ -95,17 +130,26 @@ class StreamPoller:
         self._thread.join(timeout)
 
     def poll_once(self) -> int:
-        """One pass over every shard; returns how many records were handled."""
+        """One pass over every readable shard; returns how many records were handled."""
         handled = 0
-        for shard_id in self._source.shard_ids():
-            records = self._source.read(shard_id, self._checkpoints.get(shard_id), self._mapping.config.batch_size)
-            if not records:
+        shards = self._source.shards()
+        listed = {shard.shard_id for shard in shards}
+        for shard in shards:
+            if shard.shard_id in self._finished or not self._parents_done(shard, listed):
                 continue
-            self._mapping.process(records, shard_id)
-            # Only now: if the DLQ refused a message, process() raised and the batch is re-read.
-            self._checkpoints[shard_id] = sequence_of(self._source.kind, records[-1])
-            handled += len(records)
+            page = self._source.read(shard, self._checkpoints.get(shard.shard_id), self._mapping.config.batch_size)
+            if page.records:
+                self._mapping.process(page.records, shard.shard_id)
+                # Only now: if the DLQ refused a message, process() raised and the batch is re-read.
+                self._checkpoints[shard.shard_id] = sequence_of(self._source.kind, page.records[-1])
+                handled += len(page.records)
+            if page.finished:
+                self._finished.add(shard.shard_id)
         return handled
+
+    def _parents_done(self, shard: ShardInfo, listed: set[str]) -> bool:
+        """A parent no longer listed has aged out of the stream: nothing of it is left to read."""
+        return all(parent in self._finished or parent not in listed for parent in shard.parents)
 
     def _run(self) -> None:
         while not self._stop.is_set():

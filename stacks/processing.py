@@ -57,7 +57,12 @@ class Processing(Construct):
             handler="ingest_handler.lambda_handler",
             config=config,
             layer=layer,
-            environment={**base_env, EnvVars.SERVICE_NAME: "mcp-ingest"},
+            environment={
+                **base_env,
+                EnvVars.SERVICE_NAME: "mcp-ingest",
+                # K7: the dedupe markers must outlive every record a replay can still deliver.
+                EnvVars.EVENT_RETENTION_HOURS: str(config.retention_hours),
+            },
         )
         data.session_table.grant_read_write_data(self.ingest)  # idempotent records, usage counters
         # K5: the mapping reads through the registered EFO consumer (its ARN is the source).

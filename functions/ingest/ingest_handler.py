@@ -15,13 +15,18 @@ from aws_lambda_powertools.utilities.data_classes.kinesis_stream_event import Ki
 
 from mcp_platform.aws_clients import aws_client
 from mcp_platform.config import Settings
-from mcp_platform.events.ingest import EventIngestor
+from mcp_platform.events.ingest import EventIngestor, dedupe_ttl_seconds
 
 # Built once per execution environment and reused while warm.
 settings = Settings.from_env()
 logger = Logger(service=settings.service_name)
 processor = BatchProcessor(event_type=EventType.KinesisDataStreams)
-ingestor = EventIngestor(aws_client("dynamodb", settings), settings.session_table)
+# A dedupe marker outlives the stream's retention: a replay from TRIM_HORIZON never counts twice.
+ingestor = EventIngestor(
+    aws_client("dynamodb", settings),
+    settings.session_table,
+    dedupe_ttl_s=dedupe_ttl_seconds(settings.event_retention_hours),
+)
 
 
 def record_handler(record: KinesisStreamRecord) -> None:

@@ -146,6 +146,15 @@ def test_a4_expiry_events_dlq_url_on_the_audit_function(variant: Synthesized) ->
     assert env[EnvVars.AUDIT_TABLE]["Ref"] in variant.resources("AWS::DynamoDB::Table")
 
 
+def test_k7_ingest_dedupe_window_follows_the_stream_retention(default: Synthesized, alt: Synthesized) -> None:
+    # Given the default (168 h) and alt (720 h) retention / Then the ingest function is told it,
+    # so its dedupe markers outlive every record a TRIM_HORIZON replay can deliver
+    for s, hours in ((default, 168), (alt, 720)):
+        stream = s.one("AWS::Kinesis::Stream")["Properties"]
+        env = function_by_handler(s, "ingest_handler.lambda_handler")["Environment"]["Variables"]
+        assert env[EnvVars.EVENT_RETENTION_HOURS] == str(stream["RetentionPeriodHours"]) == str(hours)
+
+
 @pytest.mark.parametrize(
     ("folder", "handler"), [("ingest", "ingest_handler.lambda_handler"), ("audit", "audit_handler.lambda_handler")]
 )

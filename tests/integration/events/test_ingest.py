@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import importlib
 import json
+import time
 from dataclasses import dataclass
 
 import pytest
@@ -41,8 +42,22 @@ def handler(dynamodb, monkeypatch):
         BillingMode="PAY_PER_REQUEST",
     )
     monkeypatch.setenv("SESSION_TABLE_NAME", TABLE)
+    for session in ("sess-1", "sess-2"):  # records are written only for live sessions
+        put_live_session(dynamodb, session)
     module = importlib.import_module("ingest_handler")
     return importlib.reload(module)  # module-scope objects built inside this test's moto
+
+
+def put_live_session(dynamodb, session_id: str, *, ttl: int | None = None, status: str = ts.STATUS_ACTIVE) -> None:
+    item = {
+        ts.PK: {"S": ts.session_pk(session_id)},
+        ts.SK: {"S": ts.METADATA_SK},
+        ts.STATUS: {"S": status},
+        ts.TTL: {"N": str(ttl if ttl is not None else int(time.time()) + 3600)},
+        ts.VERSION: {"N": "1"},
+        ts.OWNER: {"S": "alice"},
+    }
+    dynamodb.put_item(TableName=TABLE, Item=item)
 
 
 def kinesis_record(seq: int, data: bytes | str, partition_key: str = "sess-1") -> dict:
@@ -178,3 +193,18 @@ def test_poison_record_is_the_only_batch_item_failure(handler, dynamodb, poison)
     # Then only the poison record is reported, by its sequence number; the others were ingested
     assert response == {"batchItemFailures": [{"itemIdentifier": bad["kinesis"]["sequenceNumber"]}]}
     assert usage(dynamodb)["calls"] == 2
+
+
+def test_k7_dedupe_marker_outlives_the_configured_stream_retention(handler, dynamodb, monkeypatch):
+    # Given a stream retaining records for a year (K7 allows up to 8760 h)
+    monkeypatch.setenv("EVENT_RETENTION_HOURS", "8760")
+    module = importlib.reload(handler)
+    # When an event is ingested
+    before = int(time.time())
+    module.lambda_handler(batch([tool_event(1)]), LambdaContext())
+    # Then its dedupe marker lives past the retention plus a day, so a replay from
+    # TRIM_HORIZON of a year-old record is still recognised as a duplicate
+    marker = dynamodb.get_item(
+        TableName=TABLE, Key={ts.PK: {"S": ts.event_dedupe_pk("call-1")}, ts.SK: {"S": ts.EVENT_DEDUPE_SK}}
+    )["Item"]
+    assert int(marker[ts.TTL]["N"]) >= before + (8760 + 24) * 3600

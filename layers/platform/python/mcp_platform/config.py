@@ -31,6 +31,7 @@ class EnvVars:
     EXPIRY_EVENTS_DLQ_URL = "EXPIRY_EVENTS_DLQ_URL"
     SESSION_TTL_SECONDS = "SESSION_TTL_SECONDS"
     AUDIT_RETENTION_DAYS = "AUDIT_RETENTION_DAYS"
+    EVENT_RETENTION_HOURS = "EVENT_RETENTION_HOURS"
     AUTH_MODE = "MCP_AUTH"  # api_key | none (loopback only) | oauth (later)
     ALLOWED_ORIGINS = "MCP_ALLOWED_ORIGINS"  # comma separated
     ALLOWED_HOSTS = "MCP_ALLOWED_HOSTS"  # comma separated; empty = any Host
@@ -78,6 +79,7 @@ class Settings:
     expiry_events_dlq_url: str = ""
     session_ttl_seconds: int = 3600
     audit_retention_days: int = 365
+    event_retention_hours: int = 168
     auth_mode: str = "api_key"
     allowed_origins: tuple[str, ...] = ()
     allowed_hosts: tuple[str, ...] = ()
@@ -124,6 +126,7 @@ class Settings:
             expiry_events_dlq_url=env.get(EnvVars.EXPIRY_EVENTS_DLQ_URL, ""),
             session_ttl_seconds=_int(env, EnvVars.SESSION_TTL_SECONDS, 3600, 60, 30 * 24 * 3600),
             audit_retention_days=_int(env, EnvVars.AUDIT_RETENTION_DAYS, 365, 1, 3650),
+            event_retention_hours=_int(env, EnvVars.EVENT_RETENTION_HOURS, 168, 24, 8760),
             auth_mode=auth_mode,
             allowed_origins=_csv(env, EnvVars.ALLOWED_ORIGINS),
             allowed_hosts=_csv(env, EnvVars.ALLOWED_HOSTS),

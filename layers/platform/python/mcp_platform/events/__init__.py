@@ -7,6 +7,7 @@
 - :mod:`.shard_reader` ``ShardReader``: iterator-safe polling reads (K4)
 - :mod:`.recent`       ``recent_session_events`` for the ``recent_tool_events`` tool
 - :mod:`.ingest`       ``EventIngestor``: idempotent records and exact usage counters
+- :mod:`.transact`     TransactWriteItems for ingest: conflicts retried, failed conditions returned
 - :mod:`.planner`      shard count and cost comparison (K6), also a command line
 
 Import from the submodules; this package module stays import-free so the planner command

@@ -2,43 +2,62 @@
 
 Per event, in this order:
 
-1. the tool-call record (``session#<id>`` / ``tool#<started_at>#<id>``, D1/D4) is Put with
-   ``attribute_not_exists(pk)``, alone. ConditionalCheckFailed means the endpoint's commit (or
-   an earlier delivery) already wrote it: success, the record is immutable and never touched.
-   It is outside the transaction because inside one that failure would cancel the counters.
+1. the tool-call record (``session#<id>`` / ``tool#<started_at>#<id>``, D1/D4), in one
+   TransactWriteItems with a ConditionCheck that the session is alive (its metadata item
+   exists, has not expired and was not ended, as for D7/D10). The record's
+   ``attribute_not_exists(pk)`` failing means the endpoint's commit (or an earlier delivery)
+   already wrote it: success, the record is immutable and never touched. The session check
+   failing means the session expired and may already have been cleaned up (A4): the record is
+   skipped, because a late or replayed event must not leave an orphan without ttl behind.
+   It is a transaction of its own because inside the counting one either failure would
+   cancel the counters.
 2. one TransactWriteItems: Put dedupe marker ``event#<id>`` / ``dedupe`` with
    ``attribute_not_exists(pk)`` + Update ``usage#<principal>`` / ``<day>#<tool>`` ADD counters.
    The counters move iff the marker is new, so redelivery can never count twice; a cancellation
-   whose only reason is the marker's ConditionalCheckFailed is a duplicate, hence success.
+   whose reason is the marker's ConditionalCheckFailed is a duplicate, hence success. The
+   marker outlives the stream's retention, so even a replay from TRIM_HORIZON finds it.
 
-Step 1 before step 2 means "marker exists ⇒ record exists": a crash between them is repaired by
-the redelivery. Events without a session have no session partition: only usage is counted.
+Step 1 before step 2 means "marker exists ⇒ record exists (or its session was gone)": a crash
+between them is repaired by the redelivery. Events without a session have no session
+partition: only usage is counted.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import logging
-import random
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from mcp_platform import table_schema as ts
-from mcp_platform.conditional_writes import put_if_absent
 from mcp_platform.events.schema import EventSchemaError, ToolCallEvent
+from mcp_platform.events.transact import failed_at, transact_write
 
 logger = logging.getLogger(__name__)
 
-# Kinesis retention is ≤ 365 days but redelivery happens within the 168 h default (K7) window
-# of the event source mapping; one more day of margin.
-DEFAULT_DEDUPE_TTL_S = 8 * 24 * 3600
+# Kinesis keeps a record for the stream's retention (K7: 168 h by default, up to 8760 h); a
+# replay from TRIM_HORIZON can redeliver anything still retained, so the dedupe marker must
+# outlive it. One more day of margin for processing lag.
+DEFAULT_RETENTION_HOURS = 168
+DEDUPE_MARGIN_HOURS = 24
+
+# The session store's "session alive" condition (D7/D10), on the metadata item.
+SESSION_ALIVE = "attribute_exists(#pk) AND #ttl > :now AND #st = :active"
+# Action order of the record transaction (CancellationReasons follow it).
+_ALIVE_CHECK, _RECORD_PUT = 0, 1
+
+
+def dedupe_ttl_seconds(retention_hours: int) -> int:
+    """Lifetime of an ingest dedupe marker for a stream retaining records ``retention_hours``."""
+    return (retention_hours + DEDUPE_MARGIN_HOURS) * 3600
+
+
+DEFAULT_DEDUPE_TTL_S = dedupe_ttl_seconds(DEFAULT_RETENTION_HOURS)
 
 
 class PoisonRecordError(ValueError):
@@ -60,8 +79,9 @@ def decode_record(data_b64: str) -> ToolCallEvent:
 @dataclass(frozen=True)
 class IngestOutcome:
     event_id: str
-    record_written: bool  # False: already there (endpoint commit or earlier delivery)
+    record_written: bool  # False: already there, no session, or the session is gone
     counted: bool  # False: duplicate delivery, counters untouched
+    session_gone: bool = False  # the record was skipped: session expired, ended or deleted
 
 
 class EventIngestor:
@@ -86,13 +106,17 @@ class EventIngestor:
         return self.ingest(decode_record(data_b64))
 
     def ingest(self, event: ToolCallEvent) -> IngestOutcome:
-        written = self._put_record(event) if event.session_id else False
-        return IngestOutcome(event.event_id, written, self._count_once(event))
+        written, gone = self._put_record(event) if event.session_id else (False, False)
+        if gone:
+            logger.info("session of event %s is gone; tool-call record skipped", event.event_id)
+        return IngestOutcome(event.event_id, written, self._count_once(event), session_gone=gone)
 
-    def _put_record(self, event: ToolCallEvent) -> bool:
+    def _put_record(self, event: ToolCallEvent) -> tuple[bool, bool]:
+        """Returns (written, session_gone)."""
         assert event.session_id is not None
+        pk = {"S": ts.session_pk(event.session_id)}
         item = {
-            ts.PK: {"S": ts.session_pk(event.session_id)},
+            ts.PK: pk,
             ts.SK: {"S": ts.tool_record_sk(event.started_at, event.event_id)},
             ts.TOOL_CALL_ID: {"S": event.event_id},
             ts.TOOL_NAME: {"S": event.tool},
@@ -104,8 +128,36 @@ class EventIngestor:
             ts.USAGE_RESPONSE_BYTES: {"N": str(event.response_bytes)},
             ts.USAGE_DURATION_MS: {"N": _num(event.duration_ms)},
         }
-        # D4: a duplicate is a silent success; the original stays as is.
-        return put_if_absent(self._ddb, self._table, item, ts.PK)
+        alive_check = {
+            "ConditionCheck": {
+                "TableName": self._table,
+                "Key": {ts.PK: pk, ts.SK: {"S": ts.METADATA_SK}},
+                "ConditionExpression": SESSION_ALIVE,
+                "ExpressionAttributeNames": {"#pk": ts.PK, "#ttl": ts.TTL, "#st": ts.STATUS},
+                "ExpressionAttributeValues": {
+                    # Whole seconds, floored, as the store compares them (D6).
+                    ":now": {"N": str(math.floor(self._now()))},
+                    ":active": {"S": ts.STATUS_ACTIVE},
+                },
+            }
+        }
+        record_put = {
+            "Put": {
+                "TableName": self._table,
+                "Item": item,
+                "ConditionExpression": "attribute_not_exists(#pk)",
+                "ExpressionAttributeNames": {"#pk": ts.PK},
+            }
+        }
+        actions = [alive_check, record_put]
+        reasons = transact_write(self._ddb, actions, max_conflict_retries=self._retries, sleep=self._sleep)
+        if not reasons:
+            return True, False
+        if failed_at(reasons, _RECORD_PUT):
+            return False, False  # D4: a duplicate is a silent success; the original stays as is
+        if failed_at(reasons, _ALIVE_CHECK):
+            return False, True
+        raise RuntimeError(f"record transaction cancelled for unexpected reasons {reasons}")
 
     def _count_once(self, event: ToolCallEvent) -> bool:
         marker = {
@@ -149,32 +201,12 @@ class EventIngestor:
                 }
             },
         ]
-        for attempt in range(self._retries + 1):
-            try:
-                self._ddb.transact_write_items(TransactItems=items, ClientRequestToken=_token(event.event_id))
-                return True
-            except ClientError as exc:
-                code = exc.response.get("Error", {}).get("Code")
-                reasons = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
-                if code == "TransactionCanceledException" and reasons[:1] == ["ConditionalCheckFailed"]:
-                    return False  # marker exists: already counted
-                retryable = code == "TransactionCanceledException" and "TransactionConflict" in reasons
-                if not retryable or attempt == self._retries:
-                    raise
-                self._sleep(0.05 * 2**attempt * (0.5 + random.random() / 2))
-        raise AssertionError("unreachable")
+        reasons = transact_write(self._ddb, items, max_conflict_retries=self._retries, sleep=self._sleep)
+        if reasons and not failed_at(reasons, 0):
+            raise RuntimeError(f"counting transaction cancelled for unexpected reasons {reasons}")
+        return not reasons  # a failed marker condition: already counted
 
 
 def _num(value: float) -> str:
     """DynamoDB numbers as plain decimal strings (no exponent, no binary float noise)."""
     return format(Decimal(repr(value)), "f") if isinstance(value, float) else str(value)
-
-
-def _token(event_id: str) -> str:
-    """ClientRequestToken (≤ 36 chars) makes a client-side retry of a landed call a no-op.
-
-    Hashed with an "ingest#" prefix: the session store's commit uses the raw tool call id as
-    its token (D10), and one token reused with different parameters within DynamoDB's
-    10-minute window is refused with IdempotentParameterMismatch.
-    """
-    return hashlib.sha256(f"ingest#{event_id}".encode()).hexdigest()[:36]

@@ -119,30 +119,49 @@ class EventProducer:
 
     def flush(self) -> FlushResult:
         """Send everything buffered; failures end in the DLQ. Raises DeadLetterError if the DLQ
-        refuses records (they are put back in the buffer first, so a later flush retries)."""
+        refuses records. On that or any other exception, every entry neither sent nor
+        dead-lettered is put back at the front of the buffer first, so a later flush retries it."""
         with self._lock:
             entries, self._buffer = self._buffer, []
+        settled: set[int] = set()  # seqs sent to Kinesis or accepted by the DLQ
+        try:
+            return self._flush(entries, settled)
+        except BaseException:  # cancellation too: the entries outlive the request that flushed
+            self._restore([e for e in entries if e.seq not in settled])
+            raise
+
+    def _flush(self, entries: list[Entry], settled: set[int]) -> FlushResult:
         result = FlushResult()
         failed: list[FailedRecord] = []
         for batch in plan_batches(entries, self._max_records, self._max_bytes):
-            failed.extend(self._send_batch(batch, result))
+            failed.extend(self._send_batch(batch, result, settled))
         if failed:
             for record in failed:
                 result.error_codes[record.error_code] = result.error_codes.get(record.error_code, 0) + 1
             logger.warning("dead-lettering %d events: %s", len(failed), result.error_codes)
+            # Any exception other than DeadLetterError leaves all of them unsettled: resending
+            # may duplicate a DLQ message (events are deduped by id), never lose an event.
             try:
                 self._dlq.send(failed)
             except DeadLetterError as exc:
-                with self._lock:
-                    self._buffer[:0] = [r.entry for r in exc.unsent]
+                # The DLQ names what it did not take; the rest is dead-lettered for good.
+                unsent = {r.entry.seq for r in exc.unsent}
+                settled.update(r.entry.seq for r in failed if r.entry.seq not in unsent)
                 raise
+            settled.update(r.entry.seq for r in failed)
             result.dead_lettered = len(failed)
         return result
+
+    def _restore(self, entries: list[Entry]) -> None:
+        """Put ``entries`` back ahead of anything added meanwhile, in their original order."""
+        if entries:
+            with self._lock:
+                self._buffer[:0] = entries
 
     async def flush_async(self) -> FlushResult:
         return await asyncio.to_thread(self.flush)
 
-    def _send_batch(self, batch: Sequence[Entry], result: FlushResult) -> list[FailedRecord]:
+    def _send_batch(self, batch: Sequence[Entry], result: FlushResult, settled: set[int]) -> list[FailedRecord]:
         pending = list(batch)  # kept in original order; resent subsets stay in that order
         errors: dict[int, tuple[str, str]] = {}
         attempt = 0
@@ -152,7 +171,10 @@ class EventProducer:
                 self._sleep(self.backoff_delay(attempt - 1))
             attempt += 1
             result.put_calls += 1
-            pending, retryable = self._put(pending, errors)
+            still_failing, retryable = self._put(pending, errors)
+            failing = {e.seq for e in still_failing}
+            settled.update(e.seq for e in pending if e.seq not in failing)
+            pending = still_failing
             if not retryable:
                 break
         result.sent += len(batch) - len(pending)

@@ -6,7 +6,11 @@ Rules it enforces:
   after 5 minutes);
 - every next call uses the returned NextShardIterator;
 - ExpiredIteratorException → a new AFTER_SEQUENCE_NUMBER iterator on the last record handed
-  out (or the original position if none yet): nothing lost, nothing repeated;
+  out, or the original position if none yet, where LATEST becomes AT_TIMESTAMP of the moment
+  the first iterator was fetched (a new LATEST would skip what arrived meanwhile): nothing
+  lost, nothing repeated;
+- ProvisionedThroughputExceededException on GetRecords → exponential back-off (bounded) and
+  retry within the read's deadline, the shard's read quota being shared with other consumers;
 - a closed shard (no NextShardIterator) → its child shards (ListShards ParentShardId /
   AdjacentParentShardId), each read once all of its parents are done;
 - ≤ 5 GetRecords per second per shard, and a growing pause on empty polls.
@@ -17,7 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -55,6 +59,10 @@ class ReaderLimits:
     max_empty_backoff_s: float = 2.0
     # Stop when a poll is empty and the shard reports no lag: "read up to now".
     stop_at_tip: bool = True
+    throttle_backoff_s: float = 0.2
+    max_throttle_backoff_s: float = 2.0
+    # Only for reads without a deadline: consecutive throttled polls before giving up.
+    max_throttle_retries: int = 10
 
 
 class ShardReader:
@@ -67,11 +75,13 @@ class ShardReader:
         rate_limiter: ShardRateLimiter | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._kinesis = kinesis_client
         self._stream = stream_name
         self._limits = limits or ReaderLimits()
         self._clock = clock
+        self._wall_clock = wall_clock
         self._sleep = sleep
         self._limiter = rate_limiter or ShardRateLimiter(clock=clock, sleep=sleep)
         self.get_records_calls = 0
@@ -106,20 +116,36 @@ class ShardReader:
     ) -> Generator[dict[str, Any], None, bool]:
         """Yields raw Kinesis records of one shard; returns when at the tip, closed, or past
         ``deadline`` (a ``clock()`` value). The generator's return value is True if closed."""
+        # Where to re-acquire while nothing has been read yet. LATEST has moved on by then, so
+        # it becomes the moment of the first fetch (taken before it: nothing can fall between).
+        origin = position
+        if position.iterator_type == "LATEST":
+            origin = StartPosition.at_timestamp(self._wall_clock())
         iterator = self._iterator(shard_id, position)  # fetched right before reading
         last_sequence: str | None = None
         empty_pause = self._limits.empty_backoff_s
+        throttle_pause = self._limits.throttle_backoff_s
+        throttled = 0
         while deadline is None or self._clock() < deadline:
             self._limiter.acquire(shard_id)
             self.get_records_calls += 1
             try:
                 page = self._kinesis.get_records(ShardIterator=iterator, Limit=self._limits.max_records_per_call)
             except ClientError as exc:
-                if exc.response.get("Error", {}).get("Code") != "ExpiredIteratorException":
+                code = exc.response.get("Error", {}).get("Code")
+                if code == "ExpiredIteratorException":
+                    resume = StartPosition.after_sequence(last_sequence) if last_sequence else origin
+                    iterator = self._iterator(shard_id, resume)
+                    continue
+                if code != "ProvisionedThroughputExceededException":
                     raise
-                resume = StartPosition.after_sequence(last_sequence) if last_sequence else position
-                iterator = self._iterator(shard_id, resume)
+                throttled += 1
+                if deadline is None and throttled > self._limits.max_throttle_retries:
+                    raise
+                self._sleep(self._bounded(throttle_pause, deadline))
+                throttle_pause = min(throttle_pause * 2, self._limits.max_throttle_backoff_s)
                 continue
+            throttled, throttle_pause = 0, self._limits.throttle_backoff_s
             records = page.get("Records", [])
             for record in records:
                 last_sequence = record["SequenceNumber"]
@@ -136,6 +162,10 @@ class ShardReader:
             self._sleep(empty_pause)
             empty_pause = min(empty_pause * 2, self._limits.max_empty_backoff_s)
         return False
+
+    def _bounded(self, pause: float, deadline: float | None) -> float:
+        """``pause``, cut short so the reader wakes up by its deadline."""
+        return pause if deadline is None else max(0.0, min(pause, deadline - self._clock()))
 
     def read_stream(
         self,

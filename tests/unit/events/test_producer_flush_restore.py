@@ -1,0 +1,100 @@
+"""K2 "zero silent loss": an unexpected exception during flush loses no event.
+
+Entries leave the buffer when a flush starts; whatever is neither sent nor dead-lettered when
+an exception escapes (a bug, an unexpected client error) goes back to the front of the buffer,
+and what was sent or dead-lettered is not sent again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from events_fakes import FakeKinesis, FakeSqs
+
+from mcp_platform.events.dead_letters import DeadLetterQueue, FailedRecord
+from mcp_platform.events.producer import EventProducer
+
+
+class Crashing(FakeKinesis):
+    """Raises RuntimeError on the listed PutRecords calls (0-based), optionally adding a record
+    to the producer first, as a concurrent request would."""
+
+    def __init__(self, crash_on: set[int], rule: Any = None) -> None:
+        super().__init__(rule)
+        self.crash_on = crash_on
+        self.during_crash: Any = None
+
+    def put_records(self, Records: list[dict[str, Any]], **target: Any) -> dict[str, Any]:
+        if len(self.calls) in self.crash_on:
+            self.calls.append(list(Records))
+            if self.during_crash:
+                self.during_crash()
+            raise RuntimeError("unexpected failure inside the client")
+        return super().put_records(Records, **target)
+
+
+class BrokenDlq(DeadLetterQueue):
+    """A DLQ whose send fails in a way it does not translate into DeadLetterError."""
+
+    def send(self, records: Sequence[FailedRecord]) -> None:
+        raise RuntimeError("DLQ client bug")
+
+
+def producer(kinesis: FakeKinesis, dlq: DeadLetterQueue | None = None) -> EventProducer:
+    dlq = dlq or DeadLetterQueue(FakeSqs(), "https://sqs.local/dlq", sleep=lambda s: None)
+    return EventProducer(kinesis, "events", dlq, sleep=lambda s: None, max_records_per_call=2)
+
+
+def accepted_keys(kinesis: FakeKinesis) -> list[str]:
+    return [r["PartitionKey"] for r in kinesis.accepted]
+
+
+def test_k2_runtime_error_mid_flush_puts_unsent_entries_back_in_front() -> None:
+    # Given five entries sent two per call, the second call crashing while a request adds "late"
+    kinesis = Crashing(crash_on={1})
+    p = producer(kinesis)
+    for i in range(5):
+        p.add_record(b"{}", f"k{i}")
+    kinesis.during_crash = lambda: p.add_record(b"{}", "late")
+    # When flushed / Then the error propagates
+    with pytest.raises(RuntimeError, match="unexpected failure"):
+        p.flush()
+    # And the unsent entries are back, ahead of the later one; the sent batch is not
+    assert accepted_keys(kinesis) == ["k0", "k1"]
+    assert len(p) == 4
+    # And the next flush sends each remaining event exactly once, in order
+    kinesis.crash_on = set()
+    p.flush()
+    assert accepted_keys(kinesis) == ["k0", "k1", "k2", "k3", "k4", "late"]
+
+
+def test_k2_crash_on_a_resend_keeps_only_the_entries_still_failing() -> None:
+    # Given k1 throttled on the first call and the resend crashing
+    kinesis = Crashing(
+        crash_on={1}, rule=lambda call, pos, rec: "InternalFailure" if rec["PartitionKey"] == "k1" else None
+    )
+    p = producer(kinesis)
+    for i in range(2):
+        p.add_record(b"{}", f"k{i}")
+    # When flushed
+    with pytest.raises(RuntimeError):
+        p.flush()
+    # Then k0 (already accepted) is not restored, k1 is
+    assert accepted_keys(kinesis) == ["k0"] and len(p) == 1
+    kinesis.crash_on, kinesis.rule = set(), None
+    p.flush()
+    assert accepted_keys(kinesis) == ["k0", "k1"]
+
+
+def test_k2_unexpected_dlq_error_keeps_the_failed_entries() -> None:
+    # Given k0 always refused by Kinesis and a DLQ that fails with an unexpected error
+    kinesis = FakeKinesis(lambda call, pos, rec: "InternalFailure" if rec["PartitionKey"] == "k0" else None)
+    p = producer(kinesis, BrokenDlq(FakeSqs(), "https://sqs.local/dlq", sleep=lambda s: None))
+    for i in range(2):
+        p.add_record(b"{}", f"k{i}")
+    # When flushed / Then the error propagates and only the undelivered k0 waits in the buffer
+    with pytest.raises(RuntimeError, match="DLQ client bug"):
+        p.flush()
+    assert accepted_keys(kinesis) == ["k1"] and len(p) == 1
