@@ -112,3 +112,29 @@ def test_d4_live_session_gets_its_record_once_and_a_redelivery_is_a_silent_dupli
     assert (again.record_written, again.session_gone, again.counted) == (False, False, False)
     assert len(before) == 1 and tool_records(dynamodb, session.id) == before
     assert calls_counted(dynamodb) == 1
+
+
+def test_d4_a_committed_call_gets_no_second_record_whatever_its_event_says(dynamodb: Any, table: str) -> None:
+    """Given call X committed by the endpoint (record + toolcall# marker), when an event for X
+    arrives carrying another started_at (a different record key), then ingest writes no second
+    record: the marker says X is recorded (one record per tool call id)."""
+    from mcp_platform.sessions import ToolCall
+
+    sessions = store(dynamodb)
+    session = sessions.create_session("alice")
+    sessions.commit_tool_call(session, ToolCall("X", "echo", {}, {"r": 1}, started_at=T0 + 1, finished_at=T0 + 1.1))
+    late = ToolCallEvent(
+        event_id="X",
+        principal="alice",
+        tool="echo",
+        status="ok",
+        started_at=iso_utc(T0 + 1.5),
+        finished_at=iso_utc(T0 + 1.6),
+        request_bytes=1,
+        response_bytes=1,
+        duration_ms=100.0,
+        session_id=session.id,
+    )
+    outcome = EventIngestor(dynamodb, TABLE, now=lambda: T0 + 5).ingest(late)
+    assert [r[ts.TOOL_CALL_ID]["S"] for r in tool_records(dynamodb, session.id)] == ["X"]
+    assert outcome.counted  # usage still counted once

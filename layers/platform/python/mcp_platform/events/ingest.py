@@ -49,7 +49,7 @@ DEDUPE_MARGIN_HOURS = 24
 # The session store's "session alive" condition (D7/D10), on the metadata item.
 SESSION_ALIVE = "attribute_exists(#pk) AND #ttl > :now AND #st = :active"
 # Action order of the record transaction (CancellationReasons follow it).
-_ALIVE_CHECK, _RECORD_PUT = 0, 1
+_ALIVE_CHECK, _MARKER_CHECK, _RECORD_PUT = 0, 1, 2
 
 
 def dedupe_ttl_seconds(retention_hours: int) -> int:
@@ -141,6 +141,16 @@ class EventIngestor:
                 },
             }
         }
+        # D4: the endpoint's commit writes the record together with its ``toolcall#<id>`` marker;
+        # when that marker exists the call is recorded, whatever started_at this event carries.
+        marker_check = {
+            "ConditionCheck": {
+                "TableName": self._table,
+                "Key": {ts.PK: pk, ts.SK: {"S": ts.tool_call_marker_sk(event.event_id)}},
+                "ConditionExpression": "attribute_not_exists(#pk)",
+                "ExpressionAttributeNames": {"#pk": ts.PK},
+            }
+        }
         record_put = {
             "Put": {
                 "TableName": self._table,
@@ -149,11 +159,11 @@ class EventIngestor:
                 "ExpressionAttributeNames": {"#pk": ts.PK},
             }
         }
-        actions = [alive_check, record_put]
+        actions = [alive_check, marker_check, record_put]
         reasons = transact_write(self._ddb, actions, max_conflict_retries=self._retries, sleep=self._sleep)
         if not reasons:
             return True, False
-        if failed_at(reasons, _RECORD_PUT):
+        if failed_at(reasons, _MARKER_CHECK) or failed_at(reasons, _RECORD_PUT):
             return False, False  # D4: a duplicate is a silent success; the original stays as is
         if failed_at(reasons, _ALIVE_CHECK):
             return False, True
