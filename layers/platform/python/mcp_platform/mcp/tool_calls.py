@@ -1,8 +1,7 @@
 """tools/call: resolve the session, replay or run the tool, commit atomically, emit the event.
 
-Idempotency: the tool call id is the caller's explicit ``_meta`` idempotency key, else the
-JSON-RPC request id scoped by the transport session (2025) or the principal (2026). A call
-whose id is already committed returns the original result without running the tool again.
+Idempotency (ids: :mod:`mcp_platform.mcp.preparation`): a call whose id is already committed
+returns the original result without running the tool again.
 Critical path AWS calls for a session tool: one consistent BatchGetItem (session + marker)
 and one TransactWriteItems (record + marker + metadata); the Kinesis event is flushed by the
 transport after the result has been sent.
@@ -12,12 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import hashlib
 import json
 import logging
-import secrets
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_platform.events.schema import STATUS_ERROR, STATUS_OK, ToolCallEvent
@@ -28,10 +24,9 @@ from mcp_platform.mcp.jsonrpc import (
     PRECONDITION_FAILED,
     SESSION_NOT_FOUND,
     JsonRpcError,
-    Request,
 )
-from mcp_platform.mcp.tools import ToolCatalog, ToolError, ToolResult, ToolSpec
-from mcp_platform.mcp.versions import IDEMPOTENCY_KEY_META, SESSION_HANDLE_ARGUMENT
+from mcp_platform.mcp.preparation import PreparedCall, prepare_call
+from mcp_platform.mcp.tools import ToolError, error_result, to_result
 from mcp_platform.sessions import errors as session_errors
 from mcp_platform.sessions.clock import iso_utc
 from mcp_platform.sessions.model import ToolCall
@@ -42,7 +37,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-MAX_IDEMPOTENCY_KEY = 128
 COMMIT_ATTEMPTS = 3
 
 
@@ -52,40 +46,8 @@ class EventSink(Protocol):
     def flush(self) -> Any: ...
 
 
-@dataclass
-class PreparedCall:
-    spec: ToolSpec
-    arguments: dict[str, Any]
-    session_id: str | None
-    tool_call_id: str
-    progress_token: str | int | None
-    request_bytes: int
-    invalid_arguments: str | None = None
-    session: Any = None
-    prior_result: dict[str, Any] | None = None
-    request_hash: str = ""
-
-
 class TransportSessionNotFound(Exception):
     """The request's own Mcp-Session-Id is unknown/expired: the transport answers 404."""
-
-
-def to_result(value: Any) -> dict[str, Any]:
-    """Convert a tool's return value into a CallToolResult."""
-    if isinstance(value, ToolResult):
-        return value.to_result()
-    if isinstance(value, str):
-        return {"content": [{"type": "text", "text": value}], "isError": False}
-    if isinstance(value, dict):
-        text = json.dumps(value, separators=(",", ":"), default=str)
-        return {"content": [{"type": "text", "text": text}], "structuredContent": value, "isError": False}
-    if value is None:
-        return {"content": [], "isError": False}
-    raise TypeError(f"tool returned {type(value).__name__}; return str, dict, ToolResult or None")
-
-
-def error_result(message: str) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": message}], "isError": True}
 
 
 class ToolCallRunner:
@@ -94,76 +56,7 @@ class ToolCallRunner:
         self.events = events
         self._clock = clock
 
-    def prepare(self, request: Request, call: CallContext, catalog: ToolCatalog) -> PreparedCall:
-        name = request.params.get("name")
-        if not isinstance(name, str):
-            raise JsonRpcError(INVALID_PARAMS, "params.name must be a string")
-        spec = catalog.get(name)
-        if spec is None:
-            raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name}")
-        arguments = request.params.get("arguments") or {}
-        if not isinstance(arguments, dict):
-            raise JsonRpcError(INVALID_PARAMS, "params.arguments must be an object")
-        invalid: str | None = None
-        try:
-            spec.validate_arguments(arguments)
-        except ValueError as exc:
-            invalid = str(exc)  # a tool execution error the model can correct (2025-11-25)
-        session_id = self._session_id(spec, arguments, call)
-        canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
-        digest = hashlib.sha256(f"{spec.name}\x00{canonical}".encode()).hexdigest()[:32]
-        token = request.meta.get("progressToken")
-        return PreparedCall(
-            spec=spec,
-            arguments={k: v for k, v in arguments.items() if k != SESSION_HANDLE_ARGUMENT},
-            session_id=session_id,
-            tool_call_id=self._tool_call_id(request, call, spec, session_id, digest),
-            progress_token=token if isinstance(token, str | int) and not isinstance(token, bool) else None,
-            request_bytes=len(canonical),
-            invalid_arguments=invalid,
-            request_hash=digest,
-        )
-
-    def _session_id(self, spec: ToolSpec, arguments: dict[str, Any], call: CallContext) -> str | None:
-        if spec.session != "required":
-            return None
-        handle = arguments.get(SESSION_HANDLE_ARGUMENT)
-        if isinstance(handle, str) and handle:
-            return handle
-        if call.transport_session_id is not None:
-            return call.transport_session_id
-        raise JsonRpcError(
-            INVALID_PARAMS,
-            f"Tool needs an application session: pass the '{SESSION_HANDLE_ARGUMENT}' handle from open_session",
-        )
-
-    @staticmethod
-    def _tool_call_id(request: Request, call: CallContext, spec: ToolSpec, session_id: str | None, digest: str) -> str:
-        """The id the call is committed (and deduplicated) under; always scoped by principal,
-        so one caller can never replay another's result.
-
-        * explicit ``_meta`` idempotency key: the key within its session (the caller's promise
-          of one call; reusing it for another request is refused in :meth:`load`);
-        * 2025 era: the JSON-RPC request id within the transport session, plus the request
-          digest, so a client that restarts its id counter is never served another result;
-        * 2026 era without a key: a fresh id, no deduplication. Request ids restart with every
-          client connection and a broken request must be re-issued with a new id, so an
-          id-based key would only ever replay the wrong call.
-        """
-        explicit = request.meta.get(IDEMPOTENCY_KEY_META)
-        if explicit is not None:
-            if not isinstance(explicit, str) or not 0 < len(explicit) <= MAX_IDEMPOTENCY_KEY:
-                raise JsonRpcError(INVALID_PARAMS, f"_meta[{IDEMPOTENCY_KEY_META!r}] must be a 1-128 char string")
-            if spec.session != "required":
-                # Deduplication lives in the session's transaction; a tool without a session
-                # has nowhere to record the key, and ignoring it silently would mislead.
-                raise JsonRpcError(INVALID_PARAMS, f"Tool {spec.name} has no session: idempotency keys do not apply")
-            material = f"key\x00{session_id}\x00{explicit}"
-        elif call.transport_session_id is not None:
-            material = f"ts\x00{call.transport_session_id}\x00{json.dumps(request.id)}\x00{digest}"
-        else:
-            return secrets.token_hex(16)
-        return hashlib.sha256(f"{call.principal}\x00{material}".encode()).hexdigest()[:32]
+    prepare = staticmethod(prepare_call)
 
     async def set_log_level(self, session: Any, level: str, principal: str) -> None:
         def apply(current: Any) -> Any:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 import pkgutil
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -152,3 +153,21 @@ def iter_tool_modules(package: ModuleType) -> list[ModuleType]:
         for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda info: info.name)
         if not info.name.startswith("_")
     ]
+
+
+def to_result(value: Any) -> dict[str, Any]:
+    """Convert a tool's return value into a CallToolResult."""
+    if isinstance(value, ToolResult):
+        return value.to_result()
+    if isinstance(value, str):
+        return {"content": [{"type": "text", "text": value}], "isError": False}
+    if isinstance(value, dict):
+        text = json.dumps(value, separators=(",", ":"), default=str)
+        return {"content": [{"type": "text", "text": text}], "structuredContent": value, "isError": False}
+    if value is None:
+        return {"content": [], "isError": False}
+    raise TypeError(f"tool returned {type(value).__name__}; return str, dict, ToolResult or None")
+
+
+def error_result(message: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": message}], "isError": True}

@@ -1,0 +1,111 @@
+"""tools/call preparation without I/O: the tool, its arguments, the session, the call id.
+
+Idempotency: the tool call id is the caller's explicit ``_meta`` idempotency key, else the
+JSON-RPC request id scoped by the transport session (2025); a 2026 request without a key gets
+a fresh id (see :func:`_tool_call_id`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
+from mcp_platform.mcp.tools import ToolCatalog, ToolSpec
+from mcp_platform.mcp.versions import IDEMPOTENCY_KEY_META, SESSION_HANDLE_ARGUMENT
+
+if TYPE_CHECKING:
+    from mcp_platform.mcp.server import CallContext
+
+MAX_IDEMPOTENCY_KEY = 128
+
+
+@dataclass
+class PreparedCall:
+    spec: ToolSpec
+    arguments: dict[str, Any]
+    session_id: str | None
+    tool_call_id: str
+    progress_token: str | int | None
+    request_bytes: int
+    invalid_arguments: str | None = None
+    session: Any = None
+    prior_result: dict[str, Any] | None = None
+    request_hash: str = ""
+
+
+def prepare_call(request: Request, call: CallContext, catalog: ToolCatalog) -> PreparedCall:
+    """Everything about a tools/call that needs no I/O: tool, arguments, session, call id."""
+    name = request.params.get("name")
+    if not isinstance(name, str):
+        raise JsonRpcError(INVALID_PARAMS, "params.name must be a string")
+    spec = catalog.get(name)
+    if spec is None:
+        raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name}")
+    arguments = request.params.get("arguments") or {}
+    if not isinstance(arguments, dict):
+        raise JsonRpcError(INVALID_PARAMS, "params.arguments must be an object")
+    invalid: str | None = None
+    try:
+        spec.validate_arguments(arguments)
+    except ValueError as exc:
+        invalid = str(exc)  # a tool execution error the model can correct (2025-11-25)
+    session_id = _session_id(spec, arguments, call)
+    canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
+    digest = hashlib.sha256(f"{spec.name}\x00{canonical}".encode()).hexdigest()[:32]
+    token = request.meta.get("progressToken")
+    return PreparedCall(
+        spec=spec,
+        arguments={k: v for k, v in arguments.items() if k != SESSION_HANDLE_ARGUMENT},
+        session_id=session_id,
+        tool_call_id=_tool_call_id(request, call, spec, session_id, digest),
+        progress_token=token if isinstance(token, str | int) and not isinstance(token, bool) else None,
+        request_bytes=len(canonical),
+        invalid_arguments=invalid,
+        request_hash=digest,
+    )
+
+
+def _session_id(spec: ToolSpec, arguments: dict[str, Any], call: CallContext) -> str | None:
+    if spec.session != "required":
+        return None
+    handle = arguments.get(SESSION_HANDLE_ARGUMENT)
+    if isinstance(handle, str) and handle:
+        return handle
+    if call.transport_session_id is not None:
+        return call.transport_session_id
+    raise JsonRpcError(
+        INVALID_PARAMS,
+        f"Tool needs an application session: pass the '{SESSION_HANDLE_ARGUMENT}' handle from open_session",
+    )
+
+
+def _tool_call_id(request: Request, call: CallContext, spec: ToolSpec, session_id: str | None, digest: str) -> str:
+    """The id the call is committed (and deduplicated) under; always scoped by principal,
+    so one caller can never replay another's result.
+
+    * explicit ``_meta`` idempotency key: the key within its session (the caller's promise
+      of one call; reusing it for another request is refused in :meth:`load`);
+    * 2025 era: the JSON-RPC request id within the transport session, plus the request
+      digest, so a client that restarts its id counter is never served another result;
+    * 2026 era without a key: a fresh id, no deduplication. Request ids restart with every
+      client connection and a broken request must be re-issued with a new id, so an
+      id-based key would only ever replay the wrong call.
+    """
+    explicit = request.meta.get(IDEMPOTENCY_KEY_META)
+    if explicit is not None:
+        if not isinstance(explicit, str) or not 0 < len(explicit) <= MAX_IDEMPOTENCY_KEY:
+            raise JsonRpcError(INVALID_PARAMS, f"_meta[{IDEMPOTENCY_KEY_META!r}] must be a 1-128 char string")
+        if spec.session != "required":
+            # Deduplication lives in the session's transaction; a tool without a session
+            # has nowhere to record the key, and ignoring it silently would mislead.
+            raise JsonRpcError(INVALID_PARAMS, f"Tool {spec.name} has no session: idempotency keys do not apply")
+        material = f"key\x00{session_id}\x00{explicit}"
+    elif call.transport_session_id is not None:
+        material = f"ts\x00{call.transport_session_id}\x00{json.dumps(request.id)}\x00{digest}"
+    else:
+        return secrets.token_hex(16)
+    return hashlib.sha256(f"{call.principal}\x00{material}".encode()).hexdigest()[:32]
