@@ -34,6 +34,15 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def set_fake_aws_env(monkeypatch: Any) -> None:
+    """Dummy credentials for one test (pytest's monkeypatch undoes it); no endpoint or
+    profile from the shell may leak in, and nothing probes the instance-metadata address."""
+    for name, value in FAKE_CREDENTIALS.items():
+        monkeypatch.setenv(name, value)
+    for name in ("AWS_ENDPOINT_URL", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+
+
 def fake_credentials() -> contextlib.AbstractContextManager[None]:
     """Dummy credentials for the duration of a test (never in the shell environment)."""
     return environment(FAKE_CREDENTIALS)

@@ -6,10 +6,9 @@ import random
 import uuid
 from collections import Counter
 
-from conftest import make_stream, read_whole_stream
-
 from mcp_platform.events.dead_letters import DeadLetterQueue
 from mcp_platform.events.producer import EventProducer
+from tests.support.kinesis import make_stream, read_whole_stream
 
 SHARDS = 4
 EVENTS = 10_000

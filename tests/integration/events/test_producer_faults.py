@@ -17,12 +17,12 @@ from collections import Counter
 from types import SimpleNamespace
 
 import pytest
-from conftest import drain_queue, make_stream, read_whole_stream
 
 from mcp_platform.events.batching import partition_key_for
 from mcp_platform.events.dead_letters import DeadLetterQueue
 from mcp_platform.events.producer import EventProducer
 from mcp_platform.events.schema import ToolCallEvent
+from tests.support.kinesis import drain_queue, make_stream, read_whole_stream
 
 PTEE = "ProvisionedThroughputExceededException"
 EVENTS = 10_000

@@ -5,13 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 
-from conftest import make_stream
-
 from mcp_platform.events.dead_letters import DeadLetterQueue
 from mcp_platform.events.producer import EventProducer
 from mcp_platform.events.recent import recent_session_events
 from mcp_platform.events.schema import ToolCallEvent
 from mcp_platform.events.shard_reader import ReaderLimits, ShardReader, StartPosition
+from tests.support.kinesis import make_stream
 
 
 class FakeClock:

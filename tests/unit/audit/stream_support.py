@@ -18,6 +18,7 @@ import pytest
 from moto import mock_aws
 
 from mcp_platform import table_schema as ts
+from tests.support.aws import set_fake_aws_env
 
 REGION = "us-east-1"
 SESSION_TABLE = "sessions"
@@ -26,15 +27,9 @@ TTL_IDENTITY = {"type": "Service", "principalId": "dynamodb.amazonaws.com"}
 
 
 def aws_test_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_SESSION_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
-    monkeypatch.setenv("AWS_REGION", REGION)
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    # botocore would route stream calls to an account-specific host mock_aws does not know.
-    monkeypatch.setenv("AWS_ACCOUNT_ID_ENDPOINT_MODE", "disabled")
+    # Includes AWS_ACCOUNT_ID_ENDPOINT_MODE=disabled: botocore would route stream calls to an
+    # account-specific host mock_aws does not know.
+    set_fake_aws_env(monkeypatch)
 
 
 def _key_schema() -> dict[str, Any]:

@@ -17,19 +17,6 @@ from tests.support.tables import create_session_table
 
 
 @pytest.fixture
-def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fake credentials, only inside tests; never probe the instance-metadata address."""
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_SESSION_TOKEN", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setenv("AWS_REGION", "us-east-1")
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-
-
-@pytest.fixture
 def ddb(aws_env: None) -> Iterator[Any]:
     with mock_aws():
         yield boto3.client("dynamodb", region_name="us-east-1")
