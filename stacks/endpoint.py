@@ -97,6 +97,7 @@ class Endpoint(Construct):
         data.session_table.grant_read_write_data(fn)  # sessions, API keys (hashed)
         data.audit_table.grant_read_data(fn)  # A3: audit trails are queryable by session
         stream.stream.grant_write(fn)
+        stream.stream.grant_read(fn)  # K4: the recent_tool_events tool reads its session's shard
         producer_dlq.grant_send_messages(fn)  # K2: what PutRecords retries could not deliver
         if dax is not None:
             dax.grant_client(fn)

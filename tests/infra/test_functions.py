@@ -177,3 +177,19 @@ def test_a3_endpoint_reads_audit_trails_audit_function_writes_them(variant: Synt
     audit_env = function_by_handler(variant, "audit_handler.lambda_handler")["Environment"]["Variables"]
     assert endpoint_env[EnvVars.AUDIT_TABLE] == audit_env[EnvVars.AUDIT_TABLE]
     assert audit_env[EnvVars.AUDIT_RETENTION_DAYS] == "365"
+
+
+def test_k4_endpoint_role_may_read_the_stream_for_recent_tool_events(variant: Synthesized) -> None:
+    # Given the endpoint's role / Then it can list shards and read records (recent_tool_events)
+    from tests.infra.test_security import as_list
+
+    endpoint_role = function_by_handler(variant, "run.sh")["Role"]["Fn::GetAtt"][0]
+    actions: set[str] = set()
+    for resource in variant.json["Resources"].values():
+        if resource["Type"] != "AWS::IAM::Policy":
+            continue
+        if {"Ref": endpoint_role} not in resource["Properties"].get("Roles", []):
+            continue
+        for statement in resource["Properties"]["PolicyDocument"]["Statement"]:
+            actions.update(as_list(statement["Action"]))
+    assert {"kinesis:GetShardIterator", "kinesis:GetRecords", "kinesis:ListShards"} <= actions
