@@ -187,7 +187,9 @@ def test_session_audit_and_recent_tool_events_tools_read_the_pipeline(platform: 
             while True:
                 trail = (await session.call_tool("session_audit", {"session": handle})).structured_content
                 events = (await session.call_tool("recent_tool_events", {"session": handle})).structured_content
-                if (trail["records"] and events["events"]) or time.monotonic() > deadline:
+                noted = any(note in json.dumps(record) for record in trail["records"])
+                published = any(event["tool"] == "append_note" for event in events["events"])
+                if (noted and published) or time.monotonic() > deadline:
                     return trail["records"], events["events"]
                 await anyio.sleep(0.5)
 
