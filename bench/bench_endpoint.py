@@ -29,6 +29,19 @@ from fakes import FakeDynamo, FakeKinesis, FakeSqs, asgi_post  # noqa: E402
 
 COLD_RUNS = 5
 CALLS = 1500
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
+}
+
+
+def tool_call(request_id: int | str, name: str, arguments: dict[str, Any], meta: dict[str, Any] | None = None) -> dict:
+    params: dict[str, Any] = {"name": name, "arguments": arguments}
+    if meta:
+        params["_meta"] = meta
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
 
 
 def _free_port() -> int:
@@ -130,60 +143,14 @@ def cpu_rows() -> list[dict[str, Any]]:
     auth = {"authorization": "Bearer bench-key", "accept": "application/json"}
 
     async def ours() -> tuple[list[float], list[float], dict[str, int]]:
-        _, headers, _ = await asgi_post(
-            app,
-            "/mcp",
-            auth,
-            {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "b", "version": "1"},
-                },
-            },
-        )
+        _, headers, _ = await asgi_post(app, "/mcp", auth, INITIALIZE)
         session = {**auth, "mcp-session-id": headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
-        echo = [
-            (
-                session,
-                {
-                    "jsonrpc": "2.0",
-                    "id": i,
-                    "method": "tools/call",
-                    "params": {"name": "echo", "arguments": {"text": "hi"}},
-                },
-            )
-            for i in range(1, CALLS)
-        ]
-        note = [
-            (
-                session,
-                {
-                    "jsonrpc": "2.0",
-                    "id": f"n{i}",
-                    "method": "tools/call",
-                    "params": {"name": "session_info", "arguments": {}},
-                },
-            )
-            for i in range(CALLS)
-        ]
+        echo = [(session, tool_call(i, "echo", {"text": "hi"})) for i in range(1, CALLS)]
+        note = [(session, tool_call(f"n{i}", "session_info", {})) for i in range(CALLS)]
         echo_times = await _measure(app, echo)
         dynamo.calls.clear()
         kinesis.calls = 0
-        await asgi_post(
-            app,
-            "/mcp",
-            session,
-            {
-                "jsonrpc": "2.0",
-                "id": "count",
-                "method": "tools/call",
-                "params": {"name": "session_info", "arguments": {}},
-            },
-        )
+        await asgi_post(app, "/mcp", session, tool_call("count", "session_info", {}))
         counted = dict(dynamo.calls)
         return echo_times, await _measure(app, note), counted
 
@@ -191,18 +158,7 @@ def cpu_rows() -> list[dict[str, Any]]:
         peer_app = build(json_response=True)
         async with peer_app.router.lifespan_context(peer_app):
             headers = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25"}
-            calls = [
-                (
-                    headers,
-                    {
-                        "jsonrpc": "2.0",
-                        "id": i,
-                        "method": "tools/call",
-                        "params": {"name": "echo", "arguments": {"text": "hi"}},
-                    },
-                )
-                for i in range(CALLS)
-            ]
+            calls = [(headers, tool_call(i, "echo", {"text": "hi"})) for i in range(CALLS)]
             return await _measure(peer_app, calls)
 
     echo_times, session_times, counted = asyncio.run(ours())
@@ -246,31 +202,9 @@ def streaming_rows() -> list[dict[str, Any]]:
     try:
         url = f"http://127.0.0.1:{port}/mcp"
         auth = {"authorization": "Bearer bench-key", "accept": "application/json, text/event-stream"}
-        init = httpx.post(
-            url,
-            headers=auth,
-            json={
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "b", "version": "1"},
-                },
-            },
-        )
+        init = httpx.post(url, headers=auth, json=INITIALIZE)
         headers = {**auth, "mcp-session-id": init.headers["mcp-session-id"]}
-        body = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {
-                "name": "countdown",
-                "arguments": {"steps": 3, "interval_ms": 1000},
-                "_meta": {"progressToken": "p"},
-            },
-        }
+        body = tool_call(1, "countdown", {"steps": 3, "interval_ms": 1000}, meta={"progressToken": "p"})
         started = time.perf_counter()
         with httpx.stream("POST", url, headers=headers, json=body, timeout=30) as response:
             headers_at = time.perf_counter() - started

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from aws_cdk import Duration
 from aws_cdk import aws_lambda as lambda_
@@ -66,18 +67,7 @@ class Processing(Construct):
         )
         data.session_table.grant_read_write_data(self.ingest)  # idempotent records, usage counters
         # K5: the mapping reads through the registered EFO consumer (its ARN is the source).
-        self.ingest.add_event_source(
-            sources.KinesisConsumerEventSource(
-                stream.consumer,
-                starting_position=lambda_.StartingPosition.TRIM_HORIZON,
-                batch_size=BATCH_SIZE,
-                bisect_batch_on_error=True,
-                retry_attempts=RETRY_ATTEMPTS,
-                max_record_age=MAX_RECORD_AGE,
-                report_batch_item_failures=True,
-                on_failure=sources.SqsDlq(ingest_dlq),
-            )
-        )
+        self.ingest.add_event_source(sources.KinesisConsumerEventSource(stream.consumer, **_a1_mapping(ingest_dlq)))
 
         self.audit = self._function(
             "Audit",
@@ -99,18 +89,7 @@ class Processing(Construct):
         stream.stream.grant_write(self.audit)
         expiry_dlq.grant_send_messages(self.audit)
         # A1 (and A5: a poison record is reported, bisected, then sent to the DLQ).
-        self.audit.add_event_source(
-            sources.DynamoEventSource(
-                data.session_table,
-                starting_position=lambda_.StartingPosition.TRIM_HORIZON,
-                batch_size=BATCH_SIZE,
-                bisect_batch_on_error=True,
-                retry_attempts=RETRY_ATTEMPTS,
-                max_record_age=MAX_RECORD_AGE,
-                report_batch_item_failures=True,
-                on_failure=sources.SqsDlq(audit_dlq),
-            )
-        )
+        self.audit.add_event_source(sources.DynamoEventSource(data.session_table, **_a1_mapping(audit_dlq)))
 
     def _function(
         self,
@@ -137,3 +116,17 @@ class Processing(Construct):
             log_group=log_group(self, f"{construct_id}Logs", config),
             description=f"mcp-platform {folder} processor",
         )
+
+
+def _a1_mapping(dlq: sqs.IQueue) -> dict[str, Any]:
+    """A1 for every stream mapping: TRIM_HORIZON, bisect on error, bounded retries and record
+    age, partial batch responses, and an on-failure DLQ (A5: a poison record ends there)."""
+    return {
+        "starting_position": lambda_.StartingPosition.TRIM_HORIZON,
+        "batch_size": BATCH_SIZE,
+        "bisect_batch_on_error": True,
+        "retry_attempts": RETRY_ATTEMPTS,
+        "max_record_age": MAX_RECORD_AGE,
+        "report_batch_item_failures": True,
+        "on_failure": sources.SqsDlq(dlq),
+    }
