@@ -16,6 +16,7 @@ from mcp_platform.mcp.tools import ToolError, tool
     "Events of calls that are still being published may appear a moment later.",
     annotations={"readOnlyHint": True, "openWorldHint": False},
     session="required",
+    effect="read_only",
 )
 async def recent_tool_events(
     ctx: ToolContext,

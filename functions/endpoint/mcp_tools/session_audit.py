@@ -15,6 +15,7 @@ from mcp_platform.mcp.tools import ToolError, tool
     "Pass next_cursor back as cursor for the next page.",
     annotations={"readOnlyHint": True, "openWorldHint": False},
     session="required",
+    effect="read_only",
 )
 async def session_audit(
     ctx: ToolContext,

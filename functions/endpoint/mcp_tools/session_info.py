@@ -12,6 +12,7 @@ from mcp_platform.mcp.tools import tool
     description="Describe the session: version, expiry (epoch seconds), status and tool-call count.",
     annotations={"readOnlyHint": True, "openWorldHint": False},
     session="required",
+    effect="read_only",
 )
 async def session_info(ctx: ToolContext) -> dict[str, Any]:
     session = ctx.session

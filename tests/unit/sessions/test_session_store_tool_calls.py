@@ -10,6 +10,7 @@ import pytest
 from amazondax.DaxError import DaxServiceError
 from botocore.exceptions import ClientError
 
+from mcp_platform.sessions.transaction import client_request_token
 from mcp_platform.sessions import (
     ConditionCheck,
     DuplicateToolCall,
@@ -63,7 +64,7 @@ def test_d10_commit_writes_record_marker_and_update_in_one_transaction(
     recorded_store: SessionStore, recording: Any, clock: ManualClock, peek: Any
 ) -> None:
     """D1/D7/D10: Given a held session, When a tool call is committed 100 s later, Then one
-    TransactWriteItems with ClientRequestToken = tool call id holds the record
+    TransactWriteItems with a ClientRequestToken derived from the call id and the content holds the record
     (tool#<ISO8601>#<id>), the marker (toolcall#<id>) and the metadata Update whose own
     condition is "alive AND version" (no ConditionCheck on the same item); ttl slides."""
     session = recorded_store.create_session("alice")
@@ -71,7 +72,8 @@ def test_d10_commit_writes_record_marker_and_update_in_one_transaction(
     recording.calls.clear()
     done = recorded_store.commit_tool_call(session, call(started_at=clock.now() - 1))
     ((op, params),) = recording.calls
-    assert op == "transact_write_items" and params["ClientRequestToken"] == "call-1"
+    assert op == "transact_write_items"
+    assert params["ClientRequestToken"] == client_request_token("call-1", params["TransactItems"])
     kinds = [next(iter(a)) for a in params["TransactItems"]]
     assert kinds == ["Put", "Put", "Update"]
     update = params["TransactItems"][2]["Update"]
@@ -84,15 +86,20 @@ def test_d10_commit_writes_record_marker_and_update_in_one_transaction(
     assert marker["record_sk"] == {"S": done.result.record_sk} and marker["result"] == {"M": {"text": {"S": "hi"}}}
 
 
-def test_d10_long_tool_call_id_is_hashed_to_36_chars(recorded_store: SessionStore, recording: Any) -> None:
+def test_d10_token_is_36_chars_and_changes_with_the_content(recorded_store: SessionStore, recording: Any) -> None:
     """D10: Given a tool call id longer than 36 chars, When committed, Then the token is a
-    stable 36-char hash of it (the record still carries the full id)."""
+    36-char hash; the same id with other content (a rebuilt commit) gets another token, so
+    DynamoDB never sees one token with two contents (IdempotentParameterMismatch)."""
     session = recorded_store.create_session("alice")
     recording.calls.clear()
     long_id = "x" * 80
     done = recorded_store.commit_tool_call(session, call(long_id))
+    items = recording.calls[0][1]["TransactItems"]
     token = recording.calls[0][1]["ClientRequestToken"]
     assert len(token) == 36 and token != long_id[:36] and done.result.tool_call_id == long_id
+    assert client_request_token(long_id, items) == token
+    changed = [*items[:2], {"Update": {**items[2]["Update"], "UpdateExpression": "SET #v = #v + :one"}}]
+    assert client_request_token(long_id, changed) != token
 
 
 def test_d4_d10_replayed_tool_call_yields_one_record_and_the_original_result(

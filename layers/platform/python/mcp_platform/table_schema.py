@@ -15,6 +15,8 @@ pk                          sk                                     item
 ``session#<id>``            ``toolcall#<toolCallId>``              idempotency marker of a tool
                                                                    call id (D4): points at the
                                                                    record, holds the result
+``session#<id>``            ``cancel#<sha256(request id)>``        short-lived cancel flag of a
+                                                                   2025 request (owner, ttl)
 ``apikey#<sha256>``         ``metadata``                           hashed API key -> principal
 ``usage#<principal>``       ``<YYYY-MM-DD>#<tool>``                usage counters (ingest)
 ``event#<eventId>``         ``dedupe``                             ingest dedupe marker
@@ -25,6 +27,9 @@ Only ``session#`` items are audited; the audit processor skips every other prefi
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 # -- session table -------------------------------------------------------------------------
 PK = "pk"
 SK = "sk"
@@ -33,6 +38,7 @@ STATUS = "status"
 VERSION = "version"
 OWNER = "owner"
 CONTEXT = "context"
+CONTEXT_BYTES = "context_bytes"  # stored size of ``context``, kept by every write that grows it
 TOOL_CALLS = "tool_calls"  # committed tool calls of the session (metadata counter)
 KIND = "kind"  # "application" | "transport"
 CREATED_AT = "created_at"
@@ -42,6 +48,7 @@ SESSION_PREFIX = "session#"
 METADATA_SK = "metadata"
 TOOL_RECORD_PREFIX = "tool#"
 TOOL_CALL_MARKER_PREFIX = "toolcall#"
+CANCEL_FLAG_PREFIX = "cancel#"
 API_KEY_PREFIX = "apikey#"
 USAGE_PREFIX = "usage#"
 EVENT_DEDUPE_PREFIX = "event#"
@@ -81,6 +88,13 @@ def tool_call_marker_sk(tool_call_id: str) -> str:
     return f"{TOOL_CALL_MARKER_PREFIX}{tool_call_id}"
 
 
+def cancel_flag_sk(request_id: str | int) -> str:
+    """The JSON-RPC request id is chosen by the client (any string, any length): its digest
+    keeps the key short, and digesting its JSON form keeps ``1`` and ``"1"`` apart."""
+    digest = hashlib.sha256(json.dumps(request_id).encode()).hexdigest()[:32]
+    return f"{CANCEL_FLAG_PREFIX}{digest}"
+
+
 # -- audit table: key helpers and the per-session summary item (A3, A4) ------------------------
 # Stream sequence numbers are decimal strings of 21-40 digits; zero-padding them to the maximum
 # width makes the string order of the sort key equal to the numeric order within one second.
@@ -109,6 +123,7 @@ FINISHED_AT = "finished_at"
 COMMITTED_AT = "committed_at"
 RECORD_SK = "record_sk"  # on the tool-call marker: the sk of the record it points at
 REQUEST_HASH = "request_hash"  # on the tool-call marker: digest of the tool name + arguments
+REQUESTED_AT = "requested_at"  # on a cancel flag: when the cancellation arrived (ISO 8601)
 # Non-key attributes projected into STATUS_TTL_INDEX (the data construct must match; D8).
 # Tool-call records and markers carry neither ``status`` nor ``ttl``, so they never enter it.
 STATUS_TTL_INDEX_PROJECTION = (OWNER, KIND)

@@ -48,6 +48,10 @@ class ToolContext:
     """Items written in the same transaction as the call record (D10)."""
     condition_checks: list[ConditionCheck] = field(default_factory=list)
     """Conditions on items the transaction does not otherwise touch (D10)."""
+    effect: str | None = None
+    """The tool's declared effect on its session (``mcp.tools.EFFECTS``)."""
+    attributes: dict[str, Any] | None = None
+    """New session attributes to commit (read-modify-write tools only), see set_attributes."""
 
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send notifications/progress when the caller asked for it (a progressToken)."""
@@ -73,4 +77,17 @@ class ToolContext:
 
     def append_to_session(self, *messages: dict[str, Any]) -> None:
         """Queue context messages, committed atomically with the tool-call record (D3, D10)."""
+        if self.effect == "read_only":
+            raise ToolEffectViolation("a read_only tool cannot append to its session")
         self.context_append.extend(messages)
+
+    def set_attributes(self, attributes: dict[str, Any]) -> None:
+        """Replace the session's attributes, committed under the version condition (D2): the
+        value must be computed from ``self.session``, which is fresh on every run of the tool."""
+        if self.effect != "read_modify_write":
+            raise ToolEffectViolation(f"set_attributes needs effect 'read_modify_write', not {self.effect!r}")
+        self.attributes = dict(attributes)
+
+
+class ToolEffectViolation(RuntimeError):
+    """A tool did what its declared effect excludes: a defect in the tool, never committed."""

@@ -16,8 +16,12 @@ RESOURCE_NOT_FOUND: Final = -32002  # 2025 revisions only
 # Application errors, outside the JSON-RPC reserved band -32768..-32000 (2026-07-28 retires
 # -32002 and asks new codes to stay out of the legacy band): documented in the README.
 SESSION_NOT_FOUND: Final = -31001
-CONFLICT: Final = -31002
+CONFLICT: Final = -31002  # lost a race on the session: retry the call
 PRECONDITION_FAILED: Final = -31003
+UNAVAILABLE: Final = -31004  # the store throttled or kept conflicting: retry after a pause
+LIMIT_EXCEEDED: Final = -31005  # session capacity or transaction size: not retryable
+STORE_REJECTED: Final = -31006  # the store refused the call's writes for another reason
+TOOL_FAILED: Final = -31007  # the tool failed unexpectedly; nothing was committed: retry
 
 RequestId = str | int
 

@@ -21,7 +21,18 @@ from mcp_platform.mcp.schema import input_schema, validate
 from mcp_platform.mcp.versions import SESSION_HANDLE_ARGUMENT
 
 SessionUse = Literal["none", "required"]
+Effect = Literal["read_only", "append_only", "read_modify_write"]
 ToolFunction = Callable[..., Awaitable[Any]]
+
+READ_ONLY: Effect = "read_only"
+"""Reads the session, writes nothing to it: no transaction, no version bump, never a conflict."""
+APPEND_ONLY: Effect = "append_only"
+"""Only appends (context entries, new items): one transaction conditioned on "alive" alone, so
+any number of parallel calls on one session all commit (D3 ``list_append`` is atomic)."""
+READ_MODIFY_WRITE: Effect = "read_modify_write"
+"""Computes new session fields from the ones it read: committed under the D2 version condition;
+on a conflict the tool runs again on the fresh state. The default: always correct."""
+EFFECTS: tuple[Effect, ...] = (READ_ONLY, APPEND_ONLY, READ_MODIFY_WRITE)
 
 
 class ToolError(Exception):
@@ -54,6 +65,8 @@ class ToolSpec:
     title: str | None = None
     session: SessionUse = "none"
     """``required``: the call runs against an application session, committed atomically (D10)."""
+    effect: Effect | None = None
+    """What a session tool does to its session (None for tools without a session)."""
 
     def describe(self) -> dict[str, Any]:
         """The tools/list entry (identical in both protocol eras)."""
@@ -82,12 +95,18 @@ def tool(
     annotations: dict[str, Any] | None = None,
     output_schema: dict[str, Any] | None = None,
     session: SessionUse = "none",
+    effect: Effect | None = None,
 ) -> Callable[[ToolFunction], ToolSpec]:
-    """Turn an ``async def tool(ctx, ...)`` into a :class:`ToolSpec` (no global registration)."""
+    """Turn an ``async def tool(ctx, ...)`` into a :class:`ToolSpec` (no global registration).
+
+    A session tool declares its ``effect`` on the session; undeclared, it is
+    ``read_modify_write``, the one that is correct whatever the tool does (at the price of
+    conflicts under parallel calls). ``readOnlyHint`` follows a ``read_only`` effect."""
 
     def build(function: ToolFunction) -> ToolSpec:
         if not inspect.iscoroutinefunction(function):
             raise TypeError(f"tool {function.__name__} must be an async function")
+        declared = _session_effect(function.__name__, session, effect, annotations or {})
         schema = input_schema(function, skip=("ctx", SESSION_HANDLE_ARGUMENT))
         if session == "required":
             # The handle is optional in the schema: a 2025-era caller may rely on its
@@ -103,12 +122,29 @@ def tool(
             function=function,
             input_schema=schema,
             output_schema=output_schema,
-            annotations=dict(annotations or {}),
+            annotations={**(annotations or {}), **({"readOnlyHint": True} if declared == READ_ONLY else {})},
             title=title,
             session=session,
+            effect=declared,
         )
 
     return build
+
+
+def _session_effect(
+    name: str, session: SessionUse, effect: Effect | None, annotations: dict[str, Any]
+) -> Effect | None:
+    if session != "required":
+        if effect is not None:
+            raise TypeError(f"tool {name}: effect applies only to tools with session='required'")
+        return None
+    declared = effect or READ_MODIFY_WRITE
+    if declared not in EFFECTS:
+        raise TypeError(f"tool {name}: effect must be one of {', '.join(EFFECTS)}, got {declared!r}")
+    hint = annotations.get("readOnlyHint")
+    if hint is not None and bool(hint) != (declared == READ_ONLY):
+        raise TypeError(f"tool {name}: readOnlyHint={hint} contradicts effect {declared!r}")
+    return declared
 
 
 class ToolCatalog:

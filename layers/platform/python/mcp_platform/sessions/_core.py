@@ -9,17 +9,23 @@ from mcp_platform import table_schema as ts
 from mcp_platform.config import Settings
 from mcp_platform.sessions.clients import build_dynamo_clients
 from mcp_platform.sessions.clock import Clock, SystemClock, iso_utc
-from mcp_platform.sessions.codec import AttributeValue, from_attr, require_epoch_seconds, to_attr
-from mcp_platform.sessions.errors import SessionEnded, SessionExpired, SessionNotFound
+from mcp_platform.sessions.codec import AttributeValue, attr_size, from_attr, require_epoch_seconds, to_attr
+from mcp_platform.sessions.errors import SessionCapacityExceeded, SessionEnded, SessionExpired, SessionNotFound
 from mcp_platform.sessions.gateway import DynamoGateway
 from mcp_platform.sessions.model import Session
-from mcp_platform.sessions.retry import Backoff
+from mcp_platform.sessions.retry import CONFLICT_BACKOFF, Backoff
 
 Key = dict[str, AttributeValue]
 Expression = tuple[str, dict[str, str], dict[str, AttributeValue]]
 
 # D7/D10 "session alive": the item exists, has not expired, and was not ended.
 ALIVE = "attribute_exists(#pk) AND #ttl > :now AND #st = :active"
+# The context list lives in the metadata item and every call reads it: its stored size is
+# capped (tracked in ``context_bytes``, checked atomically by the write that grows it) so the
+# item stays far from DynamoDB's 400 KB limit, with room left for attributes and keys.
+DEFAULT_CONTEXT_BUDGET_BYTES = 256 * 1024
+ATTRIBUTES_BUDGET_BYTES = 64 * 1024
+CONTEXT_HAS_ROOM = "(attribute_not_exists(#cb) OR #cb <= :room)"
 
 
 class StoreCore:
@@ -33,6 +39,8 @@ class StoreCore:
         ttl_seconds: int = 3600,
         clock: Clock | None = None,
         backoff: Backoff | None = None,
+        context_budget_bytes: int = DEFAULT_CONTEXT_BUDGET_BYTES,
+        conflict_backoff: Backoff | None = None,
     ) -> None:
         if gateway is None:
             if client is None:
@@ -46,6 +54,9 @@ class StoreCore:
         self.ttl_seconds = ttl_seconds
         self.clock: Clock = clock or SystemClock()
         self.backoff = backoff or Backoff()
+        # TransactionConflict retries: a longer budget when the default policy is used.
+        self.conflict_backoff = conflict_backoff or (backoff if backoff is not None else CONFLICT_BACKOFF)
+        self.context_budget_bytes = context_budget_bytes
 
     @classmethod
     def from_settings(
@@ -98,6 +109,24 @@ class StoreCore:
             names["#owner"] = ts.OWNER
             values[":owner"] = to_attr(owner)
         return expression, names, values
+
+    def _context_growth(self, session_id: str, entries: list[Any]) -> Expression:
+        """SET clause, condition and placeholders that append ``entries`` to the context within
+        its byte budget (D3: no read; the condition makes the budget exact under parallel calls)."""
+        new = to_attr(entries)
+        size = attr_size(new)
+        if size > self.context_budget_bytes:
+            raise SessionCapacityExceeded(session_id, "context", self.context_budget_bytes, size)
+        clause = "#ctx = list_append(if_not_exists(#ctx, :empty), :new), #cb = if_not_exists(#cb, :zero) + :cbytes"
+        names = {"#ctx": ts.CONTEXT, "#cb": ts.CONTEXT_BYTES}
+        values = {
+            ":new": new,
+            ":empty": {"L": []},
+            ":zero": to_attr(0),
+            ":cbytes": to_attr(size),
+            ":room": to_attr(self.context_budget_bytes - size),
+        }
+        return clause, names, values
 
     # -- visibility (D6, auth) ---------------------------------------------------------------
     def _read_item(self, session_id: str, *, consistent: bool) -> dict[str, AttributeValue] | None:

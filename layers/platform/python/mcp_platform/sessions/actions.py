@@ -8,10 +8,10 @@ import json
 from typing import Any
 
 from mcp_platform import table_schema as ts
-from mcp_platform.sessions._core import ALIVE, StoreCore
+from mcp_platform.sessions._core import ATTRIBUTES_BUDGET_BYTES, CONTEXT_HAS_ROOM, StoreCore
 from mcp_platform.sessions.clock import iso_utc
-from mcp_platform.sessions.codec import to_attr, to_item
-from mcp_platform.sessions.errors import InvalidCursor
+from mcp_platform.sessions.codec import attr_size, to_attr, to_item
+from mcp_platform.sessions.errors import InvalidCursor, SessionCapacityExceeded
 from mcp_platform.sessions.model import ExtraPut, Session, ToolCall, ToolCallResult
 
 METADATA = 2  # position of the metadata Update after the record [0] and marker [1] Puts
@@ -67,12 +67,21 @@ class ActionBuilders(StoreCore):
         result = ToolCallResult(call.id, call.name, call.result, call.is_error, record_sk, committed, call.request_hash)
         return actions, result
 
-    def _metadata_update(self, session: Session, context_append: list[Any]) -> dict[str, Any]:
-        _, names, values = self._alive()
+    def _metadata_update(
+        self,
+        session: Session,
+        context_append: list[Any],
+        *,
+        expected_version: int | None,
+        attributes: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """The metadata Update of a commit. ``expected_version`` None: append-only, conditioned
+        on "alive" (and the context budget) alone, so parallel calls never conflict; an int:
+        read-modify-write under the D2 version condition, which ``attributes`` requires."""
+        condition, names, values = self._alive()
         names.update({"#v": ts.VERSION, "#ua": ts.UPDATED_AT, "#tc": ts.TOOL_CALLS})
         values.update(
             {
-                ":expected": to_attr(session.version),
                 ":one": to_attr(1),
                 ":zero": to_attr(0),
                 ":ttl": to_attr(self._next_ttl()),
@@ -83,15 +92,29 @@ class ActionBuilders(StoreCore):
         # a replayed id never reaches this action because its marker Put fails first).
         expression = "SET #v = #v + :one, #ttl = :ttl, #ua = :ua, #tc = if_not_exists(#tc, :zero) + :one"
         if context_append:
-            expression += ", #ctx = list_append(if_not_exists(#ctx, :empty), :new)"
-            names["#ctx"] = ts.CONTEXT
-            values.update({":new": to_attr(context_append), ":empty": {"L": []}})
+            clause, more_names, more_values = self._context_growth(session.id, context_append)
+            expression += ", " + clause
+            names.update(more_names)
+            values.update(more_values)
+            condition += f" AND {CONTEXT_HAS_ROOM}"
+        if expected_version is not None:
+            condition += " AND #v = :expected"
+            values[":expected"] = to_attr(expected_version)
+        if attributes is not None:
+            if expected_version is None:
+                raise ValueError("attributes are written only under the version condition (read-modify-write)")
+            stored = to_attr(attributes)
+            if attr_size(stored) > ATTRIBUTES_BUDGET_BYTES:
+                raise SessionCapacityExceeded(session.id, "attributes", ATTRIBUTES_BUDGET_BYTES, attr_size(stored))
+            expression += ", #at = :at"
+            names["#at"] = ts.ATTRIBUTES
+            values[":at"] = stored
         return {
             "Update": {
                 "TableName": self.table_name,
                 "Key": self._meta_key(session.id),
                 "UpdateExpression": expression,
-                "ConditionExpression": f"{ALIVE} AND #v = :expected",
+                "ConditionExpression": condition,
                 "ExpressionAttributeNames": names,
                 "ExpressionAttributeValues": values,
                 "ReturnValuesOnConditionCheckFailure": "ALL_OLD",

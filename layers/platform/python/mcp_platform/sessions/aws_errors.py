@@ -17,6 +17,11 @@ from mcp_platform.sessions.errors import CancellationReason
 
 CONDITIONAL_CHECK_FAILED = "ConditionalCheckFailed"
 TRANSACTION_CONFLICT = "TransactionConflict"
+# Error codes of a throttled request (after the client's own retries), and the cancellation
+# reason DynamoDB gives a transaction cancelled by throttling.
+THROTTLING_CODES = frozenset(
+    {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded", "ThrottlingError"}
+)
 _REASONS_IN_MESSAGE = re.compile(r"\[([^\[\]]*)\]\s*$")
 
 

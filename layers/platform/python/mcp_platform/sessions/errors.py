@@ -136,5 +136,20 @@ class StoreThrottled(SessionStoreError):
     """DynamoDB kept throttling a request through every retry; safe to retry later."""
 
 
+class SessionCapacityExceeded(SessionStoreError):
+    """A write would take the session's context or attributes past their byte budget, which
+    keeps the metadata item well inside DynamoDB's 400 KB item limit. Not retryable: the
+    session is full; open a new one."""
+
+    def __init__(self, session_id: str, what: str, budget_bytes: int, requested_bytes: int | None = None) -> None:
+        detail = f"{what} budget of {budget_bytes} bytes is used up"
+        if requested_bytes is not None:
+            detail += f" (this write needs {requested_bytes} bytes)"
+        super().__init__(f"session {session_id!r}: {detail}")
+        self.session_id = session_id
+        self.what = what
+        self.budget_bytes = budget_bytes
+
+
 class InvalidCursor(SessionStoreError, ValueError):
     """A pagination cursor that this store did not issue."""

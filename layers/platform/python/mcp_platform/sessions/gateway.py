@@ -10,6 +10,11 @@ import threading
 from collections import Counter
 from typing import Any
 
+from botocore.exceptions import ClientError
+
+from mcp_platform.sessions.aws_errors import THROTTLING_CODES, error_code
+from mcp_platform.sessions.errors import StoreThrottled
+
 
 class DynamoGateway:
     def __init__(self, data: Any, control: Any | None = None) -> None:
@@ -19,9 +24,16 @@ class DynamoGateway:
         self._lock = threading.Lock()
 
     def call(self, operation: str, **params: Any) -> dict[str, Any]:
-        """Run a data-plane operation (``get_item``, ``transact_write_items``, ...)."""
+        """Run a data-plane operation (``get_item``, ``transact_write_items``, ...). A request
+        still throttled after the client's own retries (botocore backs off with jitter)
+        becomes :class:`StoreThrottled`, which callers answer as "retry later"."""
         self._count(operation)
-        response: dict[str, Any] = getattr(self._data, operation)(**params)
+        try:
+            response: dict[str, Any] = getattr(self._data, operation)(**params)
+        except ClientError as exc:
+            if error_code(exc) in THROTTLING_CODES:
+                raise StoreThrottled(f"{operation} throttled: {error_code(exc)}") from exc
+            raise
         return response
 
     def control(self, operation: str, **params: Any) -> dict[str, Any]:

@@ -10,10 +10,10 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from mcp_platform import table_schema as ts
-from mcp_platform.sessions._core import StoreCore
+from mcp_platform.sessions._core import CONTEXT_HAS_ROOM, StoreCore
 from mcp_platform.sessions.aws_errors import error_code, old_item
-from mcp_platform.sessions.codec import from_attr, require_epoch_seconds, to_attr, to_item
-from mcp_platform.sessions.errors import SessionAlreadyExists, VersionConflict
+from mcp_platform.sessions.codec import attr_size, from_attr, require_epoch_seconds, to_attr, to_item
+from mcp_platform.sessions.errors import SessionAlreadyExists, SessionCapacityExceeded, VersionConflict
 from mcp_platform.sessions.model import ExpiringSession, Session
 
 _CCF = "ConditionalCheckFailedException"
@@ -78,13 +78,16 @@ class LifecycleOps(StoreCore):
         return session
 
     def append_context(self, session_id: str, messages: Sequence[Any], *, owner: str | None = None) -> int:
-        """D3: one UpdateItem with ``list_append`` (no read); bumps and returns the version."""
+        """D3: one UpdateItem with ``list_append`` (no read), within the context byte budget;
+        bumps and returns the version."""
+        clause, names, values = self._context_growth(session_id, list(messages))
         response = self._update_if_alive(
             session_id,
             owner,
-            "SET #ctx = list_append(if_not_exists(#ctx, :empty), :new), #v = #v + :one, #ua = :ua",
-            {"#ctx": ts.CONTEXT, "#v": ts.VERSION, "#ua": ts.UPDATED_AT},
-            {":new": to_attr(list(messages)), ":empty": {"L": []}, ":one": to_attr(1), ":ua": to_attr(self._iso_now())},
+            f"SET {clause}, #v = #v + :one, #ua = :ua",
+            {**names, "#v": ts.VERSION, "#ua": ts.UPDATED_AT},
+            {**values, ":one": to_attr(1), ":ua": to_attr(self._iso_now())},
+            also=CONTEXT_HAS_ROOM,
             ReturnValues="UPDATED_NEW",
         )
         return int(from_attr(response["Attributes"][ts.VERSION]))
@@ -124,12 +127,18 @@ class LifecycleOps(StoreCore):
     def _write_version(self, session: Session, changed: Session, owner: str | None) -> Session:
         condition, names, values = self._alive(owner)
         now = self._iso_now()
-        names.update({"#v": ts.VERSION, "#ctx": ts.CONTEXT, "#at": ts.ATTRIBUTES, "#ua": ts.UPDATED_AT})
+        context = to_attr(changed.context)
+        if attr_size(context) > self.context_budget_bytes:
+            raise SessionCapacityExceeded(session.id, "context", self.context_budget_bytes, attr_size(context))
+        names.update(
+            {"#v": ts.VERSION, "#ctx": ts.CONTEXT, "#cb": ts.CONTEXT_BYTES, "#at": ts.ATTRIBUTES, "#ua": ts.UPDATED_AT}
+        )
         values.update(
             {
                 ":expected": to_attr(session.version),
                 ":one": to_attr(1),
-                ":ctx": to_attr(changed.context),
+                ":ctx": context,
+                ":cb": to_attr(attr_size(context)),
                 ":at": to_attr(changed.attributes),
                 ":status": to_attr(changed.status),
                 ":ua": to_attr(now),
@@ -139,7 +148,7 @@ class LifecycleOps(StoreCore):
             "update_item",
             TableName=self.table_name,
             Key=self._meta_key(session.id),
-            UpdateExpression="SET #v = #v + :one, #ctx = :ctx, #at = :at, #st = :status, #ua = :ua",
+            UpdateExpression="SET #v = #v + :one, #ctx = :ctx, #cb = :cb, #at = :at, #st = :status, #ua = :ua",
             ConditionExpression=f"{condition} AND #v = :expected",
             ExpressionAttributeNames=names,
             ExpressionAttributeValues=values,
@@ -174,11 +183,15 @@ class LifecycleOps(StoreCore):
         expression: str,
         names: dict[str, str],
         values: dict[str, Any],
+        also: str = "",
         **extra: Any,
     ) -> dict[str, Any]:
-        """One UpdateItem conditioned on "alive" (D7); a failed condition is explained by the
-        item DynamoDB returns (ALL_OLD) and raised as the precise not-alive error."""
+        """One UpdateItem conditioned on "alive" (D7) and ``also``; a failed condition is
+        explained by the item DynamoDB returns (ALL_OLD): the precise not-alive error, or, for a
+        live session, the context budget (the only other condition used)."""
         condition, alive_names, alive_values = self._alive(owner)
+        if also:
+            condition += f" AND {also}"
         try:
             return self.gateway.call(
                 "update_item",
@@ -193,7 +206,11 @@ class LifecycleOps(StoreCore):
             )
         except ClientError as exc:
             if error_code(exc) == _CCF:
-                self._raise_not_alive(session_id, old_item(exc), owner)
+                item = old_item(exc)
+                if also and item is not None:
+                    self._visible(session_id, item, owner)  # raises unless alive and owned
+                    raise SessionCapacityExceeded(session_id, "context", self.context_budget_bytes) from exc
+                self._raise_not_alive(session_id, item, owner)
             raise
 
     def expiring_within(

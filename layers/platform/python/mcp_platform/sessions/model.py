@@ -139,6 +139,8 @@ class CommitResult:
 
     session: Session
     result: ToolCallResult
+    exact: bool = True
+    """False for an append-only commit: ``session`` is a lower bound of what is stored."""
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -13,6 +13,7 @@ from mcp_platform.sessions.errors import (
     DuplicateToolCall,
     IdempotencyTokenReused,
     PreconditionFailed,
+    SessionCapacityExceeded,
     SessionEnded,
     SessionExpired,
     SessionNotFound,
@@ -72,7 +73,7 @@ class ToolCallOps(ActionBuilders):
         condition, names, values = self._alive(owner)
         actions.append(self._condition_check(self._meta_key(session_id), condition, names, values))
         try:
-            transact_write(self.gateway, actions, client_request_token(call.id), self.backoff)
+            transact_write(self.gateway, actions, client_request_token(call.id, actions), self.conflict_backoff)
         except ConditionFailed as cancel:
             failed = {r.index: r for r in cancel.failed()}
             original = self._original(session_id, call.id, failed)
@@ -92,15 +93,20 @@ class ToolCallOps(ActionBuilders):
         call: ToolCall,
         *,
         owner: str | None = None,
+        append_only: bool = False,
         context_append: Sequence[Any] = (),
+        attributes: Mapping[str, Any] | None = None,
         extra_puts: Sequence[ExtraPut] = (),
         condition_checks: Sequence[ConditionCheck] = (),
     ) -> CommitResult:
-        """D10: one TransactWriteItems, ClientRequestToken derived from the tool call id:
-        [0] Put record, [1] Put marker (both ``attribute_not_exists``), [2] Update metadata
-        (version+1, sliding ttl D7, ``list_append`` context D3) conditioned on "alive AND
-        #v = :expected", then ``extra_puts`` and ``condition_checks``. Pass the Session you
-        hold and no read is made; pass an id and one consistent read is made first."""
+        """D10: one TransactWriteItems: [0] Put record, [1] Put marker (both
+        ``attribute_not_exists``), [2] Update metadata (version+1, sliding ttl D7, ``list_append``
+        context D3 within its byte budget, ``attributes``), then ``extra_puts`` and
+        ``condition_checks``. The metadata condition is "alive", plus ``#v = :expected`` (D2)
+        unless ``append_only``: appends commit on top of whatever committed meanwhile.
+        Pass the Session you hold and no read is made; pass an id and one consistent read is
+        made first. ClientRequestToken: derived from the call id and the transaction's content,
+        so a rebuilt (changed) transaction never reuses a token."""
         if isinstance(session, str):
             session = self.get_session(session, owner=owner, consistent=True)
         elif owner is not None and session.owner != owner:
@@ -109,8 +115,12 @@ class ToolCallOps(ActionBuilders):
             raise SessionEnded(session.id)
         elif session.ttl <= self.clock.now():
             raise SessionExpired(session.id)  # known locally: no call needed
+        expected = None if append_only else session.version
         actions, result = self._tool_puts(session.id, call)
-        actions.append(self._metadata_update(session, list(context_append)))
+        held_attributes = dict(attributes) if attributes is not None else None
+        actions.append(
+            self._metadata_update(session, list(context_append), expected_version=expected, attributes=held_attributes)
+        )
         actions.extend(self._extra_put(put) for put in extra_puts)
         actions.extend(
             self._condition_check(to_item(c.key), c.condition, dict(c.names), to_item(c.values), c.table)
@@ -122,9 +132,9 @@ class ToolCallOps(ActionBuilders):
         held = to_item({ts.CONTEXT: session.context, ts.ATTRIBUTES: session.attributes})
         check_limits(actions, extra_bytes=item_size(held))
         try:
-            transact_write(self.gateway, actions, client_request_token(call.id), self.backoff)
+            transact_write(self.gateway, actions, client_request_token(call.id, actions), self.conflict_backoff)
         except ConditionFailed as cancel:
-            raise self._commit_failure(session, call.id, cancel, labels, owner) from cancel
+            raise self._commit_failure(session, call.id, cancel, labels, owner, expected) from cancel
         except TokenMismatch as exc:
             raise DuplicateToolCall(self._replayed(session.id, call.id, exc)) from exc
         ttl = int(from_attr(actions[METADATA]["Update"]["ExpressionAttributeValues"][":ttl"]))
@@ -133,10 +143,13 @@ class ToolCallOps(ActionBuilders):
             version=session.version + 1,
             ttl=ttl,
             context=[*session.context, *context_append],
+            attributes=held_attributes if held_attributes is not None else session.attributes,
             updated_at=result.committed_at,
             tool_calls=session.tool_calls + 1,
         )
-        return CommitResult(session=updated, result=result)
+        # Append-only: calls committed in between are not in ``updated`` (version and context
+        # are lower bounds then); read-modify-write: ``updated`` is exactly what is stored.
+        return CommitResult(session=updated, result=result, exact=not append_only)
 
     def list_tool_calls(
         self,
@@ -170,7 +183,13 @@ class ToolCallOps(ActionBuilders):
 
     # -- interpreting failures -------------------------------------------------------------------
     def _commit_failure(
-        self, session: Session, call_id: str, cancel: ConditionFailed, labels: list[str], owner: str | None
+        self,
+        session: Session,
+        call_id: str,
+        cancel: ConditionFailed,
+        labels: list[str],
+        owner: str | None,
+        expected: int | None,
     ) -> Exception:
         failed = {r.index: r for r in cancel.failed()}
         original = self._original(session.id, call_id, failed)
@@ -182,7 +201,10 @@ class ToolCallOps(ActionBuilders):
                 current = self._visible(session.id, item, owner)
             except SessionNotFound as gone:
                 return gone
-            return VersionConflict(session.id, session.version, current)
+            if expected is not None and current.version != expected:
+                return VersionConflict(session.id, session.version, current)
+            # Alive and (if checked) at the expected version: the context budget refused it.
+            return SessionCapacityExceeded(session.id, "context", self.context_budget_bytes)
         extras = sorted(index for index in failed if index > METADATA)
         if extras:
             reason = failed[extras[0]]

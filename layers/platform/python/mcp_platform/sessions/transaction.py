@@ -8,6 +8,7 @@ which condition failed. Everything else propagates as a typed error or the origi
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,6 +16,7 @@ from botocore.exceptions import ClientError
 
 from mcp_platform.sessions.aws_errors import (
     CONDITIONAL_CHECK_FAILED,
+    THROTTLING_CODES,
     TRANSACTION_CONFLICT,
     cancellation_reasons,
     error_code,
@@ -22,6 +24,7 @@ from mcp_platform.sessions.aws_errors import (
 from mcp_platform.sessions.codec import item_size
 from mcp_platform.sessions.errors import (
     CancellationReason,
+    StoreThrottled,
     TransactionConflict,
     TransactionFailed,
     TransactionTooLarge,
@@ -50,11 +53,18 @@ class TokenMismatch(Exception):
     """Internal: IdempotentParameterMismatch, the token was used with other parameters."""
 
 
-def client_request_token(tool_call_id: str) -> str:
-    """The tool call id itself, or its SHA-256 prefix when longer than the 36-char limit."""
-    if 0 < len(tool_call_id) <= MAX_TOKEN_LENGTH and tool_call_id.isascii():
-        return tool_call_id
-    return hashlib.sha256(tool_call_id.encode("utf-8")).hexdigest()[:MAX_TOKEN_LENGTH]
+def client_request_token(tool_call_id: str, actions: Sequence[dict[str, Any]]) -> str:
+    """A 36-char token from the tool call id *and* the transaction's content (D10).
+
+    DynamoDB answers a token reused with different content within 10 minutes with
+    IdempotentParameterMismatch; a commit rebuilt after a conflict carries a new version,
+    time and context, so it must get a new token, while an identical resend (a retry of the
+    same request) keeps its token and stays idempotent. Exactly-once per call id is the
+    marker's ``attribute_not_exists``, not the token."""
+    if not tool_call_id:
+        raise ValueError("tool call id is required")
+    content = json.dumps(actions, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(f"{tool_call_id}\x00{content}".encode()).hexdigest()[:MAX_TOKEN_LENGTH]
 
 
 def estimated_size(actions: Sequence[dict[str, Any]], extra_bytes: int = 0) -> int:
@@ -95,5 +105,7 @@ def transact_write(gateway: DynamoGateway, actions: list[dict[str, Any]], token:
                 raise ConditionFailed(reasons) from exc
             if any(r.code == TRANSACTION_CONFLICT for r in reasons):
                 continue
+            if any(r.code in THROTTLING_CODES for r in reasons):
+                raise StoreThrottled(f"transaction cancelled by throttling: {reasons}") from exc
             raise TransactionFailed(reasons) from exc
     raise TransactionConflict(attempts)
