@@ -38,6 +38,13 @@ def render(running: Running) -> str:
                 f"  batch {spec.batch_size}, retries {spec.max_retries}, bisect {spec.bisect_on_error},"
                 f" DLQ {_queue_name(running, spec.on_failure_logical_id)}"
             )
+    if running.sweepers:
+        lines += ["", "  TTL expiry (emulated, LOCAL_TTL_SWEEP_SECONDS; 0 = off):"]
+        lines += [
+            f"    {sweeper.table_name}  expired items deleted every {sweeper.interval_s:g} s"
+            " (REMOVE records with principal dynamodb.amazonaws.com)"
+            for sweeper in running.sweepers
+        ]
     session_table = plan.tables[0].name if plan.tables else "<table>"
     lines += [
         "",

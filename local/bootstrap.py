@@ -30,7 +30,7 @@ def add_import_roots() -> None:
 
 @dataclass(frozen=True)
 class LocalOptions:
-    """What a user can set: ports, region, auth mode and a fixed API key."""
+    """What a user can set: ports, region, auth mode, a fixed API key and the TTL sweep interval."""
 
     mcp_port: int
     aws_port: int
@@ -38,6 +38,7 @@ class LocalOptions:
     auth_mode: str  # "" = what the template says (api_key)
     api_key: str  # "" = mint a fresh one
     attach: bool
+    ttl_sweep_s: float = 5.0  # emulated TTL deletion (local/ttl.py); 0 = never, as on plain moto
 
     @property
     def aws_endpoint(self) -> str:
@@ -57,6 +58,7 @@ class LocalOptions:
             auth_mode=os.environ.get("MCP_AUTH", ""),
             api_key=os.environ.get("MCP_API_KEY", ""),
             attach=attach,
+            ttl_sweep_s=_seconds("LOCAL_TTL_SWEEP_SECONDS", os.environ.get("LOCAL_TTL_SWEEP_SECONDS") or "5"),
         )
 
 
@@ -68,6 +70,16 @@ def _port(name: str, raw: str) -> int:
     if not 1 <= port <= 65535:
         raise SystemExit(f"{name} must be between 1 and 65535, got {port}")
     return port
+
+
+def _seconds(name: str, raw: str) -> float:
+    try:
+        seconds = float(raw)
+    except ValueError:
+        raise SystemExit(f"{name} must be a number of seconds, got {raw!r}") from None
+    if not 0 <= seconds <= 3600:
+        raise SystemExit(f"{name} must be between 0 (off) and 3600 seconds, got {raw}")
+    return seconds
 
 
 def isolate_from_real_aws(options: LocalOptions) -> None:

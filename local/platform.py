@@ -19,6 +19,7 @@ from local.pollers import KinesisShards, ShardSource, StreamPoller, TableStreamS
 from local.records import SourceKind
 from local.resources import MappingSpec, ResourcePlan, plan_from_template
 from local.template import release_jsii_runtime, synthesize
+from local.ttl import TtlDeletions, TtlSweeper
 
 logger = logging.getLogger(__name__)
 DEV_PRINCIPAL = "local-developer"
@@ -37,15 +38,17 @@ class Running:
     emulator: Emulator | None = None
     endpoint: EndpointServer | None = None
     pollers: list[StreamPoller] = field(default_factory=list)
+    sweepers: list[TtlSweeper] = field(default_factory=list)
     stop_event: threading.Event = field(default_factory=threading.Event)
 
     def shutdown(self) -> None:
-        """Endpoint first (no new work), then the pollers, then the emulator they talk to."""
+        """Endpoint first (no new work), then the pollers and sweepers, then the emulator they talk to."""
         self.stop_event.set()
         if self.endpoint is not None:
             self.endpoint.stop()
-        for poller in self.pollers:
-            poller.join(timeout=10)
+        workers: list[StreamPoller | TtlSweeper] = [*self.pollers, *self.sweepers]
+        for worker in workers:
+            worker.join(timeout=10)
         if self.emulator is not None:
             self.emulator.stop()
 
@@ -78,10 +81,13 @@ def start(options: LocalOptions, running_hook: Any = None) -> Running:
     if running_hook is not None:
         running_hook(running)
     if not options.attach:
+        deletions = _ttl_deletions(plan, options)
         for spec in plan.mappings:
-            running.pollers.append(_poller(spec, plan, attributes, clients, options, running))
-        for poller in running.pollers:
-            poller.start()
+            running.pollers.append(_poller(spec, plan, attributes, clients, options, running, deletions))
+        running.sweepers = _ttl_sweepers(plan, clients, options, deletions, running.stop_event)
+        workers: list[StreamPoller | TtlSweeper] = [*running.pollers, *running.sweepers]
+        for worker in workers:
+            worker.start()
     running.endpoint, running.api_key = _endpoint(env, options, clients)
     running.startup_seconds = time.monotonic() - started
     return running
@@ -122,6 +128,7 @@ def _poller(
     clients: Clients,
     options: LocalOptions,
     running: Running,
+    ttl_deletions: dict[str, TtlDeletions],
 ) -> StreamPoller:
     function = plan.function(spec.function_logical_id)
     handler = resolve_handler(function, function_environment(function, attributes, options))
@@ -136,7 +143,7 @@ def _poller(
         stream_arn = attributes[stream.logical_id]["Arn"]
     else:
         stream_arn = attributes[source_id]["StreamArn"]
-        source = TableStreamShards(clients.streams, stream_arn)
+        source = TableStreamShards(clients.streams, stream_arn, ttl_deletions.get(source_id))
     config = MappingConfig(
         kind=SourceKind.KINESIS if consumer is not None else SourceKind.DYNAMODB,
         function_arn=attributes[function.logical_id]["Arn"],
@@ -150,6 +157,44 @@ def _poller(
     invoke = invoker(handler, function, config.function_arn)
     mapping = EventSourceMapping(config, invoke, _dlq(spec, attributes, clients))
     return StreamPoller(function.name, source, mapping, running.stop_event)
+
+
+def _ttl_deletions(plan: ResourcePlan, options: LocalOptions) -> dict[str, TtlDeletions]:
+    """Per table logical id: where TTL is enabled and a stream mapping reads the table's stream.
+
+    Those are the tables whose TTL deletes the platform acts on (the session table, A4). The
+    audit table's TTL only bounds retention (365 days by default), which a local run does not
+    reach: scanning it every few seconds would only load the emulator, which serves one request
+    at a time.
+    """
+    if options.ttl_sweep_s <= 0:
+        return {}
+    streamed = {spec.source_logical_id for spec in plan.mappings}
+    return {t.logical_id: TtlDeletions() for t in plan.tables if t.ttl_attribute and t.logical_id in streamed}
+
+
+def _ttl_sweepers(
+    plan: ResourcePlan,
+    clients: Clients,
+    options: LocalOptions,
+    deletions: dict[str, TtlDeletions],
+    stop: threading.Event,
+) -> list[TtlSweeper]:
+    sweepers = []
+    for table in plan.tables:
+        if table.logical_id in deletions and table.ttl_attribute:
+            keys = tuple(key["AttributeName"] for key in table.key_schema)
+            sweeper = TtlSweeper(
+                clients.dynamodb,
+                table.name,
+                table.ttl_attribute,
+                keys,
+                deletions[table.logical_id],
+                interval_s=options.ttl_sweep_s,
+                stop=stop,
+            )
+            sweepers.append(sweeper)
+    return sweepers
 
 
 def _dlq(spec: MappingSpec, attributes: Attributes, clients: Clients) -> Any:

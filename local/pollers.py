@@ -9,6 +9,9 @@ fan-out push is emulated by polling, and records carry the consumer ARN as EFO d
 After a reshard, as Lambda does, a child shard is read only once each of its parents
 (ParentShardId / AdjacentParentShardId) is closed and read to its end, so records of one
 partition key reach the handler in order across the reshard.
+
+The table-stream source puts the TTL service identity on the REMOVE records of the emulated TTL
+sweeper's deletes (:mod:`local.ttl`), as AWS does on a TTL deletion; moto puts none anywhere.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any, Protocol
 
 from local.mapping import EventSourceMapping
 from local.records import SourceKind, dynamodb_event_record, kinesis_event_record, sequence_of
+from local.ttl import TtlDeletions
 
 logger = logging.getLogger(__name__)
 BUSY_INTERVAL_S = 0.2  # 5 GetRecords/s per shard
@@ -94,8 +98,9 @@ class KinesisShards:
 class TableStreamShards:
     kind = SourceKind.DYNAMODB
 
-    def __init__(self, streams: Any, stream_arn: str) -> None:
+    def __init__(self, streams: Any, stream_arn: str, ttl_deletions: TtlDeletions | None = None) -> None:
         self._streams, self._stream_arn = streams, stream_arn
+        self._ttl_deletions = ttl_deletions
 
     def shards(self) -> list[ShardInfo]:
         description = self._streams.describe_stream(StreamArn=self._stream_arn)["StreamDescription"]
@@ -107,7 +112,10 @@ class TableStreamShards:
             StreamArn=self._stream_arn, ShardId=shard.shard_id, **_position(after, "SequenceNumber")
         )
         page = self._streams.get_records(ShardIterator=iterator["ShardIterator"], Limit=limit)
-        records = [dynamodb_event_record(r, stream_arn=self._stream_arn) for r in page["Records"]]
+        raw = page["Records"]
+        if self._ttl_deletions is not None:
+            raw = [self._ttl_deletions.mark(r) for r in raw]
+        records = [dynamodb_event_record(r, stream_arn=self._stream_arn) for r in raw]
         return ShardPage(records, _finished(shard, page))
 
 

@@ -3,6 +3,7 @@
 Thin entry point (K5: the event source mapping reads through the registered EFO consumer).
 Every record is handled on its own: a poison record raises PoisonRecordError and is reported
 in ``batchItemFailures`` (then bisected and dead-lettered by the mapping); the rest proceed.
+Typed platform events on the stream (``session.expired``, A4) are acknowledged, not poison.
 """
 
 from __future__ import annotations
@@ -31,7 +32,10 @@ ingestor = EventIngestor(
 
 def record_handler(record: KinesisStreamRecord) -> None:
     outcome = ingestor.ingest_record(record.kinesis.data)
-    logger.debug("ingested", extra={"event_id": outcome.event_id, "counted": outcome.counted})
+    logger.debug(
+        "ingested",
+        extra={"event_id": outcome.event_id, "event_type": outcome.event_type, "counted": outcome.counted},
+    )
 
 
 @logger.inject_lambda_context

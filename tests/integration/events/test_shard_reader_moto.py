@@ -5,11 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 
+from mcp_platform.audit.publisher import KinesisEventPublisher
 from mcp_platform.events.dead_letters import DeadLetterQueue
 from mcp_platform.events.producer import EventProducer
 from mcp_platform.events.recent import recent_session_events
 from mcp_platform.events.schema import ToolCallEvent
 from mcp_platform.events.shard_reader import ReaderLimits, ShardReader, StartPosition
+from mcp_platform.events.stream_events import SessionExpiredEvent
 from tests.support.kinesis import make_stream
 
 
@@ -105,3 +107,21 @@ def test_k4_recent_events_of_one_session_read_only_its_shard(kinesis, sqs):
     assert recent.truncated and recent.skipped_invalid == 0
     # And one shard was read (the one owning MD5("sess-7")), not all four
     assert reader.iterator_requests == 1
+
+
+def test_a4_session_expired_event_on_the_session_key_is_not_an_undecodable_record(kinesis, sqs):
+    """A4/K4: Given a session's tool-call events and then its session.expired event (published by
+    the audit function on the same partition key), when its recent events are read, then the
+    tool calls come back and the expiry event is neither returned nor counted as invalid."""
+    stream = make_stream(kinesis, "tool-events", 1)
+    events = [event(i, "sess-x") for i in range(3)]
+    publish(kinesis, sqs, stream, events)
+    expired = SessionExpiredEvent(
+        session_id="sess-x", sequence_number="4960", removed_at="2026-11-29T12:00:00Z", tool_calls=3
+    )
+    KinesisEventPublisher(kinesis, stream).publish(expired.to_dict())
+    clock = FakeClock()
+    reader = ShardReader(kinesis, stream, clock=clock, sleep=clock.sleep)
+    recent = recent_session_events(reader, "sess-x", since=datetime.now(UTC) - timedelta(minutes=5), clock=clock)
+    assert [e.event_id for e in recent.events] == [e.event_id for e in events]
+    assert recent.skipped_invalid == 0

@@ -10,7 +10,6 @@ import pytest
 from amazondax.DaxError import DaxServiceError
 from botocore.exceptions import ClientError
 
-from mcp_platform.sessions.transaction import client_request_token
 from mcp_platform.sessions import (
     ConditionCheck,
     DuplicateToolCall,
@@ -28,6 +27,7 @@ from mcp_platform.sessions import (
     TransactionTooLarge,
     VersionConflict,
 )
+from mcp_platform.sessions.transaction import client_request_token
 
 
 def call(call_id: str = "call-1", result: Any = None, started_at: float | None = None) -> ToolCall:

@@ -5,6 +5,11 @@ anything is deleted, so a redelivery after a partial cleanup still reports the o
 deletes of already-deleted items are no-ops; the event is published only while the stored
 summary says it is still owed, and carries a deterministic id so a consumer can drop the rare
 duplicate (published, then failed before the summary was marked).
+
+The event is a typed, versioned ``session.expired`` record (:mod:`mcp_platform.events.stream_events`):
+it shares the tool-event stream, and the ingest function recognises it there instead of taking it
+for a malformed tool call. It is validated here, before it is published, so a bad summary fails
+this stream record (retried, then the audit DLQ) rather than reaching the event stream as poison.
 """
 
 from __future__ import annotations
@@ -20,9 +25,10 @@ from mcp_platform import table_schema as ts
 from mcp_platform.audit.diff import image_to_plain
 from mcp_platform.audit.records import StreamChange
 from mcp_platform.audit.writer import AuditWriter
+from mcp_platform.events.stream_events import SESSION_EXPIRED_TYPE, SessionExpiredEvent
 
 HELD_PREFIXES = (ts.TOOL_RECORD_PREFIX, ts.TOOL_CALL_MARKER_PREFIX)
-EVENT_TYPE = "session.expired"
+EVENT_TYPE = SESSION_EXPIRED_TYPE
 BATCH_DELETE_MAX = 25  # BatchWriteItem limit
 DELETE_ATTEMPTS = 5
 
@@ -92,8 +98,8 @@ def build_summary(change: StreamChange, held_sks: list[str]) -> dict[str, Any]:
 
 
 def expiry_event(summary: Mapping[str, Any]) -> dict[str, Any]:
-    fields = {key: value for key, value in summary.items() if key != "event_published"}
-    return {"type": EVENT_TYPE, "event_id": f"{EVENT_TYPE}#{summary['session_id']}", **fields}
+    """The ``session.expired`` event for a stored summary; EventSchemaError if it is not valid."""
+    return SessionExpiredEvent.from_summary(summary).to_dict()
 
 
 class SessionExpiryHandler:

@@ -1,6 +1,7 @@
 """Tool-call event pipeline on Kinesis (K1-K6).
 
 - :mod:`.schema`       versioned ``ToolCallEvent`` (to_bytes/from_bytes, ``EventSchemaError``)
+- :mod:`.stream_events` every event type on the stream (``session.expired``, A4) and the dispatch
 - :mod:`.batching`     PutRecords limits (K1) and the partition key (K3)
 - :mod:`.producer`     ``EventProducer``: buffered, batched, partial-failure-safe writes (K2)
 - :mod:`.dead_letters` ``DeadLetterQueue``: the producer DLQ (SQS)

@@ -20,6 +20,11 @@ Per event, in this order:
 Step 1 before step 2 means "marker exists ⇒ record exists (or its session was gone)": a crash
 between them is repaired by the redelivery. Events without a session have no session
 partition: only usage is counted.
+
+The stream also carries typed platform events (:mod:`.stream_events`): a ``session.expired``
+event (A4) is acknowledged and logged, never counted as a tool call and never a batch item
+failure, so an expiry cannot reach the ingest DLQ. Only records that decode to no known event
+type are poison (A5).
 """
 
 from __future__ import annotations
@@ -35,7 +40,8 @@ from decimal import Decimal
 from typing import Any
 
 from mcp_platform import table_schema as ts
-from mcp_platform.events.schema import EventSchemaError, ToolCallEvent
+from mcp_platform.events.schema import TOOL_CALL_TYPE, EventSchemaError, ToolCallEvent
+from mcp_platform.events.stream_events import SessionExpiredEvent, StreamEvent, decode_stream_event
 from mcp_platform.events.transact import failed_at, transact_write
 
 logger = logging.getLogger(__name__)
@@ -61,27 +67,28 @@ DEFAULT_DEDUPE_TTL_S = dedupe_ttl_seconds(DEFAULT_RETENTION_HOURS)
 
 
 class PoisonRecordError(ValueError):
-    """A record that can never be ingested (bad base64, JSON or schema): a batch item failure."""
+    """A record that can never be ingested (bad base64, JSON, type or schema): a batch item failure."""
 
 
-def decode_record(data_b64: str) -> ToolCallEvent:
+def decode_record(data_b64: str) -> StreamEvent:
     """Lambda delivers Kinesis data base64-encoded; decode and validate, or raise PoisonRecordError."""
     try:
         raw = base64.b64decode(data_b64, validate=True)
     except (binascii.Error, ValueError) as exc:
         raise PoisonRecordError(f"data is not base64: {exc}") from exc
     try:
-        return ToolCallEvent.from_bytes(raw)
+        return decode_stream_event(raw)
     except EventSchemaError as exc:
-        raise PoisonRecordError(f"invalid tool-call event: {exc}") from exc
+        raise PoisonRecordError(f"invalid stream event: {exc}") from exc
 
 
 @dataclass(frozen=True)
 class IngestOutcome:
     event_id: str
-    record_written: bool  # False: already there, no session, or the session is gone
-    counted: bool  # False: duplicate delivery, counters untouched
+    record_written: bool  # False: already there, no session, the session is gone, or not a tool call
+    counted: bool  # False: duplicate delivery (counters untouched) or not a tool call
     session_gone: bool = False  # the record was skipped: session expired, ended or deleted
+    event_type: str = TOOL_CALL_TYPE
 
 
 class EventIngestor:
@@ -103,7 +110,18 @@ class EventIngestor:
         self._sleep = sleep
 
     def ingest_record(self, data_b64: str) -> IngestOutcome:
-        return self.ingest(decode_record(data_b64))
+        event = decode_record(data_b64)
+        if isinstance(event, SessionExpiredEvent):
+            return self.acknowledge(event)
+        return self.ingest(event)
+
+    def acknowledge(self, event: SessionExpiredEvent) -> IngestOutcome:
+        """A4: the expiry's side effects ran in the audit function; ingest has nothing to write.
+
+        Not a tool call, so no record and no usage; the audit table keeps the summary.
+        """
+        logger.info("%s event %s acknowledged (%d tool calls)", event.event_type, event.event_id, event.tool_calls)
+        return IngestOutcome(event.event_id, record_written=False, counted=False, event_type=event.event_type)
 
     def ingest(self, event: ToolCallEvent) -> IngestOutcome:
         written, gone = self._put_record(event) if event.session_id else (False, False)

@@ -19,6 +19,7 @@ from typing import Any
 
 from mcp_platform.events.schema import EventSchemaError, ToolCallEvent
 from mcp_platform.events.shard_reader import ShardReader, StartPosition
+from mcp_platform.events.stream_events import decode_stream_event
 
 logger = logging.getLogger(__name__)
 
@@ -67,12 +68,13 @@ def recent_session_events(
         if record.get("PartitionKey") != session_id:
             continue  # another session hashed onto the same shard
         try:
-            event = ToolCallEvent.from_bytes(record["Data"])
+            event = decode_stream_event(record["Data"])
         except EventSchemaError as exc:
             skipped += 1
             logger.warning("skipping undecodable record %s: %s", record.get("SequenceNumber"), exc)
             continue
-        if event.session_id != session_id:
+        # A typed platform event of this session (session.expired) is valid, just not a tool call.
+        if not isinstance(event, ToolCallEvent) or event.session_id != session_id:
             continue
         matched += 1
         newest.append(event)

@@ -1,9 +1,14 @@
-"""Versioned tool-call event: the one record type carried by the Kinesis stream.
+"""Versioned tool-call event: the endpoint's record type on the Kinesis stream.
 
 The wire format is compact UTF-8 JSON with a ``v`` (schema version) field. Readers accept every
 version up to :data:`SCHEMA_VERSION`; a newer version is refused (a producer deployed ahead of
 its consumers must not be half-understood). Validation is strict and raises
 :class:`EventSchemaError`, so a poison record is recognisable by type, never by message text.
+
+The stream also carries typed platform events (``session.expired``, A4): a record names its
+type in a ``type`` field, and a tool-call event is the one type that may omit it (every
+tool-call event ever written omits it). :mod:`.stream_events` dispatches on it; the parsing
+helpers here are shared by every type.
 """
 
 from __future__ import annotations
@@ -17,10 +22,12 @@ SCHEMA_VERSION = 1
 STATUS_OK = "ok"
 STATUS_ERROR = "error"
 STATUSES = (STATUS_OK, STATUS_ERROR)
+TYPE_FIELD = "type"
+TOOL_CALL_TYPE = "tool.call"  # the type of a record without a ``type`` field
 
 
 class EventSchemaError(ValueError):
-    """Bytes that are not a valid tool-call event (bad UTF-8/JSON, missing or mistyped field)."""
+    """Bytes that are not a valid stream event (bad UTF-8/JSON, unknown type, missing or mistyped field)."""
 
 
 def utc_now_iso() -> str:
@@ -39,7 +46,50 @@ def parse_iso8601(value: str, name: str) -> datetime:
     return parsed
 
 
-# field name -> accepted types; bool is excluded from ints explicitly below.
+def load_object(data: bytes) -> dict[str, Any]:
+    """One stream record's data as a JSON object, or EventSchemaError."""
+    try:
+        body = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise EventSchemaError(f"not UTF-8 JSON: {exc}") from exc
+    if not isinstance(body, dict):
+        raise EventSchemaError("event must be a JSON object")
+    return body
+
+
+def schema_version(body: dict[str, Any], newest: int) -> int:
+    """The body's ``v``: an integer no newer than ``newest`` (what this reader understands)."""
+    version = body.get("v")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise EventSchemaError("missing or non-integer schema version 'v'")
+    if version > newest:
+        raise EventSchemaError(f"schema version {version} is newer than {newest}")
+    return version
+
+
+def typed_fields(
+    body: dict[str, Any], required: dict[str, tuple[type, ...]], optional: dict[str, tuple[type, ...]]
+) -> dict[str, Any]:
+    """The known fields of ``body``, type-checked: a missing required field or a wrong type raises.
+
+    An optional field may be absent or null; unknown fields are ignored (adding a field is
+    compatible, changing a field's meaning needs a new ``v``). bool is refused where a number is
+    expected, because JSON ``true`` parses to a Python int subclass.
+    """
+    kwargs: dict[str, Any] = {}
+    for name, types in (*required.items(), *optional.items()):
+        if name not in body or (name in optional and body[name] is None):
+            if name in required:
+                raise EventSchemaError(f"missing field {name!r}")
+            continue
+        value = body[name]
+        if isinstance(value, bool) or not isinstance(value, types):
+            raise EventSchemaError(f"field {name!r} has type {type(value).__name__}")
+        kwargs[name] = value
+    return kwargs
+
+
+# field name -> accepted types; bool is excluded from ints by typed_fields.
 _REQUIRED: dict[str, tuple[type, ...]] = {
     "event_id": (str,),
     "principal": (str,),
@@ -122,32 +172,18 @@ class ToolCallEvent:
 
     @classmethod
     def from_bytes(cls, data: bytes) -> ToolCallEvent:
-        try:
-            body = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise EventSchemaError(f"not UTF-8 JSON: {exc}") from exc
-        return cls.from_dict(body)
+        return cls.from_dict(load_object(data))
 
     @classmethod
     def from_dict(cls, body: Any) -> ToolCallEvent:
         if not isinstance(body, dict):
             raise EventSchemaError("event must be a JSON object")
-        version = body.get("v")
-        if not isinstance(version, int) or isinstance(version, bool):
-            raise EventSchemaError("missing or non-integer schema version 'v'")
-        if version > SCHEMA_VERSION:
-            raise EventSchemaError(f"schema version {version} is newer than {SCHEMA_VERSION}")
-        kwargs: dict[str, Any] = {"schema_version": version}
-        for name, types in (*_REQUIRED.items(), *_OPTIONAL.items()):
-            if name not in body or (name in _OPTIONAL and body[name] is None):
-                if name in _REQUIRED:
-                    raise EventSchemaError(f"missing field {name!r}")
-                continue
-            value = body[name]
-            if isinstance(value, bool) or not isinstance(value, types):
-                raise EventSchemaError(f"field {name!r} has type {type(value).__name__}")
-            kwargs[name] = value
-        return cls(**kwargs)  # __post_init__ validates values
+        event_type = body.get(TYPE_FIELD, TOOL_CALL_TYPE)
+        if event_type != TOOL_CALL_TYPE:
+            # Another event type that happens to carry tool-call fields is still not a tool call.
+            raise EventSchemaError(f"not a tool-call event: type {event_type!r}")
+        version = schema_version(body, SCHEMA_VERSION)
+        return cls(schema_version=version, **typed_fields(body, _REQUIRED, _OPTIONAL))  # __post_init__ validates
 
 
 _WIRE_FIELDS = tuple(f.name for f in fields(ToolCallEvent) if f.name != "schema_version")
