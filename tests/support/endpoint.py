@@ -50,6 +50,11 @@ class Instance:
     url: str
     recorder: WireRecorder
 
+    @property
+    def endpoint(self) -> Any:
+        """The McpEndpoint behind the recorder (its store, runner, ...)."""
+        return self.recorder.app
+
 
 @contextlib.contextmanager
 def aws_stack() -> Iterator[AwsStack]:
@@ -65,13 +70,18 @@ def aws_stack() -> Iterator[AwsStack]:
 
 @contextlib.contextmanager
 def endpoint_instance(
-    aws: AwsStack, port: int | None = None, extra_tools: tuple[Any, ...] = (), **overrides: str
+    aws: AwsStack,
+    port: int | None = None,
+    extra_tools: tuple[Any, ...] = (),
+    dynamodb: Any | None = None,
+    **overrides: str,
 ) -> Iterator[Instance]:
+    """``dynamodb``: the instance's own client (e.g. one with fault-injecting event hooks)."""
     app = build_app(
         aws.settings(**overrides),
         mcp_tools,
         *extra_tools,
-        dynamodb=aws.client("dynamodb"),
+        dynamodb=dynamodb or aws.client("dynamodb"),
         kinesis=aws.client("kinesis"),
         sqs=aws.client("sqs"),
         port=port,

@@ -17,6 +17,7 @@ EXPECTED_TOOLS = [
     "append_note",
     "countdown",
     "echo",
+    "increment_counter",
     "open_session",
     "read_notes",
     "recent_tool_events",

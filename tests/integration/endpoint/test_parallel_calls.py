@@ -1,0 +1,278 @@
+"""Parallel tool calls on one session, over HTTP, spread over two instances on one emulator.
+
+Seed 003: "an agent fires three tools concurrently in the same session". Each test that proves
+a race or a fault is handled has a control beside it that runs the same scenario against the
+naive commit and shows the same assertions fail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+from mcp_platform.auth.api_keys import ApiKeyStore
+from mcp_platform.mcp.jsonrpc import CONFLICT, TOOL_FAILED, UNAVAILABLE, JsonRpcError
+from mcp_platform.mcp.tool_calls import ToolCallRunner
+from mcp_platform.mcp.tools import error_result, to_result
+from mcp_platform.mcp.versions import IDEMPOTENCY_KEY_META
+from mcp_platform.sessions import SessionStore, VersionConflict
+from mcp_platform.sessions.retry import Backoff
+from tests.support import fault_tools
+from tests.support.aws import fake_credentials
+from tests.support.endpoint import AwsStack, Instance, aws_stack, endpoint_instance
+from tests.support.fault_tools import flaky
+from tests.support.faults import TransactionConflicts
+from tests.support.mcp_http import CAPS_META, call, final_message, initialize, modern_call
+
+pytestmark = pytest.mark.integration
+
+ToolCallSpec = tuple[str, dict[str, Any]]
+
+
+@pytest.fixture(scope="module")
+def pair(aws: AwsStack) -> Iterator[tuple[Instance, Instance]]:
+    with (
+        endpoint_instance(aws, extra_tools=(fault_tools,)) as a,
+        endpoint_instance(aws, extra_tools=(fault_tools,)) as b,
+    ):
+        yield a, b
+
+
+def tool(url: str, key: str, request_id: int, name: str, arguments: dict[str, Any], **meta: Any) -> dict[str, Any]:
+    params = {"name": name, "arguments": arguments, "_meta": {**CAPS_META, **meta}}
+    return final_message(modern_call(url, key, request_id, "tools/call", params))
+
+
+def structured(response: dict[str, Any]) -> dict[str, Any]:
+    assert "result" in response and not response["result"]["isError"], response
+    found: dict[str, Any] = response["result"]["structuredContent"]
+    return found
+
+
+def open_handle(url: str, key: str) -> str:
+    return str(structured(tool(url, key, 1, "open_session", {}))["session"])
+
+
+def fan_out(instances: Sequence[Instance], key: str, calls: Sequence[ToolCallSpec]) -> list[dict[str, Any]]:
+    """Every call at once, each a distinct request, call i on instance i % len(instances)."""
+
+    def send(indexed: tuple[int, ToolCallSpec]) -> dict[str, Any]:
+        i, (name, arguments) = indexed
+        return tool(instances[i % len(instances)].url, key, 100 + i, name, arguments)
+
+    with ThreadPoolExecutor(len(calls)) as pool:
+        return list(pool.map(send, enumerate(calls)))
+
+
+def failures(responses: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in responses if "error" in r or r["result"].get("isError")]
+
+
+def session_info(url: str, key: str, handle: str) -> dict[str, Any]:
+    return structured(tool(url, key, 2, "session_info", {"session": handle}))
+
+
+def assert_appends_committed(
+    pair: tuple[Instance, Instance], key: str, handle: str, texts: list[str], version_before: int
+) -> None:
+    responses = fan_out(pair, key, [("append_note", {"session": handle, "text": t}) for t in texts])
+    failed = failures(responses)
+    assert not failed, f"{len(failed)} of {len(texts)} calls failed, e.g. {failed[0]}"
+    notes = structured(tool(pair[1].url, key, 3, "read_notes", {"session": handle, "limit": 1000}))["notes"]
+    assert sorted(n["text"] for n in notes) == sorted(texts)  # every note, each exactly once
+    assert session_info(pair[0].url, key, handle)["version"] == version_before + len(texts)
+
+
+def test_d3_64_parallel_appends_over_two_instances_all_commit_exactly_once(
+    pair: tuple[Instance, Instance], api_key: str
+) -> None:
+    """D3/D10: Given one application session, When 64 append_note calls run at once over two
+    instances, Then all 64 succeed, 64 notes are stored once each and the version grew by 64."""
+    handle = open_handle(pair[0].url, api_key)
+    before = session_info(pair[0].url, api_key, handle)["version"]
+    assert_appends_committed(pair, api_key, handle, [f"note {i}" for i in range(64)], before)
+
+
+def test_control_version_conditioned_appends_fail_the_same_test(
+    pair: tuple[Instance, Instance], api_key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Control: the same 64 appends committed under the version condition (the naive commit)
+    mostly fail, so the test above can detect the defect."""
+    original = SessionStore.commit_tool_call
+
+    def versioned(self: SessionStore, *args: Any, **kwargs: Any) -> Any:
+        return original(self, *args, **{**kwargs, "append_only": False})
+
+    monkeypatch.setattr(SessionStore, "commit_tool_call", versioned)
+    handle = open_handle(pair[0].url, api_key)
+    before = session_info(pair[0].url, api_key, handle)["version"]
+    with pytest.raises(AssertionError, match="calls failed"):
+        assert_appends_committed(pair, api_key, handle, [f"note {i}" for i in range(64)], before)
+
+
+def test_8_parallel_distinct_calls_on_a_2025_transport_session_all_succeed(
+    pair: tuple[Instance, Instance], api_key: str
+) -> None:
+    """2025 era, the transport session as the session: 3 appends, 2 reads, 1 info and 2
+    increments at once over two instances: every call succeeds, nothing is lost."""
+    session_id = initialize(pair[0].url, api_key)
+    calls: list[ToolCallSpec] = [
+        *[("append_note", {"text": f"n{i}"}) for i in range(3)],
+        ("read_notes", {}),
+        ("read_notes", {"limit": 2}),
+        ("session_info", {}),
+        *[("increment_counter", {"name": "c"}) for _ in range(2)],
+    ]
+
+    def send(indexed: tuple[int, ToolCallSpec]) -> dict[str, Any]:
+        i, (name, arguments) = indexed
+        response = call(
+            pair[i % 2].url, api_key, session_id, 10 + i, "tools/call", {"name": name, "arguments": arguments}
+        )
+        return final_message(response)
+
+    with ThreadPoolExecutor(len(calls)) as pool:
+        responses = list(pool.map(send, enumerate(calls)))
+    assert not failures(responses), failures(responses)
+    assert sorted(structured(r)["value"] for r in responses[-2:]) == [1, 2]
+    final = final_message(call(pair[1].url, api_key, session_id, 99, "tools/call", {"name": "read_notes"}))
+    assert sorted(n["text"] for n in structured(final)["notes"]) == ["n0", "n1", "n2"]
+
+
+def assert_increments_exact(pair: tuple[Instance, Instance], key: str, handle: str, count: int) -> None:
+    responses = fan_out(pair, key, [("increment_counter", {"session": handle, "name": "hits"})] * count)
+    failed = failures(responses)
+    assert not failed, f"{len(failed)} of {count} calls failed, e.g. {failed[0]}"
+    answers = sorted(structured(r)["value"] for r in responses)
+    assert answers == list(range(1, count + 1)), f"stale answers committed: {answers}"
+    final = structured(tool(pair[1].url, key, 4, "increment_counter", {"session": handle, "name": "hits", "by": 0}))
+    assert final["value"] == count
+
+
+def test_d2_32_parallel_read_modify_write_calls_each_commit_what_they_answer(
+    pair: tuple[Instance, Instance], api_key: str
+) -> None:
+    """D2: Given a counter in session attributes, When 32 increments run at once over two
+    instances, Then the counter is 32 and the answers are exactly 1..32: a call that lost the
+    version race ran again on the fresh state instead of committing a stale result."""
+    handle = open_handle(pair[0].url, api_key)
+    assert_increments_exact(pair, api_key, handle, 32)
+
+
+async def _naive_rebase(self: ToolCallRunner, prepared: Any, call: Any, session: Any) -> dict[str, Any]:
+    """The naive policy: run the tool once; on a version conflict commit the same (stale)
+    result on top of the newer state."""
+    started = self._clock()
+    ctx = self._context(prepared, call, session)
+    result = await self._invoke(prepared, ctx)
+    for _ in range(3):
+        try:
+            return await self._commit(prepared, call, ctx, session, result, started, self._clock(), False)
+        except VersionConflict as exc:
+            session = exc.current
+    raise JsonRpcError(CONFLICT, "Session changed concurrently; retry the call")
+
+
+def test_control_rebasing_a_stale_result_fails_the_same_test(
+    pair: tuple[Instance, Instance], api_key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Control: committing the stale result on conflict (without running the tool again)
+    loses increments and answers duplicates, so the test above can detect it."""
+    monkeypatch.setattr(ToolCallRunner, "_run_read_modify_write", _naive_rebase)
+    handle = open_handle(pair[0].url, api_key)
+    with pytest.raises(AssertionError, match=r"calls failed|stale answers"):
+        assert_increments_exact(pair, api_key, handle, 32)
+
+
+@pytest.fixture()
+def conflicting_pair(aws: AwsStack) -> Iterator[tuple[tuple[Instance, Instance], list[TransactionConflicts]]]:
+    """Two instances whose DynamoDB clients see TransactionConflict on 30 % of transactions."""
+    clients = [aws.client("dynamodb"), aws.client("dynamodb")]
+    hooks = [TransactionConflicts(c, 0.3, seed=i) for i, c in enumerate(clients)]
+    with endpoint_instance(aws, dynamodb=clients[0]) as a, endpoint_instance(aws, dynamodb=clients[1]) as b:
+        yield (a, b), hooks
+
+
+def test_d10_30_percent_transaction_conflicts_every_call_still_succeeds(
+    conflicting_pair: tuple[tuple[Instance, Instance], list[TransactionConflicts]], api_key: str
+) -> None:
+    """D10: TransactionConflict (which moto never raises) on 30 % of commits: every one of 32
+    parallel appends still succeeds, exactly once, after retries with backoff and jitter."""
+    pair, hooks = conflicting_pair
+    handle = open_handle(pair[0].url, api_key)
+    before = session_info(pair[0].url, api_key, handle)["version"]
+    assert_appends_committed(pair, api_key, handle, [f"c{i}" for i in range(32)], before)
+    assert sum(h.injected for h in hooks) >= 10
+
+
+def test_control_unretried_transaction_conflicts_fail_the_same_test(
+    conflicting_pair: tuple[tuple[Instance, Instance], list[TransactionConflicts]], api_key: str
+) -> None:
+    """Control: without the conflict retry budget the same run loses calls."""
+    pair, _ = conflicting_pair
+    for instance in pair:
+        instance.endpoint.sessions.conflict_backoff = Backoff(retries=0)
+    handle = open_handle(pair[0].url, api_key)
+    before = session_info(pair[0].url, api_key, handle)["version"]
+    with pytest.raises(AssertionError, match="calls failed"):
+        assert_appends_committed(pair, api_key, handle, [f"c{i}" for i in range(32)], before)
+
+
+def test_d10_exhausted_conflict_budget_is_the_documented_retryable_error(aws: AwsStack, api_key: str) -> None:
+    """D10: a session whose every transaction conflicts: the call answers -31004 (retryable)
+    and nothing is committed."""
+    dynamodb = aws.client("dynamodb")
+    with endpoint_instance(aws) as healthy, endpoint_instance(aws, dynamodb=dynamodb) as busy:
+        TransactionConflicts(dynamodb, 1.0)
+        busy.endpoint.sessions.conflict_backoff = Backoff(retries=2, base_seconds=0.01)
+        handle = open_handle(healthy.url, api_key)
+        before = session_info(healthy.url, api_key, handle)["version"]
+        answer = tool(busy.url, api_key, 5, "append_note", {"session": handle, "text": "x"})
+        assert answer["error"]["code"] == UNAVAILABLE and answer["error"]["data"]["retryable"] is True
+        assert session_info(healthy.url, api_key, handle)["version"] == before
+
+
+def call_flaky_twice(url: str, key: str, handle: str, tag: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One logical call retried with the same idempotency key after its first run was throttled."""
+    flaky.THROTTLES[tag] = 1
+    meta = {IDEMPOTENCY_KEY_META: f"key-{tag}"}
+    first = tool(url, key, 6, "flaky_append", {"session": handle, "tag": tag}, **meta)
+    retry = tool(url, key, 7, "flaky_append", {"session": handle, "tag": tag}, **meta)
+    return first, retry
+
+
+def assert_retry_ran_the_tool(pair: tuple[Instance, Instance], key: str, tag: str) -> None:
+    handle = open_handle(pair[0].url, key)
+    first, retry = call_flaky_twice(pair[0].url, key, handle, tag)
+    assert first.get("error", {}).get("code") in (UNAVAILABLE, TOOL_FAILED), first
+    assert structured(retry) == {"run": 2} and flaky.RUNS[tag] == 2, (retry, flaky.RUNS[tag])
+    notes = structured(tool(pair[1].url, key, 8, "read_notes", {"session": handle}))["notes"]
+    assert [n["text"] for n in notes] == [tag]
+
+
+def test_a_throttled_tool_run_is_not_committed_and_the_retry_runs_the_tool(
+    pair: tuple[Instance, Instance], api_key: str
+) -> None:
+    """An unexpected failure inside a tool (a throttle) is answered as a retryable error and
+    not committed: the retry with the same idempotency key runs the tool, it does not replay
+    the failure."""
+    assert_retry_ran_the_tool(pair, api_key, "throttled-once")
+
+
+def test_control_committing_the_failure_replays_it(
+    pair: tuple[Instance, Instance], api_key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Control: a runner that answers the failure as a committed error result replays it."""
+
+    async def commits_failure(self: ToolCallRunner, prepared: Any, ctx: Any) -> dict[str, Any]:
+        try:
+            return to_result(await prepared.spec.function(ctx, **prepared.arguments))
+        except Exception:
+            return error_result("internal error")
+
+    monkeypatch.setattr(ToolCallRunner, "_invoke", commits_failure)
+    with pytest.raises(AssertionError):
+        assert_retry_ran_the_tool(pair, api_key, "throttled-control")

@@ -1,0 +1,1 @@
+"""Test-only tools that fail on purpose (loaded with ``extra_tools``, never deployed)."""
