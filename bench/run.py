@@ -11,9 +11,10 @@ for extra in (ROOT / "layers/platform/python", ROOT / "functions/endpoint", ROOT
 
 import bench_audit  # noqa: E402
 import bench_endpoint  # noqa: E402
+import bench_parallel  # noqa: E402
 import bench_producer  # noqa: E402
 
-SUITES = {"endpoint": bench_endpoint, "producer": bench_producer, "audit": bench_audit}
+SUITES = {"endpoint": bench_endpoint, "parallel": bench_parallel, "producer": bench_producer, "audit": bench_audit}
 
 
 def main(selected: list[str]) -> int:
