@@ -13,6 +13,7 @@ import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mcp_platform.mcp.admission import Inadmissible, check_storable, check_text
 from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
 from mcp_platform.mcp.tools import ToolCatalog, ToolSpec
 from mcp_platform.mcp.versions import IDEMPOTENCY_KEY_META, SESSION_HANDLE_ARGUMENT
@@ -51,6 +52,7 @@ def prepare_call(request: Request, call: CallContext, catalog: ToolCatalog) -> P
     invalid: str | None = None
     try:
         spec.validate_arguments(arguments)
+        check_storable(arguments, "arguments")  # before anything is stored (admission)
     except ValueError as exc:
         invalid = str(exc)  # a tool execution error the model can correct (2025-11-25)
     session_id = _session_id(spec, arguments, call)
@@ -99,6 +101,10 @@ def _tool_call_id(request: Request, call: CallContext, spec: ToolSpec, session_i
     if explicit is not None:
         if not isinstance(explicit, str) or not 0 < len(explicit) <= MAX_IDEMPOTENCY_KEY:
             raise JsonRpcError(INVALID_PARAMS, f"_meta[{IDEMPOTENCY_KEY_META!r}] must be a 1-128 char string")
+        try:
+            check_text(explicit, f"_meta[{IDEMPOTENCY_KEY_META!r}]")
+        except Inadmissible as exc:
+            raise JsonRpcError(INVALID_PARAMS, str(exc)) from exc
         if spec.session != "required":
             # Deduplication lives in the session's transaction; a tool without a session
             # has nowhere to record the key, and ignoring it silently would mislead.

@@ -23,6 +23,7 @@ import time
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_platform.events.schema import STATUS_ERROR, STATUS_OK, ToolCallEvent
+from mcp_platform.mcp.admission import Inadmissible, check_storable
 from mcp_platform.mcp.context import Services, ToolContext
 from mcp_platform.mcp.effects import RERUN_BACKOFF, SessionLocks, is_throttle, store_error, unavailable
 from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, TOOL_FAILED, JsonRpcError
@@ -206,6 +207,12 @@ class ToolCallRunner:
     ) -> dict[str, Any]:
         """Commit, then queue the event. VersionConflict propagates (the caller reruns the
         tool); every other store error is answered by its code (``effects.store_error``)."""
+        try:
+            check_storable(result, "result")
+        except Inadmissible as exc:
+            logger.error("tool %s returned a result that cannot be stored: %s", prepared.spec.name, exc)
+            message = f"Tool {prepared.spec.name} returned a result that cannot be stored; nothing was committed"
+            raise JsonRpcError(TOOL_FAILED, message) from exc
         call_record = ToolCall(
             id=prepared.tool_call_id,
             name=prepared.spec.name,

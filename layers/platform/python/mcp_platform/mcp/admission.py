@@ -1,0 +1,80 @@
+"""Admission of values a request will have stored: refused before any write, never after.
+
+A tools/call's arguments are written to DynamoDB (the call record), travel through DynamoDB
+Streams to the audit function and through Kinesis to ingest. JSON can carry values none of
+those can represent, and a value DynamoDB accepts can still be one the audit function's
+deserialiser rejects (boto3 reads numbers with a 38-digit decimal context that traps rounding),
+which would send the stream record to the audit DLQ. So every such value is checked here,
+against the same rules, and refused with a message naming where it is.
+"""
+
+from __future__ import annotations
+
+import decimal
+import math
+from collections.abc import Mapping
+from typing import Any
+
+# The decimal context boto3's TypeDeserializer reads DynamoDB numbers with (38 digits; exponent
+# bounds; rounding, overflow and underflow trapped): a number it cannot read is not admitted.
+DYNAMODB_NUMBERS = decimal.Context(
+    Emin=-128,
+    Emax=126,
+    prec=38,
+    traps=[decimal.Clamped, decimal.Overflow, decimal.Inexact, decimal.Rounded, decimal.Underflow],
+)
+MAX_DEPTH = 32  # DynamoDB nests documents at most 32 levels deep
+
+
+class Inadmissible(ValueError):
+    """A value that cannot be stored as sent; ``path`` says where it is (``limit``, ``a.b[2]``)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}" if path else reason)
+        self.path = path
+        self.reason = reason
+
+
+def check_text(text: str, path: str) -> None:
+    """Well-formed Unicode only: a lone surrogate cannot be encoded as UTF-8 (DynamoDB, Kinesis)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise Inadmissible(path, f"text is not well-formed Unicode (lone surrogate at {exc.start})") from exc
+
+
+def check_number(number: int | float, path: str) -> None:
+    if isinstance(number, float) and not math.isfinite(number):
+        raise Inadmissible(path, f"number {number!r} cannot be stored")
+    text = str(number) if isinstance(number, int) else repr(number)
+    try:
+        DYNAMODB_NUMBERS.create_decimal(text)
+    except (decimal.DecimalException, ValueError) as exc:
+        raise Inadmissible(
+            path, f"number {_clip(text)} cannot be stored (at most 38 significant digits, magnitude 1e-130 to 1e126)"
+        ) from exc
+
+
+def check_storable(value: Any, path: str = "", depth: int = 0) -> None:
+    """Raise :class:`Inadmissible` unless ``value`` round-trips through DynamoDB and the audit."""
+    if depth > MAX_DEPTH:
+        raise Inadmissible(path, f"nested deeper than {MAX_DEPTH} levels")
+    if value is None or isinstance(value, bool):
+        return
+    if isinstance(value, int | float):
+        check_number(value, path)
+    elif isinstance(value, str):
+        check_text(value, path)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            check_text(str(key), f"{path} (a key)")
+            check_storable(item, f"{path}.{key}" if path else str(key), depth + 1)
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            check_storable(item, f"{path}[{index}]", depth + 1)
+    else:
+        raise Inadmissible(path, f"a {type(value).__name__} cannot be stored")
+
+
+def _clip(text: str, limit: int = 24) -> str:
+    return text if len(text) <= limit else f"{text[:12]}…({len(text)} chars)"

@@ -1,0 +1,94 @@
+"""Admission: what a tools/call may have stored, checked before any write."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import mcp_tools
+from mcp_platform.audit.diff import to_plain
+from mcp_platform.mcp.admission import Inadmissible, check_storable
+from mcp_platform.mcp.context import Services
+from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
+from mcp_platform.mcp.server import CallContext
+from mcp_platform.mcp.tool_calls import ToolCallRunner
+from mcp_platform.mcp.tools import ToolCatalog
+from mcp_platform.mcp.versions import IDEMPOTENCY_KEY_META
+from mcp_platform.sessions.codec import to_attr
+
+CATALOG = ToolCatalog.discover(mcp_tools)
+MODERN = CallContext(principal="p", protocol_version="2026-07-28", modern=True)
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**140), max_value=10**140)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(alphabet=st.characters(codec=None, min_codepoint=0, max_codepoint=0x10FFFF), max_size=8),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=4), children, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=400, derandomize=True, deadline=None, database=None)
+@given(json_values)
+def test_admitted_values_round_trip_through_the_store_codec_and_the_audit_deserialiser(value: Any) -> None:
+    """Property: a value is either refused by admission, or it encodes for DynamoDB and the
+    audit function's deserialiser reads it back (no decimal trap, no encoding error)."""
+    try:
+        check_storable(value)
+    except Inadmissible:
+        return
+    attr = to_attr(value)
+    to_plain(attr)  # raises decimal.Rounded / Overflow and friends for what the audit cannot read
+    for text in _strings(value):
+        text.encode("utf-8")
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (k, *_strings(v))]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [
+        ({"limit": 10**38}, "arguments.limit"),  # 39 digits: DynamoDB takes it, the audit deserialiser does not
+        ({"limit": -(10**40)}, "arguments.limit"),
+        ({"limit": 10**400}, "arguments.limit"),
+    ],
+)
+def test_unstorable_numbers_are_an_invalid_arguments_result_naming_the_argument(
+    arguments: dict[str, Any], named: str
+) -> None:
+    prepared = ToolCallRunner.prepare(
+        Request("tools/call", {"name": "read_notes", "arguments": {"session": "h", **arguments}}, 1), MODERN, CATALOG
+    )
+    assert prepared.invalid_arguments is not None and prepared.invalid_arguments.startswith(named)
+    result = asyncio.run(ToolCallRunner(Services()).run(prepared, MODERN))
+    assert result["isError"] and named in result["content"][0]["text"]
+
+
+def test_a_lone_surrogate_in_text_is_refused_with_its_path() -> None:
+    with pytest.raises(Inadmissible, match=r"notes\[1\]\.text"):
+        check_storable({"notes": ["ok", {"text": "bad \ud800"}]})
+
+
+def test_an_idempotency_key_with_a_lone_surrogate_is_invalid_params() -> None:
+    params = {
+        "name": "append_note",
+        "arguments": {"session": "h", "text": "x"},
+        "_meta": {IDEMPOTENCY_KEY_META: "k\ud800"},
+    }
+    with pytest.raises(JsonRpcError) as refused:
+        ToolCallRunner.prepare(Request("tools/call", params, 1), MODERN, CATALOG)
+    assert refused.value.code == INVALID_PARAMS and "well-formed" in refused.value.message
