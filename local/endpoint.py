@@ -20,7 +20,7 @@ class EndpointServer:
             app,
             host=LOOPBACK,
             port=port,
-            lifespan="off",
+            lifespan="on",  # shutdown flushes buffered tool events, as on Lambda
             log_level="warning",
             access_log=False,
             server_header=False,

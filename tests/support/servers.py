@@ -18,7 +18,7 @@ from tests.support.aws import free_port
 def serve(app: Any, port: int | None = None) -> Iterator[str]:
     """Yield the base URL (``http://127.0.0.1:PORT``) while the app is served."""
     port = port or free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")  # as run.sh
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

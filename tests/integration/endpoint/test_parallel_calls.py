@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import httpx
 import pytest
 
 from mcp_platform.auth.api_keys import ApiKeyStore
@@ -25,14 +26,26 @@ from tests.support.aws import fake_credentials
 from tests.support.endpoint import AwsStack, Instance, aws_stack, endpoint_instance
 from tests.support.fault_tools import flaky
 from tests.support.faults import TransactionConflicts
-from tests.support.mcp_http import CAPS_META, call, final_message, initialize, modern_call
+from tests.support.mcp_http import CAPS_META, MODERN, call, final_message, headers, initialize, modern_call
 
 pytestmark = pytest.mark.integration
 
 ToolCallSpec = tuple[str, dict[str, Any]]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture()
+def aws() -> Iterator[AwsStack]:
+    """A fresh emulator per test: moto's transaction cost grows with the table's size."""
+    with fake_credentials(), aws_stack() as stack:
+        yield stack
+
+
+@pytest.fixture()
+def api_key(aws: AwsStack) -> str:
+    return ApiKeyStore(aws.table, aws.client("dynamodb")).mint("alice")
+
+
+@pytest.fixture()
 def pair(aws: AwsStack) -> Iterator[tuple[Instance, Instance]]:
     with (
         endpoint_instance(aws, extra_tools=(fault_tools,)) as a,
@@ -222,16 +235,26 @@ def test_control_unretried_transaction_conflicts_fail_the_same_test(
 
 
 def test_d10_exhausted_conflict_budget_is_the_documented_retryable_error(aws: AwsStack, api_key: str) -> None:
-    """D10: a session whose every transaction conflicts: the call answers -31004 (retryable)
-    and nothing is committed."""
+    """D10: a session whose every transaction conflicts: the call answers -31004 (retryable),
+    as HTTP 503 + Retry-After when the answer is plain JSON (2026), and nothing is committed."""
     dynamodb = aws.client("dynamodb")
     with endpoint_instance(aws) as healthy, endpoint_instance(aws, dynamodb=dynamodb) as busy:
         TransactionConflicts(dynamodb, 1.0)
         busy.endpoint.sessions.conflict_backoff = Backoff(retries=2, base_seconds=0.01)
         handle = open_handle(healthy.url, api_key)
         before = session_info(healthy.url, api_key, handle)["version"]
-        answer = tool(busy.url, api_key, 5, "append_note", {"session": handle, "text": "x"})
+        answer = tool(busy.url, api_key, 5, "append_note", {"session": handle, "text": "x"})  # SSE
         assert answer["error"]["code"] == UNAVAILABLE and answer["error"]["data"]["retryable"] is True
+        params = {"name": "append_note", "arguments": {"session": handle, "text": "x"}, "_meta": CAPS_META}
+        extra = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": "append_note"}
+        plain = httpx.post(  # plain JSON: the transport can still say it with the status
+            busy.url,
+            headers={**headers(api_key, **extra), "Accept": "application/json"},
+            json={"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": params},
+            timeout=30,
+        )
+        assert plain.status_code == 503 and plain.headers["retry-after"] == "1"
+        assert plain.json()["error"]["code"] == UNAVAILABLE
         assert session_info(healthy.url, api_key, handle)["version"] == before
 
 

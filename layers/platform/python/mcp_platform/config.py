@@ -38,6 +38,7 @@ class EnvVars:
     MAX_REQUEST_BYTES = "MCP_MAX_REQUEST_BYTES"
     STREAM_MAX_SECONDS = "MCP_STREAM_MAX_SECONDS"  # S7 cap, below the function timeout
     KEEPALIVE_SECONDS = "MCP_KEEPALIVE_SECONDS"
+    CANCEL_POLL_SECONDS = "MCP_CANCEL_POLL_SECONDS"  # 2025 streamed call: cancel flag check interval
     AWS_ENDPOINT_URL = "AWS_ENDPOINT_URL"  # local emulator only
     LOG_LEVEL = "POWERTOOLS_LOG_LEVEL"
     SERVICE_NAME = "POWERTOOLS_SERVICE_NAME"
@@ -86,6 +87,7 @@ class Settings:
     max_request_bytes: int = 1_048_576
     stream_max_seconds: int = 840
     keepalive_seconds: int = 15
+    cancel_poll_seconds: int = 2
     aws_endpoint_url: str = ""
     service_name: str = "mcp-platform"
     metrics_namespace: str = "McpPlatform"
@@ -133,6 +135,7 @@ class Settings:
             max_request_bytes=_int(env, EnvVars.MAX_REQUEST_BYTES, 1_048_576, 1024, 6 * 1024 * 1024),
             stream_max_seconds=stream_max,
             keepalive_seconds=keepalive,
+            cancel_poll_seconds=_int(env, EnvVars.CANCEL_POLL_SECONDS, 2, 1, 60),
             aws_endpoint_url=env.get(EnvVars.AWS_ENDPOINT_URL, ""),
             service_name=env.get(EnvVars.SERVICE_NAME, "mcp-platform") or "mcp-platform",
             metrics_namespace=env.get(EnvVars.METRICS_NAMESPACE, "McpPlatform") or "McpPlatform",

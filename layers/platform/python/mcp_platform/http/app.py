@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import os
 from types import ModuleType
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from mcp_platform.auth.api_keys import ApiKeyAuthenticator, ApiKeyStore
 from mcp_platform.auth.base import Authenticator
@@ -18,12 +18,16 @@ from mcp_platform.aws_clients import LazyClient, aws_client
 from mcp_platform.config import ConfigError, Settings
 from mcp_platform.http.endpoint import McpEndpoint
 from mcp_platform.http.security import RequestGuard, loopback_hosts
-from mcp_platform.http.streaming import ResponseStreamer
+from mcp_platform.http.streaming import Flush, ResponseStreamer
 from mcp_platform.mcp.context import Services
 from mcp_platform.mcp.server import McpServer
 from mcp_platform.mcp.tool_calls import ToolCallRunner
 from mcp_platform.mcp.tools import ToolCatalog
 from mcp_platform.observability import MetricsWriter
+from mcp_platform.sessions.cancellation import CancelFlags
+
+if TYPE_CHECKING:
+    from mcp_platform.events.producer import EventProducer
 
 logger = logging.getLogger(__name__)
 
@@ -94,13 +98,16 @@ def build_app(
         # (Inside Lambda the Host is the Function URL's, so no default applies there.)
         allowed_hosts = loopback_hosts(port)
     metrics = MetricsWriter(settings.metrics_namespace, settings.service_name, metrics_stream)
-    flush = producer.flush_async if producer is not None else None
+    # 2025 cancellations posted to another instance meet the call through the session table.
+    cancel_flags = CancelFlags(settings.session_table, store.gateway, clock=store.clock)
     streamer = ResponseStreamer(
         server,
         metrics,
-        _safe_flush(flush) if flush is not None else None,
+        _settle_then_flush(runner, producer),
         keepalive_seconds=settings.keepalive_seconds,
         max_stream_seconds=settings.stream_max_seconds,
+        cancel_flags=cancel_flags,
+        cancel_poll_seconds=settings.cancel_poll_seconds,
     )
     return McpEndpoint(
         server,
@@ -108,7 +115,26 @@ def build_app(
         RequestGuard(allowed_hosts, settings.allowed_origins),
         streamer,
         max_request_bytes=settings.max_request_bytes,
+        cancel_flags=cancel_flags,
     )
+
+
+def _settle_then_flush(runner: ToolCallRunner, producer: EventProducer | None) -> Flush:
+    """What every response runs before its last byte, and the lifespan runs on shutdown.
+
+    Commits shielded from a cancellation are awaited first, even without a stream to publish
+    to: behind the Web Adapter a write still in flight after the last byte may never finish.
+    An empty buffer costs no worker-thread hop."""
+    flush = _safe_flush(producer.flush_async) if producer is not None else None
+
+    async def run() -> None:
+        try:
+            await runner.settle()
+        finally:
+            if flush is not None and producer is not None and len(producer):
+                await flush()
+
+    return run
 
 
 def _safe_flush(flush: Any) -> Any:
@@ -116,8 +142,9 @@ def _safe_flush(flush: Any) -> Any:
         try:
             await flush()
         except Exception:
-            # The response was already delivered; records the DLQ refused stay buffered in
-            # the producer and go out with the next flush. Logged with its trace, not hidden.
+            # The answer has already been sent; records the DLQ refused stay buffered in the
+            # producer and go out with the next flush (or the shutdown flush). Logged with its
+            # trace, not hidden.
             logger.exception("tool-event flush failed; records kept for the next flush")
 
     return run

@@ -3,6 +3,9 @@
 Era per request, as the official SDK does: an ``MCP-Protocol-Version`` header naming a 2025
 revision (or no header) is the handshake era with ``Mcp-Session-Id`` sessions stored in
 DynamoDB, so any instance serves any session; anything else is the stateless 2026-07-28 era.
+
+Lifespan (uvicorn ``--lifespan on``): on shutdown (SIGTERM; Lambda sends SIGKILL about 300 ms
+later) the events still buffered are flushed within a bound, then shutdown completes.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from mcp_platform.mcp.jsonrpc import (
 from mcp_platform.mcp.server import CallContext, McpServer
 from mcp_platform.mcp.versions import DEFAULT_HANDSHAKE_VERSION, HANDSHAKE_VERSIONS, is_modern
 from mcp_platform.sessions import errors as session_errors
+from mcp_platform.sessions.cancellation import CancelFlags
 from mcp_platform.table_schema import KIND_TRANSPORT
 
 logger = logging.getLogger(__name__)
@@ -42,6 +46,8 @@ PREFLIGHT_HEADERS = {
     "mcp-method, mcp-name, last-event-id",
     "access-control-max-age": "600",
 }
+# Lambda sends SIGKILL about 300 ms after SIGTERM: the shutdown flush must end before that.
+SHUTDOWN_FLUSH_SECONDS = 0.25
 
 
 class McpEndpoint:
@@ -54,6 +60,8 @@ class McpEndpoint:
         *,
         path: str = "/mcp",
         max_request_bytes: int = 1_048_576,
+        cancel_flags: CancelFlags | None = None,
+        shutdown_flush_seconds: float = SHUTDOWN_FLUSH_SECONDS,
     ) -> None:
         self.server = server
         self.sessions = server.services.sessions
@@ -62,11 +70,13 @@ class McpEndpoint:
         self.streamer = streamer
         self.path = path
         self.max_request_bytes = max_request_bytes
+        self.cancel_flags = cancel_flags
+        self.shutdown_flush_seconds = shutdown_flush_seconds
         self._inflight: dict[tuple[str, str, Any], asyncio.Event] = {}
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            await _lifespan(receive, send)
+            await self._lifespan(receive, send)
             return
         if scope["type"] != "http":
             return
@@ -188,7 +198,7 @@ class McpEndpoint:
             raise HttpError(400, "Missing Mcp-Session-Id header")
         if message.is_notification:
             await self._transport_session(session_id, principal)  # unknown or foreign: 404
-            self._notification(message, session_id, principal)
+            await self._notification(message, session_id, principal)
             await send_empty(send, 202, cors)
             return
         call = CallContext(
@@ -242,18 +252,48 @@ class McpEndpoint:
             raise HttpError(404, "Session not found")  # an application handle is not an Mcp-Session-Id
         return session
 
-    def _notification(self, message: Request, session_id: str, principal: str) -> None:
-        if message.method == "notifications/cancelled":
-            cancelled = self._inflight.get((principal, session_id, message.params.get("requestId")))
-            if cancelled is not None:
-                cancelled.set()
-
-
-async def _lifespan(receive: Any, send: Any) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
+    async def _notification(self, message: Request, session_id: str, principal: str) -> None:
+        """The session is the caller's (checked): only its owner can cancel its requests."""
+        if message.method != "notifications/cancelled":
             return
+        request_id = message.params.get("requestId")
+        if request_id is None:
+            return  # optional since 2025-11-25 (tasks are cancelled otherwise): nothing to stop
+        if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+            raise HttpError(400, "notifications/cancelled: requestId must be a string or an integer", INVALID_PARAMS)
+        cancelled = self._inflight.get((principal, session_id, request_id))
+        if cancelled is not None:
+            cancelled.set()
+        elif self.cancel_flags is not None:
+            # On Lambda the call runs in another environment (one request per environment):
+            # leave a flag in the table for the instance running it to find on its poll tick.
+            await asyncio.to_thread(self.cancel_flags.request, session_id, request_id, owner=principal)
+
+    async def _lifespan(self, receive: Any, send: Any) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self._flush_on_shutdown()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _flush_on_shutdown(self) -> None:
+        """Every response flushes before its last byte; what is left here is what a failed flush
+        kept buffered (the DLQ refused it) or a request that had not ended yet."""
+        flush = self.streamer.flush_events
+        if flush is None:
+            return
+        task = asyncio.ensure_future(flush())
+        done, _ = await asyncio.wait({task}, timeout=self.shutdown_flush_seconds)
+        if not done:
+            # Not awaited after cancel (wait_for would): the bound holds whatever the flush is
+            # doing. Its worker thread goes on until the process exits or is killed.
+            task.cancel()
+            logger.error("shutdown: tool-event flush still running after %.2f s", self.shutdown_flush_seconds)
+            return
+        try:
+            task.result()
+        except Exception:
+            logger.exception("shutdown: tool-event flush failed")

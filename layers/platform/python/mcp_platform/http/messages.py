@@ -116,7 +116,11 @@ def _headers(extra: dict[str, str] | None) -> Headers:
     return [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in (extra or {}).items()]
 
 
-async def send_json(send: Any, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+async def send_json(
+    send: Any, status: int, body: dict[str, Any], headers: dict[str, str] | None = None, *, more_body: bool = False
+) -> None:
+    """``more_body=True`` leaves the response open (the caller ends it with :func:`end_body`);
+    the Content-Length already tells the client it has the whole answer."""
     payload = dumps(body)
     await send(
         {
@@ -129,7 +133,12 @@ async def send_json(send: Any, status: int, body: dict[str, Any], headers: dict[
             ],
         }
     )
-    await send({"type": "http.response.body", "body": payload})
+    await send({"type": "http.response.body", "body": payload, "more_body": more_body})
+
+
+async def end_body(send: Any) -> None:
+    """The response's last ASGI message: behind the Web Adapter the invocation ends with it."""
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 async def send_empty(send: Any, status: int, headers: dict[str, str] | None = None) -> None:

@@ -3,9 +3,19 @@
 tools/call streams whenever the client accepts ``text/event-stream``: status and headers
 leave before the tool runs (S2, S4), followed by a first comment; progress and log
 notifications are events; keep-alive comments fill silences (S7); a duration cap below the
-function timeout ends runaway calls (S7); the final chunk is always written (S3). After the
-result event, the tool-call events are flushed to Kinesis *before* the stream ends, so the
-flush is off the client's critical path yet inside the Lambda invocation.
+function timeout ends runaway calls (S7); the final chunk is always written (S3).
+
+Behind the Lambda Web Adapter the invocation ends with the response's last byte: anything
+scheduled after it runs only if the environment is thawed again. So every response, plain JSON
+or stream, ends the same way: the events are flushed (after the shielded tool-call commits have
+settled), *then* the last ASGI message (``more_body: False``) is sent, whether the call
+completed, was cancelled, hit the duration cap or failed. A JSON body is sent with its
+Content-Length before the flush, so the client already holds the whole answer.
+
+2025 cancellation across instances: a ``notifications/cancelled`` that reaches another instance
+leaves a cancel flag in the table (:mod:`mcp_platform.sessions.cancellation`); a streamed 2025
+call checks for its flag every ``cancel_poll_seconds`` and, when found, stops exactly as a
+local cancellation does.
 """
 
 from __future__ import annotations
@@ -18,7 +28,8 @@ from asyncio import FIRST_COMPLETED
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from mcp_platform.http.messages import HttpError, HttpRequest, send_json, sse_event, start_sse
+from mcp_platform.http.messages import HttpError, HttpRequest, end_body, send_json, sse_event, start_sse
+from mcp_platform.mcp.effects import RETRY_AFTER_SECONDS
 from mcp_platform.mcp.jsonrpc import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -26,6 +37,7 @@ from mcp_platform.mcp.jsonrpc import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
+    UNAVAILABLE,
     UNSUPPORTED_PROTOCOL_VERSION,
     JsonRpcError,
     Request,
@@ -35,6 +47,7 @@ from mcp_platform.mcp.jsonrpc import (
 from mcp_platform.mcp.server import CallContext, McpServer
 from mcp_platform.mcp.tool_calls import TransportSessionNotFound
 from mcp_platform.observability import MetricsWriter
+from mcp_platform.sessions.cancellation import CancelCheckFailed, CancelFlags
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +58,7 @@ MODERN_ERROR_STATUS = {
     HEADER_MISMATCH: 400,
     UNSUPPORTED_PROTOCOL_VERSION: 400,
     METHOD_NOT_FOUND: 404,
+    UNAVAILABLE: 503,
 }
 STREAMED_METHODS = frozenset({"tools/call"})
 FIRST_EVENT = b": stream open\n\n"
@@ -62,12 +76,16 @@ class ResponseStreamer:
         *,
         keepalive_seconds: float = 15.0,
         max_stream_seconds: float = 840.0,
+        cancel_flags: CancelFlags | None = None,
+        cancel_poll_seconds: float = 2.0,
     ) -> None:
         self.server = server
         self.metrics = metrics
         self.flush_events = flush_events
         self.keepalive_seconds = keepalive_seconds
         self.max_stream_seconds = max_stream_seconds
+        self.cancel_flags = cancel_flags
+        self.cancel_poll_seconds = cancel_poll_seconds
 
     async def respond(
         self,
@@ -88,20 +106,19 @@ class ResponseStreamer:
         except TransportSessionNotFound as exc:
             raise HttpError(404, "Session not found") from exc
         except JsonRpcError as exc:
-            status = MODERN_ERROR_STATUS.get(exc.code, 200) if http_status_errors else 200
-            await send_json(send, status, error_message(request_id, exc), headers)
+            status, extra = _error_status(exc.code, http_status_errors)
+            await send_json(send, status, error_message(request_id, exc), {**headers, **extra})
             return
         if message.method in STREAMED_METHODS and request.accepts("text/event-stream"):
             await self._stream(work, request_id, call, send, headers, started, receive)
         else:
             body = await _outcome(work, request_id)
-            status = 200
-            if http_status_errors and "error" in body:  # 2026: one status table for every error
-                status = MODERN_ERROR_STATUS.get(body["error"]["code"], 200)
-            await send_json(send, status, body, headers)
-            self._ttfb(started)
-            if self.flush_events is not None:
-                await self.flush_events()  # the response is complete: off the critical path
+            status, extra = _error_status(body["error"]["code"], http_status_errors) if "error" in body else (200, {})
+            try:
+                await send_json(send, status, body, {**headers, **extra}, more_body=True)
+                self._ttfb(started)
+            finally:
+                await self._end(send)
 
     async def _stream(
         self,
@@ -127,6 +144,10 @@ class ResponseStreamer:
         task = asyncio.create_task(run())
         cancelled = asyncio.create_task(call.cancelled.wait())
         watcher = asyncio.create_task(_cancel_on_disconnect(receive, call.cancelled)) if receive else None
+        flag_watcher = None
+        if self.cancel_flags is not None and not call.modern and call.transport_session_id:
+            flag = self._cancel_on_flag(self.cancel_flags, call.transport_session_id, request_id, call)
+            flag_watcher = asyncio.create_task(flag)
         getter: asyncio.Future[tuple[bool, dict[str, Any]]] | None = None
         try:
             await send({"type": "http.response.body", "body": FIRST_EVENT, "more_body": True})
@@ -151,21 +172,50 @@ class ResponseStreamer:
                 getter = None
                 await _send_chunk(send, sse_event(payload))
                 if final:
-                    if self.flush_events is not None:
-                        await self.flush_events()
                     return
         finally:
-            for pending in (task, cancelled, getter, watcher):
+            for pending in (task, cancelled, getter, watcher, flag_watcher):
                 if pending is not None and not pending.done():
                     pending.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
                         await pending
-            with contextlib.suppress(OSError, RuntimeError):
-                await send({"type": "http.response.body", "body": b"", "more_body": False})  # S3
+            await self._end(send)  # S3, after the flush of whatever the call committed
+
+    async def _end(self, send: Any) -> None:
+        """Flush the events, then send the last byte: inside the invocation on every path."""
+        try:
+            if self.flush_events is not None:
+                await self.flush_events()
+        finally:
+            with contextlib.suppress(OSError, RuntimeError):  # the client is gone: nothing to end
+                await end_body(send)
+
+    async def _cancel_on_flag(self, flags: CancelFlags, session_id: str, request_id: Any, call: CallContext) -> None:
+        """2025: the cancellation may have been posted to another instance (a flag in the table).
+        The first check waits one interval: most calls finish before it and cost no read."""
+        while not call.cancelled.is_set():
+            await asyncio.sleep(self.cancel_poll_seconds)
+            try:
+                found = await asyncio.to_thread(flags.is_requested, session_id, request_id, owner=call.principal)
+            except CancelCheckFailed:
+                # A missed tick delays the cancellation by one interval; the call goes on.
+                logger.warning("cancel flag check failed; checking again next tick", exc_info=True)
+                continue
+            if found:
+                call.cancelled.set()
 
     def _ttfb(self, started: float) -> None:
         if self.metrics is not None:
             self.metrics.emit("TimeToFirstByte", (time.monotonic() - started) * 1000)
+
+
+def _error_status(code: int, http_status_errors: bool) -> tuple[int, dict[str, str]]:
+    """2026: one HTTP status table for every error; a retryable store error is 503 with
+    Retry-After. 2025: JSON-RPC errors travel in 200 responses."""
+    if not http_status_errors:
+        return 200, {}
+    status = MODERN_ERROR_STATUS.get(code, 200)
+    return status, ({"retry-after": str(RETRY_AFTER_SECONDS)} if status == 503 else {})
 
 
 async def _cancel_on_disconnect(receive: Any, cancelled: asyncio.Event) -> None:

@@ -30,8 +30,8 @@ from mcp_platform.sessions.retry import Backoff
 
 RETRY_AFTER_SECONDS = 1
 # A read-modify-write tool that lost the version race runs again on the fresh state: 50 ms
-# exponential backoff with jitter (D2), capped at 1 s, eight runs at most (about 4 s).
-RERUN_BACKOFF = Backoff(retries=7)
+# exponential backoff with jitter (D2), capped at 0.5 s, ten runs at most (about 3 s of waits).
+RERUN_BACKOFF = Backoff(retries=9, cap_seconds=0.5)
 
 
 def unavailable(message: str) -> JsonRpcError:
