@@ -10,10 +10,11 @@ export CDK_DISABLE_CLI_TELEMETRY := true
 export AWS_EC2_METADATA_DISABLED := true
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help setup test test-fast synth deploy lint bench dev dev-second clean layer
+.PHONY: help setup test test-fast conformance synth deploy lint bench dev dev-second clean layer
 
 help:
-	@echo "make test    set up (venv, pip, npm, layer) and run the whole test suite"
+	@echo "make test    set up (venv, pip, npm, layer) and run the whole test suite, conformance included"
+	@echo "make conformance  the MCP conformance suite over two local instances behind round-robin"
 	@echo "make dev     run the whole platform locally on an embedded AWS emulator"
 	@echo "make synth   synthesize the CloudFormation templates offline into cdk.out"
 	@echo "make deploy  cdk deploy into the account of your current AWS credentials"
@@ -28,7 +29,7 @@ $(STAMPS)/venv: requirements.txt requirements-dev.txt layers/platform/requiremen
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	set -o pipefail; $(PY) -m pip install -q --upgrade pip 2>&1 | { grep -v "^WARNING: Location" || true; }
 	set -o pipefail; $(PY) -m pip install -q -r requirements-dev.txt 2>&1 | { grep -v "^WARNING: Location" || true; }
-	$(PY) -c "import aws_cdk, moto, mcp, amazondax, aws_lambda_powertools, uvicorn"
+	$(PY) -c "import aws_cdk, moto, mcp, amazondax, aws_lambda_powertools, uvicorn, jwt, cryptography"
 	@touch $@
 
 $(STAMPS)/npm: package.json package-lock.json | $(STAMPS)
@@ -45,6 +46,12 @@ layer: $(STAMPS)/layer-$(ARCH)
 
 test: setup
 	$(PY) -m pytest -q -n 2 --dist loadgroup
+	$(PY) -m local.conformance
+
+# Two instances on one emulator behind a round-robin proxy; fails on any required scenario that
+# fails without an entry in local/conformance/expected-failures.yaml, and on a stale entry.
+conformance: setup
+	$(PY) -m local.conformance
 
 test-fast: $(STAMPS)/venv
 	$(PY) -m pytest -q -m "not infra and not slow"
@@ -58,7 +65,7 @@ deploy: setup
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy layers/platform/python functions stacks app.py local
+	$(VENV)/bin/mypy layers/platform/python functions stacks app.py local examples
 	npx cdk synth -q
 	$(VENV)/bin/cfn-lint cdk.out/*.template.json
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 import threading
 from types import FrameType
 
 from local.bootstrap import LocalOptions, add_import_roots, isolate_from_real_aws
+from local.fixtures import FIXTURE_PACKS
 
 logger = logging.getLogger("local")
 
@@ -21,12 +23,19 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="start a second endpoint (MCP_PORT, default 8001) on the emulator a running `make dev` owns",
     )
+    parser.add_argument(
+        "--fixtures",
+        action="append",
+        default=[],
+        choices=sorted(FIXTURE_PACKS),
+        help="also serve a fixture pack (conformance: the tools the MCP conformance suite calls)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # Per-request lines from the emulator and the readiness probe would drown the useful output.
     for noisy in ("werkzeug", "httpx", "botocore.credentials"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    options = LocalOptions.from_env(attach=args.attach)
+    options = LocalOptions.from_env(attach=args.attach, fixtures=tuple(args.fixtures))
     # Before anything imports boto3: no real AWS credentials or endpoints can be picked up.
     isolate_from_real_aws(options)
     add_import_roots()
@@ -46,8 +55,13 @@ def main(argv: list[str] | None = None) -> int:
         if not serving.is_set():
             raise KeyboardInterrupt  # still starting: unwind start() and clean up below
 
+    def on_report(_signum: int, _frame: FrameType | None) -> None:
+        for running in holder:
+            running.report_health()  # logged by the health thread, not in the handler
+
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGUSR1, on_report)
     try:
         running = start(options, running_hook=holder.append)
         serving.set()
@@ -70,4 +84,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    # Everything is stopped by now and the emulator's data lives only in memory: flush and exit
+    # at once. A normal interpreter exit would first garbage-collect that whole heap, seconds
+    # once the emulator holds a few hundred MB, and Ctrl-C must not take that long.
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -7,6 +7,9 @@ each single-item write (and each transaction) atomically, and the platform's opt
 locking relies on that. Running one request at a time restores the guarantee; races *between*
 requests (read, then write) stay possible, exactly as on AWS. Overrides a private moto hook
 (``_server_entry``, moto 5.2): a moto upgrade must keep it working (tests cover it).
+
+Creating the server also applies :mod:`local.moto_patches` (bounded memory, item-level
+transaction rollback), which refuses any moto but the pinned one.
 """
 
 from __future__ import annotations
@@ -20,13 +23,23 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_ba
 from moto.server import ThreadedMotoServer
 from werkzeug.serving import make_server
 
+from local import moto_patches
+
 
 class AtomicMotoServer(ThreadedMotoServer):
-    """ThreadedMotoServer serving one request at a time (threaded HTTP handling unchanged)."""
+    """ThreadedMotoServer serving one request at a time (threaded HTTP handling unchanged).
+
+    ``lock`` is held for each request; in-process readers of moto's state take it too.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        moto_patches.apply()
+        super().__init__(*args, **kwargs)
+        self.lock = threading.Lock()
 
     def _server_entry(self) -> None:
         app = DomainDispatcherApplication(create_backend_app)
-        lock = threading.Lock()
+        lock = self.lock
 
         def atomic(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
             with lock:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+
 from local.platform import Running
+from mcp_platform.config import EnvVars
 
 
 def render(running: Running) -> str:
@@ -10,6 +13,8 @@ def render(running: Running) -> str:
     url = options.mcp_url
     aws = f"aws --endpoint-url {options.aws_endpoint} --region {options.region}"
     header = f'--header "Authorization: Bearer {running.api_key}"' if running.api_key else ""
+    if not header and "oauth" in running.auth_mode.split(","):
+        header = '--header "Authorization: Bearer $TOKEN"'  # a token from the issuer (python -m local.oauth_issuer)
     mode = "second endpoint attached to the running emulator" if options.attach else "local platform"
     lines = [
         "",
@@ -22,8 +27,14 @@ def render(running: Running) -> str:
     ]
     if running.api_key:
         lines.append(f"  API key        {running.api_key}   (principal local-developer; MCP_API_KEY fixes it)")
-    else:
+    if "oauth" in running.auth_mode.split(","):
+        issuer = os.environ.get(EnvVars.OAUTH_ISSUER, "")
+        lines.append(f"  OAuth          issuer {issuer}; tokens need aud {url} (or MCP_OAUTH_AUDIENCE)")
+        lines.append(f"  Metadata       http://127.0.0.1:{options.mcp_port}/.well-known/oauth-protected-resource/mcp")
+    elif not running.api_key:
         lines.append(f"  Auth           {running.auth_mode} (loopback only: no key needed)")
+    if options.fixtures:
+        lines.append(f"  Fixtures       {', '.join(options.fixtures)} (local/fixtures.py; never deployed)")
     lines += ["", "  Resources (from the synthesized template):"]
     lines += [f"    table     {t.name}" for t in plan.tables]
     lines += [f"    stream    {s.name}" for s in plan.streams]
@@ -61,6 +72,8 @@ def render(running: Running) -> str:
     if not options.attach:
         attach = f"LOCAL_AWS_PORT={options.aws_port} python -m local --attach"
         lines += ["", f"  Second endpoint:  make dev-second   (or {attach})"]
+    every = f"every {options.health_s:g} s (LOCAL_HEALTH_SECONDS) and " if options.health_s else ""
+    lines += ["", f"  Health:  a 'health:' line {every}on `kill -USR1 {os.getpid()}`"]
     lines += ["", "Ctrl-C stops everything.", ""]
     return "\n".join(lines)
 

@@ -39,6 +39,9 @@ class LocalOptions:
     api_key: str  # "" = mint a fresh one
     attach: bool
     ttl_sweep_s: float = 5.0  # emulated TTL deletion (local/ttl.py); 0 = never, as on plain moto
+    health_s: float = 300.0  # a health line this often (local/health.py); 0 = only on SIGUSR1
+    stream_retention_s: float = 600.0  # consumed table-stream records older than this are dropped
+    fixtures: tuple[str, ...] = ()  # fixture packs the endpoint loads next to its tools (local/fixtures.py)
 
     @property
     def aws_endpoint(self) -> str:
@@ -49,7 +52,7 @@ class LocalOptions:
         return f"http://{LOOPBACK}:{self.mcp_port}/mcp"
 
     @classmethod
-    def from_env(cls, *, attach: bool) -> LocalOptions:
+    def from_env(cls, *, attach: bool, fixtures: tuple[str, ...] = ()) -> LocalOptions:
         default_mcp = "8001" if attach else "8000"
         return cls(
             mcp_port=_port("MCP_PORT", os.environ.get("MCP_PORT") or default_mcp),
@@ -58,7 +61,12 @@ class LocalOptions:
             auth_mode=os.environ.get("MCP_AUTH", ""),
             api_key=os.environ.get("MCP_API_KEY", ""),
             attach=attach,
+            fixtures=fixtures,
             ttl_sweep_s=_seconds("LOCAL_TTL_SWEEP_SECONDS", os.environ.get("LOCAL_TTL_SWEEP_SECONDS") or "5"),
+            health_s=_seconds("LOCAL_HEALTH_SECONDS", os.environ.get("LOCAL_HEALTH_SECONDS") or "300", 86400),
+            stream_retention_s=_seconds(
+                "LOCAL_STREAM_RETENTION_SECONDS", os.environ.get("LOCAL_STREAM_RETENTION_SECONDS") or "600", 86400
+            ),
         )
 
 
@@ -72,13 +80,13 @@ def _port(name: str, raw: str) -> int:
     return port
 
 
-def _seconds(name: str, raw: str) -> float:
+def _seconds(name: str, raw: str, maximum: float = 3600) -> float:
     try:
         seconds = float(raw)
     except ValueError:
         raise SystemExit(f"{name} must be a number of seconds, got {raw!r}") from None
-    if not 0 <= seconds <= 3600:
-        raise SystemExit(f"{name} must be between 0 (off) and 3600 seconds, got {raw}")
+    if not 0 <= seconds <= maximum:
+        raise SystemExit(f"{name} must be between 0 and {maximum:g} seconds, got {raw}")
     return seconds
 
 

@@ -13,6 +13,7 @@ from botocore.exceptions import ClientError
 
 from local.bootstrap import LOOPBACK
 from local.intrinsics import ACCOUNT_ID
+from local.records import SourceKind
 from local.resources import ResourcePlan
 
 logger = logging.getLogger(__name__)
@@ -43,12 +44,17 @@ class Clients:
 
 
 class Emulator:
-    """An atomic moto server embedded in this process (stopped by :meth:`stop`)."""
+    """An atomic moto server embedded in this process (stopped by :meth:`stop`).
 
-    def __init__(self, port: int) -> None:
+    Being in-process, it also answers what no AWS API tells: how many stream records a poller
+    has not handled yet, and it drops table-stream records the pollers are done with (moto
+    keeps them all). Each reads moto's state under the lock every request holds.
+    """
+
+    def __init__(self, port: int, region: str = "us-east-1") -> None:
         from local.atomic_moto import AtomicMotoServer  # deferred: moto's import is not free
 
-        self.port = port
+        self.port, self.region = port, region
         self._server = AtomicMotoServer(ip_address=LOOPBACK, port=port, verbose=False)
 
     @property
@@ -60,6 +66,34 @@ class Emulator:
 
     def stop(self) -> None:
         self._server.stop()
+
+    def pending(self, kind: SourceKind, stream_name: str, checkpoints: dict[str, str]) -> int:
+        """Records of a stream (Kinesis, or a table's) after the given per-shard checkpoints."""
+        from local import moto_patches
+
+        with self._server.lock:
+            if kind is SourceKind.KINESIS:
+                return moto_patches.kinesis_pending(ACCOUNT_ID, self.region, stream_name, checkpoints)
+            span = moto_patches.table_stream_span(ACCOUNT_ID, self.region, stream_name)
+        if span is None:
+            return 0
+        shard_id, first, following = span
+        handled = checkpoints.get(shard_id)
+        return following - (int(handled) + 1 if handled is not None else first)
+
+    def stream_records(self, table_name: str) -> int:
+        from local import moto_patches
+
+        with self._server.lock:
+            span = moto_patches.table_stream_span(ACCOUNT_ID, self.region, table_name)
+        return 0 if span is None else span[2] - span[1]
+
+    def trim_stream(self, table_name: str, through: int, older_than_s: float) -> int:
+        """Drops the table's stream records up to sequence ``through`` older than ``older_than_s``."""
+        from local import moto_patches
+
+        with self._server.lock:
+            return moto_patches.trim_table_stream(ACCOUNT_ID, self.region, table_name, through, older_than_s)
 
 
 def provision(plan: ResourcePlan, clients: Clients) -> None:

@@ -18,6 +18,14 @@ from mcp_platform.http.security import loopback_hosts
 # The Web Adapter's own settings: locally uvicorn is started directly, nothing reads these.
 _ADAPTER_ONLY = ("AWS_LAMBDA_EXEC_WRAPPER", "AWS_LWA_")
 # Where the MCP Inspector's web UI runs, so a browser-based inspection passes Origin checks.
+# OAuth settings a developer gives `make dev` (e.g. the local issuer's URL) win over the template's.
+OAUTH_VARIABLES = (
+    EnvVars.OAUTH_ISSUER,
+    EnvVars.OAUTH_AUDIENCE,
+    EnvVars.OAUTH_SCOPES,
+    EnvVars.OAUTH_JWKS_URL,
+    EnvVars.OAUTH_CLIENT_IDS,
+)
 INSPECTOR_ORIGINS = ("http://localhost:6274", "http://127.0.0.1:6274")
 
 
@@ -49,6 +57,7 @@ def endpoint_environment(
     env[EnvVars.ALLOWED_ORIGINS] = os.environ.get(EnvVars.ALLOWED_ORIGINS) or ",".join([*origins, *INSPECTOR_ORIGINS])
     if options.auth_mode:
         env[EnvVars.AUTH_MODE] = options.auth_mode  # "none" is refused off loopback by build_app
+    env.update({name: os.environ[name] for name in OAUTH_VARIABLES if os.environ.get(name)})
     return env
 
 

@@ -13,7 +13,9 @@ from local.bootstrap import LOOPBACK, LocalOptions, port_is_free
 from local.emulator import Attributes, Clients, Emulator, describe, provision, wait_until_reachable
 from local.endpoint import EndpointServer
 from local.environment import endpoint_environment, function_environment
+from local.fixtures import fixture_packages
 from local.functions import invoker, resolve_handler
+from local.health import HealthReporter, PipelineBacklog, RequestCounter
 from local.mapping import EventSourceMapping, MappingConfig
 from local.pollers import KinesisShards, ShardSource, StreamPoller, TableStreamShards
 from local.records import SourceKind
@@ -23,6 +25,8 @@ from local.ttl import TtlDeletions, TtlSweeper
 
 logger = logging.getLogger(__name__)
 DEV_PRINCIPAL = "local-developer"
+STOP_BUDGET_S = 4.0  # Ctrl-C / SIGTERM to exit, under load too
+ENDPOINT_STOP_S = 2.0  # in-flight requests finish and buffered events flush (uvicorn's lifespan)
 
 
 @dataclass
@@ -39,18 +43,27 @@ class Running:
     endpoint: EndpointServer | None = None
     pollers: list[StreamPoller] = field(default_factory=list)
     sweepers: list[TtlSweeper] = field(default_factory=list)
+    health: HealthReporter | None = None
     stop_event: threading.Event = field(default_factory=threading.Event)
 
     def shutdown(self) -> None:
-        """Endpoint first (no new work), then the pollers and sweepers, then the emulator they talk to."""
+        """Endpoint first (no new work), then the pollers and sweepers, then the emulator they
+        talk to; within STOP_BUDGET_S in all, however busy (workers still running then are
+        daemon threads: they end with the process, and the emulator is in memory only)."""
+        deadline = time.monotonic() + STOP_BUDGET_S
         self.stop_event.set()
         if self.endpoint is not None:
-            self.endpoint.stop()
-        workers: list[StreamPoller | TtlSweeper] = [*self.pollers, *self.sweepers]
+            self.endpoint.stop(timeout_s=ENDPOINT_STOP_S)
+        workers: list[StreamPoller | TtlSweeper | HealthReporter] = [*self.pollers, *self.sweepers]
+        workers += [self.health] if self.health is not None else []
         for worker in workers:
-            worker.join(timeout=10)
+            worker.join(timeout=max(0.1, deadline - time.monotonic()))
         if self.emulator is not None:
             self.emulator.stop()
+
+    def report_health(self) -> None:
+        if self.health is not None:
+            self.health.request()
 
 
 def start(options: LocalOptions, running_hook: Any = None) -> Running:
@@ -60,7 +73,7 @@ def start(options: LocalOptions, running_hook: Any = None) -> Running:
     _check_ports(options)
     emulator = None
     if not options.attach:
-        emulator = Emulator(options.aws_port)
+        emulator = Emulator(options.aws_port, options.region)
         emulator.start()
     try:
         synthesized = synthesize()
@@ -88,7 +101,10 @@ def start(options: LocalOptions, running_hook: Any = None) -> Running:
         workers: list[StreamPoller | TtlSweeper] = [*running.pollers, *running.sweepers]
         for worker in workers:
             worker.start()
-    running.endpoint, running.api_key = _endpoint(env, options, clients)
+    running.endpoint, running.api_key, counter = _endpoint(env, options, clients)
+    backlog = PipelineBacklog(emulator, running.pollers, options.stream_retention_s) if emulator else None
+    running.health = HealthReporter([counter], backlog, options.health_s, running.stop_event)
+    running.health.start()
     running.startup_seconds = time.monotonic() - started
     return running
 
@@ -103,7 +119,9 @@ def _check_ports(options: LocalOptions) -> None:
         )
 
 
-def _endpoint(env: dict[str, str], options: LocalOptions, clients: Clients) -> tuple[EndpointServer, str | None]:
+def _endpoint(
+    env: dict[str, str], options: LocalOptions, clients: Clients
+) -> tuple[EndpointServer, str | None, RequestCounter]:
     import mcp_tools
     from mcp_platform.auth.api_keys import ApiKeyStore
     from mcp_platform.config import Settings
@@ -111,14 +129,15 @@ def _endpoint(env: dict[str, str], options: LocalOptions, clients: Clients) -> t
 
     settings = Settings.from_mapping(env)
     # The same composition root the Lambda's endpoint_app.py calls; default clients, as there.
-    app = build_app(settings, mcp_tools, bind_host=LOOPBACK, port=options.mcp_port)
+    app = build_app(settings, mcp_tools, *fixture_packages(options.fixtures), bind_host=LOOPBACK, port=options.mcp_port)
     api_key = None
-    if settings.auth_mode == "api_key":
+    if "api_key" in settings.auth_modes:
         store = ApiKeyStore(settings.session_table, clients.dynamodb)
         api_key = store.mint(DEV_PRINCIPAL, label="local platform", key=options.api_key or None)
-    server = EndpointServer(app, options.mcp_port)
+    counter = RequestCounter(app)  # for the health line: requests served
+    server = EndpointServer(counter, options.mcp_port)
     server.start()
-    return server, api_key
+    return server, api_key, counter
 
 
 def _poller(

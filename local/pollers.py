@@ -1,7 +1,10 @@
 """Local event source mappings: a thread per mapping that reads shards and feeds the mapping.
 
-Reading follows K4: a fresh iterator right before each read (TRIM_HORIZON first, then
-AFTER_SEQUENCE_NUMBER of the last record handled), never cached across polls; at most one
+Reading follows K4: each read continues with the NextShardIterator of the shard's previous read
+when it starts where that read ended; otherwise (the first read, a batch re-read after a
+failure, an iterator that expired) it takes a fresh one: TRIM_HORIZON first, then
+AFTER_SEQUENCE_NUMBER of the last record handled. (The emulator keeps tables in place across a
+failed transaction, see local/moto_patches.py, so its iterators stay valid.) At most one
 GetRecords per shard per 0.2 s (5/s/shard) and a longer back-off when the stream is idle.
 The Kinesis mapping reads with GetRecords: moto has no SubscribeToShard, so the enhanced
 fan-out push is emulated by polling, and records carry the consumer ARN as EFO delivers them.
@@ -18,8 +21,12 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from botocore.exceptions import ClientError
 
 from local.mapping import EventSourceMapping
 from local.records import SourceKind, dynamodb_event_record, kinesis_event_record, sequence_of
@@ -29,6 +36,7 @@ logger = logging.getLogger(__name__)
 BUSY_INTERVAL_S = 0.2  # 5 GetRecords/s per shard
 IDLE_INTERVAL_S = 0.5
 ERROR_BACKOFF_S = 2.0
+STALE_ITERATOR_CODES = ("ExpiredIteratorException", "TrimmedDataAccessException")
 
 
 @dataclass(frozen=True)
@@ -46,6 +54,7 @@ class ShardPage:
 
 class ShardSource(Protocol):
     kind: SourceKind
+    stream_name: str  # the Kinesis stream, or the table whose stream it is
 
     def shards(self) -> list[ShardInfo]: ...
 
@@ -73,21 +82,52 @@ def _finished(shard: ShardInfo, page: dict[str, Any]) -> bool:
     return shard.ending_sequence is not None and not page["Records"]
 
 
+class _Iterators:
+    """Per shard: the NextShardIterator of the last read and the position it continues from."""
+
+    def __init__(self, fresh: Callable[[str, str | None], str], sequence: Callable[[dict[str, Any]], str]) -> None:
+        self._fresh, self._sequence = fresh, sequence
+        self._next: dict[str, tuple[str | None, str]] = {}
+
+    def get_records(self, shard_id: str, after: str | None, get: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
+        stored = self._next.pop(shard_id, None)  # popped: a failed read leaves nothing to reuse
+        if stored is not None and stored[0] == after:
+            try:
+                page = get(stored[1])
+            except ClientError as error:
+                if error.response.get("Error", {}).get("Code") not in STALE_ITERATOR_CODES:
+                    raise
+                logger.info("%s: shard iterator expired; taking a fresh one", shard_id)
+                page = get(self._fresh(shard_id, after))
+        else:
+            page = get(self._fresh(shard_id, after))
+        if page.get("NextShardIterator"):
+            ended = self._sequence(page["Records"][-1]) if page["Records"] else after
+            self._next[shard_id] = (ended, page["NextShardIterator"])
+        return page
+
+
 class KinesisShards:
     kind = SourceKind.KINESIS
 
     def __init__(self, kinesis: Any, stream_name: str, consumer_arn: str, region: str) -> None:
-        self._kinesis, self._stream, self._consumer_arn, self._region = kinesis, stream_name, consumer_arn, region
+        self._kinesis, self.stream_name, self._consumer_arn, self._region = kinesis, stream_name, consumer_arn, region
+        self._iterators = _Iterators(self._fresh, lambda record: str(record["SequenceNumber"]))
 
     def shards(self) -> list[ShardInfo]:
         # Listed every poll: a shard that appears later (resharding) is picked up.
-        return [_shard_info(shard) for shard in self._kinesis.list_shards(StreamName=self._stream)["Shards"]]
+        return [_shard_info(shard) for shard in self._kinesis.list_shards(StreamName=self.stream_name)["Shards"]]
+
+    def _fresh(self, shard_id: str, after: str | None) -> str:
+        position = _position(after, "StartingSequenceNumber")
+        return str(
+            self._kinesis.get_shard_iterator(StreamName=self.stream_name, ShardId=shard_id, **position)["ShardIterator"]
+        )
 
     def read(self, shard: ShardInfo, after: str | None, limit: int) -> ShardPage:
-        iterator = self._kinesis.get_shard_iterator(
-            StreamName=self._stream, ShardId=shard.shard_id, **_position(after, "StartingSequenceNumber")
+        page = self._iterators.get_records(
+            shard.shard_id, after, lambda iterator: self._kinesis.get_records(ShardIterator=iterator, Limit=limit)
         )
-        page = self._kinesis.get_records(ShardIterator=iterator["ShardIterator"], Limit=limit)
         records = [
             kinesis_event_record(r, shard_id=shard.shard_id, source_arn=self._consumer_arn, region=self._region)
             for r in page["Records"]
@@ -100,18 +140,24 @@ class TableStreamShards:
 
     def __init__(self, streams: Any, stream_arn: str, ttl_deletions: TtlDeletions | None = None) -> None:
         self._streams, self._stream_arn = streams, stream_arn
+        self.stream_name = stream_arn.split(":", 5)[5].split("/")[1]  # arn:...:table/<name>/stream/<label>
         self._ttl_deletions = ttl_deletions
+        self._iterators = _Iterators(self._fresh, lambda record: str(record["dynamodb"]["SequenceNumber"]))
 
     def shards(self) -> list[ShardInfo]:
         description = self._streams.describe_stream(StreamArn=self._stream_arn)["StreamDescription"]
         return [_shard_info(shard) for shard in description["Shards"]]
 
-    def read(self, shard: ShardInfo, after: str | None, limit: int) -> ShardPage:
-        # Fresh iterator every poll: moto's iterators go wrong across failed transactions.
-        iterator = self._streams.get_shard_iterator(
-            StreamArn=self._stream_arn, ShardId=shard.shard_id, **_position(after, "SequenceNumber")
+    def _fresh(self, shard_id: str, after: str | None) -> str:
+        position = _position(after, "SequenceNumber")
+        return str(
+            self._streams.get_shard_iterator(StreamArn=self._stream_arn, ShardId=shard_id, **position)["ShardIterator"]
         )
-        page = self._streams.get_records(ShardIterator=iterator["ShardIterator"], Limit=limit)
+
+    def read(self, shard: ShardInfo, after: str | None, limit: int) -> ShardPage:
+        page = self._iterators.get_records(
+            shard.shard_id, after, lambda iterator: self._streams.get_records(ShardIterator=iterator, Limit=limit)
+        )
         raw = page["Records"]
         if self._ttl_deletions is not None:
             raw = [self._ttl_deletions.mark(r) for r in raw]
@@ -137,12 +183,23 @@ class StreamPoller:
     def join(self, timeout: float) -> None:
         self._thread.join(timeout)
 
+    @property
+    def source(self) -> ShardSource:
+        return self._source
+
+    def checkpoints(self) -> dict[str, str]:
+        """Per shard, the sequence number of the last record handled (what the health line and
+        the stream trimming read, from another thread: a copy)."""
+        return self._checkpoints.copy()
+
     def poll_once(self) -> int:
         """One pass over every readable shard; returns how many records were handled."""
         handled = 0
         shards = self._source.shards()
         listed = {shard.shard_id for shard in shards}
         for shard in shards:
+            if self._stop.is_set():
+                break  # stopping: no new batch (what is not handled yet stays unhandled)
             if shard.shard_id in self._finished or not self._parents_done(shard, listed):
                 continue
             page = self._source.read(shard, self._checkpoints.get(shard.shard_id), self._mapping.config.batch_size)
@@ -161,8 +218,12 @@ class StreamPoller:
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            began = time.monotonic()
             try:
-                wait = BUSY_INTERVAL_S if self.poll_once() else IDLE_INTERVAL_S
+                handled = self.poll_once()
+                # Busy: the next GetRecords BUSY_INTERVAL_S after this one began, not after the
+                # batch was handled (a slow batch must not halve the read rate).
+                wait = max(0.0, BUSY_INTERVAL_S - (time.monotonic() - began)) if handled else IDLE_INTERVAL_S
             except Exception:
                 if self._stop.is_set():
                     break  # the emulator is going down with us

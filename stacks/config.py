@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from stacks.oauth_config import OAUTH_DEFAULTS, oauth_context
+
 # The newest Lambda Python runtime in aws-cdk-lib 2.275 for which every layer dependency has
 # wheels (checked with pip download --platform); scripts/build_layer.sh targets the same.
 LAMBDA_PYTHON_VERSION = "3.14"
@@ -22,9 +24,8 @@ ORIGIN_PATTERN = re.compile(r"^https?://[A-Za-z0-9.-]+(:\d{1,5})?$")
 DEV_STAGES = frozenset({"dev", "test", "sandbox"})
 STREAM_MODES = ("ON_DEMAND", "PROVISIONED")
 ARCHITECTURES = ("arm64", "x86_64")
-# "none" is for local loopback only (SPEC: default deny); "oauth" joins when the endpoint has it,
-# so a deployment can never select a mode its function would refuse at start-up.
-CLOUD_AUTH_MODES = ("api_key",)
+# "none" is for local loopback only (SPEC: default deny); CLOUD_AUTH_MODES and the OAuth keys'
+# rules live in stacks/oauth_config.py.
 REMOVAL_POLICIES = ("destroy", "retain")
 LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827)
 
@@ -44,6 +45,7 @@ DEFAULTS: dict[str, Any] = {
     "retention_hours": 168,
     "log_retention_days": 30,
     "auth_mode": "api_key",
+    **OAUTH_DEFAULTS,
     "allowed_origins": [],
     "architecture": "arm64",
     "removal_policy": None,  # None = derived: destroy in dev stages, retain elsewhere
@@ -74,7 +76,14 @@ class PlatformConfig:
     avg_record_bytes: int
     retention_hours: int
     log_retention_days: int
-    auth_mode: str
+    auth_mode: str  # "api_key", "oauth" or "api_key,oauth"
+    oauth_issuer: str
+    oauth_audience: str
+    oauth_scopes: tuple[str, ...]
+    oauth_jwks_url: str
+    oauth_client_ids: tuple[str, ...]
+    oauth_cognito: bool  # a Cognito user pool as the authorization server (stacks/cognito.py)
+    oauth_cognito_callback_urls: tuple[str, ...]
     allowed_origins: tuple[str, ...]
     architecture: str
     removal_policy: str  # resolved: "destroy" | "retain"
@@ -110,16 +119,17 @@ class PlatformConfig:
             removal = "destroy" if stage in DEV_STAGES else "retain"
         item_ttl = _int("dax_item_ttl_seconds", raw("dax_item_ttl_seconds"), 1, 86_400)
         query_ttl = _int("dax_query_ttl_seconds", raw("dax_query_ttl_seconds"), 1, 86_400)
+        dax = _bool("dax", raw("dax"))
         return cls(
             stage=stage,
-            dax=_bool("dax", raw("dax")),
+            dax=dax,
             stream_mode=stream_mode,
             shard_count=shard_count,
             peak_records_per_s=peak,
             avg_record_bytes=avg,
             retention_hours=_int("retention_hours", raw("retention_hours"), 24, 8760),  # K7
             log_retention_days=_log_retention(raw("log_retention_days")),
-            auth_mode=_choice("auth_mode", raw("auth_mode"), CLOUD_AUTH_MODES),
+            **oauth_context(raw, _fail, dax=dax),
             allowed_origins=_origins(raw("allowed_origins")),
             architecture=_choice("architecture", raw("architecture"), ARCHITECTURES),
             removal_policy=_choice("removal_policy", str(removal).lower(), REMOVAL_POLICIES),

@@ -10,6 +10,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from mcp_platform.config import EnvVars
+from stacks.cognito import CognitoAuthorization
 from stacks.common import log_group
 from stacks.config import PlatformConfig
 from stacks.data import Data
@@ -42,6 +43,7 @@ class Endpoint(Construct):
         producer_dlq: sqs.IQueue,
         network: Network | None,
         dax: DaxCache | None,
+        cognito: CognitoAuthorization | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         region = Stack.of(self).region
@@ -66,6 +68,7 @@ class Endpoint(Construct):
             EnvVars.SERVICE_NAME: SERVICE_NAME,
             EnvVars.METRICS_NAMESPACE: METRICS_NAMESPACE,
             EnvVars.LOG_LEVEL: "INFO",
+            **self._oauth_environment(config, cognito),
         }
         vpc_props: dict[str, object] = {}
         if network is not None:
@@ -110,6 +113,25 @@ class Endpoint(Construct):
             cors=self._cors(config),
         )
         CfnOutput(Stack.of(self), "McpEndpointUrl", value=f"{self.url.url}mcp", description="MCP endpoint (POST/GET)")
+
+    @staticmethod
+    def _oauth_environment(config: PlatformConfig, cognito: CognitoAuthorization | None) -> dict[str, str]:
+        """No MCP_OAUTH_AUDIENCE unless configured: the function derives it from its Function URL
+        (its own URL cannot be named here without a circular reference, see auth/resource.py)."""
+        if "oauth" not in config.auth_mode.split(","):
+            return {}
+        environment = {
+            EnvVars.OAUTH_ISSUER: cognito.issuer if cognito else config.oauth_issuer,
+            EnvVars.OAUTH_AUDIENCE: config.oauth_audience,
+            EnvVars.OAUTH_SCOPES: " ".join(config.oauth_scopes),
+            EnvVars.OAUTH_JWKS_URL: cognito.jwks_url if cognito else config.oauth_jwks_url,
+            EnvVars.OAUTH_CLIENT_IDS: ",".join(config.oauth_client_ids),
+        }
+        if cognito is not None:  # Cognito access tokens have no aud: bound by the app client
+            environment[EnvVars.OAUTH_CLIENT_IDS] = ",".join(
+                [*config.oauth_client_ids, cognito.client.user_pool_client_id]
+            )
+        return {name: value for name, value in environment.items() if value}
 
     @staticmethod
     def _cors(config: PlatformConfig) -> lambda_.FunctionUrlCorsOptions | None:

@@ -85,6 +85,15 @@ def acknowledge(stack: PlatformStack) -> None:
         "key usage stay under the platform's control; aws/kinesis would give neither.",
     )
 
+    if stack.cognito is not None:
+        _ack(
+            stack.cognito.user_pool,
+            "AwsSolutions-COG8",
+            "Essentials plan: sign-in is administrator-created users with required TOTP MFA and no self "
+            "sign-up; the Plus plan's threat protection is billed per monthly active user and is a "
+            "deliberate choice per deployment (set feature_plan in stacks/cognito.py).",
+        )
+
     provider = stack.node.try_find_child(AWS_CUSTOM_RESOURCE_ID)
     if provider is not None:
         _ack(provider, *BASIC_ROLE)

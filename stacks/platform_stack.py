@@ -8,6 +8,7 @@ from aws_cdk import Stack, Tags
 from constructs import Construct
 
 from stacks import nag
+from stacks.cognito import CognitoAuthorization
 from stacks.common import dead_letter_queue, platform_key
 from stacks.config import PlatformConfig
 from stacks.data import Data
@@ -46,6 +47,8 @@ class PlatformStack(Stack):
             "Audit": dead_letter_queue(self, "AuditDlq", key, config),  # A1 for the table stream
             "ExpiryEvents": dead_letter_queue(self, "ExpiryEventsDlq", key, config),  # A4 side effects
         }
+        # OAuth 2.1 with a Cognito user pool as the authorization server (optional).
+        self.cognito = CognitoAuthorization(self, "Authorization", config=config) if config.oauth_cognito else None
         self.endpoint = Endpoint(
             self,
             "Endpoint",
@@ -56,6 +59,7 @@ class PlatformStack(Stack):
             producer_dlq=self.dlqs["Producer"],
             network=self.network,
             dax=self.dax,
+            cognito=self.cognito,
         )
         self.processing = Processing(
             self,

@@ -28,6 +28,17 @@ ALT_CONTEXT: dict[str, Any] = {
     "allowed_origins": "https://app.example.com,http://localhost:6274",
 }
 
+# OAuth 2.1 with the optional Cognito user pool, API keys alongside (migration); no DAX (the
+# DAX VPC has no route to an issuer).
+OAUTH_CONTEXT: dict[str, Any] = {
+    "auth_mode": "api_key,oauth",
+    "dax": False,
+    "oauth_cognito": "true",
+    "oauth_scopes": "mcp/tools mcp/admin",
+    "oauth_cognito_callback_urls": ["http://localhost:6274/oauth/callback", "https://client.example.com/callback"],
+    "allowed_origins": ["https://app.example.com"],
+}
+
 
 @dataclass(frozen=True)
 class Synthesized:

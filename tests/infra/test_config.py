@@ -97,7 +97,8 @@ def test_bad_context_value_fails_with_a_message_naming_the_key(key: str, value: 
 
 
 def test_auth_modes_the_function_cannot_serve_are_refused_at_synth() -> None:
-    # Given auth_mode none (loopback only) or oauth (not in this release) / Then synth fails clearly
-    for mode in ("none", "oauth"):
+    # Given auth_mode none (loopback only), an unknown mode, or oauth inside the DAX VPC (no route
+    # to the issuer's keys) / Then synth fails clearly (OAuth's own rules: tests/infra/test_oauth.py)
+    for mode in ("none", "api_key,none", "jwt", "oauth"):
         with pytest.raises(ContextError, match="auth_mode"):
-            PlatformConfig.from_context(lambda key, mode=mode: mode if key == "auth_mode" else None)
+            config_from(auth_mode=mode, oauth_issuer="https://login.example.com" if mode == "oauth" else "")

@@ -19,7 +19,7 @@ def tool(instance: Instance, key: str, request_id: int, name: str, arguments: di
 def test_appends_past_the_context_budget_get_limit_exceeded_and_store_nothing(
     instance: Instance, api_key: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Given a session whose context budget (8 KiB here, 256 KiB by default) is nearly used,
+    """Given a session whose context budget (8 KiB here, 160 KiB by default) is nearly used,
     When append_note would pass it, Then the answer is -31005 naming the limit (not -32603),
     nothing is stored, and the session still serves reads."""
     monkeypatch.setattr(instance.endpoint.sessions, "context_budget_bytes", 8192)

@@ -1,4 +1,4 @@
-"""probe: runs ~3 s reporting progress; records in OUTCOMES whether it completed."""
+"""probe: runs ~3 s reporting progress; records in OUTCOMES whether it completed or was cancelled."""
 
 from __future__ import annotations
 
@@ -13,8 +13,12 @@ OUTCOMES: dict[str, str] = {}
 @tool(description="Test probe: runs about 3 s with progress; records whether it completed.")
 async def probe(ctx: ToolContext, tag: str) -> str:
     OUTCOMES[tag] = "started"
-    for step in range(30):
-        await ctx.progress(step, 30)
-        await asyncio.sleep(0.1)
+    try:
+        for step in range(30):
+            await ctx.progress(step, 30)
+            await asyncio.sleep(0.1)
+    except asyncio.CancelledError:
+        OUTCOMES[tag] = "cancelled"  # the transport stopped the call
+        raise
     OUTCOMES[tag] = "completed"
     return "completed"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
@@ -83,6 +84,16 @@ def test_a3_cursor_is_bound_to_its_session_and_limits_are_checked(tables: MotoSe
     for limit in (0, 101):
         with pytest.raises(ValueError, match="limit"):
             trail.session_trail("s1", limit=limit)
+
+
+@pytest.mark.parametrize("key", ["2026-11-29T10:10:00.000Z#" + "9" * 2000, "2026", "x" * 300])
+def test_a3_a_cursor_for_a_key_the_trail_never_issued_is_refused_before_any_read(key: str) -> None:
+    """A cursor bound to the right session but carrying a forged key (2,000 digits: real DynamoDB
+    refuses such an ExclusiveStartKey, a 5xx) is refused without a query."""
+    raw = json.dumps({"s": "s1", "k": key}, separators=(",", ":")).encode()
+    cursor = base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    with pytest.raises(InvalidCursor):
+        AuditTrail(object(), AUDIT_TABLE).session_trail("s1", cursor=cursor)
 
 
 def test_a3_trail_returns_summarised_images_of_large_items(tables: MotoSessionTable) -> None:

@@ -12,15 +12,15 @@ from hypothesis import strategies as st
 import mcp_tools
 from mcp_platform.audit.diff import to_plain
 from mcp_platform.mcp.admission import Inadmissible, check_storable
+from mcp_platform.mcp.catalog import Catalog
 from mcp_platform.mcp.context import Services
 from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
 from mcp_platform.mcp.server import CallContext
 from mcp_platform.mcp.tool_calls import ToolCallRunner
-from mcp_platform.mcp.tools import ToolCatalog
 from mcp_platform.mcp.versions import IDEMPOTENCY_KEY_META
-from mcp_platform.sessions.codec import to_attr
+from mcp_platform.sessions.codec import attr_size, to_attr
 
-CATALOG = ToolCatalog.discover(mcp_tools)
+CATALOG = Catalog.discover(mcp_tools).tools
 MODERN = CallContext(principal="p", protocol_version="2026-07-28", modern=True)
 
 json_values = st.recursive(
@@ -47,6 +47,18 @@ def test_admitted_values_round_trip_through_the_store_codec_and_the_audit_deseri
     to_plain(attr)  # raises decimal.Rounded / Overflow and friends for what the audit cannot read
     for text in _strings(value):
         text.encode("utf-8")
+
+
+@settings(max_examples=300, derandomize=True, deadline=None, database=None)
+@given(json_values)
+def test_admission_measures_a_value_as_the_store_sizes_it(value: Any) -> None:
+    """Property: the size admission returns is the store's size of the stored attribute, so
+    the call-record budget is checked before the tool runs with the figure the store uses."""
+    try:
+        size = check_storable(value)
+    except Inadmissible:
+        return
+    assert size == attr_size(to_attr(value))
 
 
 def _strings(value: Any) -> list[str]:

@@ -4,39 +4,65 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import pytest
 
 import mcp_tools
+from mcp_platform.mcp.catalog import Catalog
 from mcp_platform.mcp.context import Services
 from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError, Request, parse_message
 from mcp_platform.mcp.schema import SchemaError, input_schema, validate
 from mcp_platform.mcp.server import CallContext, McpServer
 from mcp_platform.mcp.tool_calls import ToolCallRunner
-from mcp_platform.mcp.tools import ToolCatalog, ToolSpec, iter_tool_modules, tool
+from mcp_platform.mcp.tools import ToolCatalog, tool
 
 LEGACY = CallContext(principal="p", protocol_version="2025-11-25", modern=False)
 MODERN = CallContext(principal="p", protocol_version="2026-07-28", modern=True)
 
 
 def server(page_size: int = 50) -> McpServer:
-    return McpServer(ToolCatalog.discover(mcp_tools), ToolCallRunner(Services()), page_size=page_size)
+    return McpServer(Catalog.discover(mcp_tools).tools, ToolCallRunner(Services()), page_size=page_size)
 
 
 def handle(srv: McpServer, method: str, params: dict, call: CallContext) -> dict:
     return asyncio.run(srv.handle(Request(method, params, 1), call))
 
 
-def test_every_tool_module_is_registered() -> None:
-    """Catalog: each module in the tools folder contributes its ToolSpecs, none is missed."""
-    catalog = ToolCatalog.discover(mcp_tools)
-    for module in iter_tool_modules(mcp_tools):
-        specs = [v for v in vars(module).values() if isinstance(v, ToolSpec)]
-        assert specs, f"{module.__name__} defines no tool"
-        for spec in specs:
-            assert catalog.get(spec.name) is spec
-            assert spec.description, f"{spec.name} needs a description"
+EXPECTED_TOOLS = [
+    "append_note",
+    "countdown",
+    "echo",
+    "increment_counter",
+    "open_session",
+    "read_notes",
+    "recent_tool_events",
+    "session_audit",
+    "session_info",
+]
+EXPECTED_TEMPLATES = {"session_notes": "session://{session}/notes", "session_summary": "session://{session}"}
+EXPECTED_PROMPTS = ["summarize_session"]
+
+
+def test_the_features_folder_serves_exactly_the_expected_features() -> None:
+    """Catalog: a fixed list, so a module that stops being discovered (or a spec that is not
+    module-level) fails here; every feature has a description."""
+    catalog = Catalog.discover(mcp_tools)
+    assert catalog.tools.names() == EXPECTED_TOOLS
+    assert {name: t.uri_template for name, t in catalog.templates.items()} == EXPECTED_TEMPLATES
+    assert sorted(catalog.prompts) == EXPECTED_PROMPTS and not catalog.resources
+    specs = [*(catalog.tools.get(n) for n in EXPECTED_TOOLS), *catalog.templates.values(), *catalog.prompts.values()]
+    assert all(spec is not None and spec.description for spec in specs)
+
+
+def test_a_feature_module_without_a_spec_is_reported(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "features_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "helper.py").write_text("VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ValueError, match="defines no tool, resource or prompt"):
+        Catalog.discover(importlib.import_module("features_pkg"))
 
 
 def test_tools_list_pages_follow_the_cursor_in_name_order() -> None:
@@ -49,7 +75,7 @@ def test_tools_list_pages_follow_the_cursor_in_name_order() -> None:
         cursor = result.get("nextCursor")
         if cursor is None:
             break
-    assert names == sorted(names) == server().catalog.names()
+    assert names == sorted(names) == server().catalog.tools.names()
 
 
 def test_forged_cursor_is_invalid_params() -> None:

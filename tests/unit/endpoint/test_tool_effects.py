@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 
 import mcp_tools
+from mcp_platform.mcp.catalog import Catalog
 from mcp_platform.mcp.context import Services, ToolContext, ToolEffectViolation
-from mcp_platform.mcp.tools import READ_MODIFY_WRITE, READ_ONLY, ToolCatalog, tool
+from mcp_platform.mcp.tools import READ_MODIFY_WRITE, READ_ONLY, tool
 
 
 async def noop(ctx: ToolContext) -> str:
@@ -33,7 +34,7 @@ def test_read_only_effect_sets_the_read_only_hint_and_a_contradicting_hint_is_re
 
 def test_every_shipped_session_tool_declares_a_consistent_effect() -> None:
     """Catalog: read-only tools are hinted read-only, and every other session tool is not."""
-    catalog = ToolCatalog.discover(mcp_tools)
+    catalog = Catalog.discover(mcp_tools).tools
     for spec in (catalog.get(name) for name in catalog.names()):
         assert spec is not None
         if spec.session == "required":

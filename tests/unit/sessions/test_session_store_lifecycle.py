@@ -37,10 +37,11 @@ def test_d1_create_writes_metadata_item_under_session_key(store: SessionStore, p
 def test_d1_create_with_taken_id_is_refused(store: SessionStore) -> None:
     """D1: Given a session id in use, When it is created again, Then SessionAlreadyExists
     (attribute_not_exists), and the original is untouched."""
-    store.create_session("alice", session_id="fixed-id")
+    fixed = "fixed-id-" + "0" * 23  # the minted format: 32 URL-safe characters
+    store.create_session("alice", session_id=fixed)
     with pytest.raises(SessionAlreadyExists):
-        store.create_session("mallory", session_id="fixed-id")
-    assert store.get_session("fixed-id", consistent=True).owner == "alice"
+        store.create_session("mallory", session_id=fixed)
+    assert store.get_session(fixed, consistent=True).owner == "alice"
 
 
 def test_d5_ttl_is_epoch_seconds_from_configured_duration(store: SessionStore, clock: ManualClock) -> None:

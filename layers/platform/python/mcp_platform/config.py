@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 
 class ConfigError(ValueError):
@@ -32,13 +33,19 @@ class EnvVars:
     SESSION_TTL_SECONDS = "SESSION_TTL_SECONDS"
     AUDIT_RETENTION_DAYS = "AUDIT_RETENTION_DAYS"
     EVENT_RETENTION_HOURS = "EVENT_RETENTION_HOURS"
-    AUTH_MODE = "MCP_AUTH"  # api_key | none (loopback only) | oauth (later)
+    AUTH_MODE = "MCP_AUTH"  # api_key | oauth | api_key,oauth | none (loopback only)
+    OAUTH_ISSUER = "MCP_OAUTH_ISSUER"  # the authorization server's issuer URL (oauth mode)
+    OAUTH_AUDIENCE = "MCP_OAUTH_AUDIENCE"  # the resource identifier; empty = derived per request
+    OAUTH_SCOPES = "MCP_OAUTH_SCOPES"  # space separated: scopes every request needs
+    OAUTH_JWKS_URL = "MCP_OAUTH_JWKS_URL"  # empty = from the issuer's RFC 8414 / OpenID metadata
+    OAUTH_CLIENT_IDS = "MCP_OAUTH_CLIENT_IDS"  # comma separated: accepted client_id of aud-less tokens
     ALLOWED_ORIGINS = "MCP_ALLOWED_ORIGINS"  # comma separated
     ALLOWED_HOSTS = "MCP_ALLOWED_HOSTS"  # comma separated; empty = any Host
     MAX_REQUEST_BYTES = "MCP_MAX_REQUEST_BYTES"
     STREAM_MAX_SECONDS = "MCP_STREAM_MAX_SECONDS"  # S7 cap, below the function timeout
     KEEPALIVE_SECONDS = "MCP_KEEPALIVE_SECONDS"
     CANCEL_POLL_SECONDS = "MCP_CANCEL_POLL_SECONDS"  # 2025 streamed call: cancel flag check interval
+    BODY_TIMEOUT_SECONDS = "MCP_BODY_TIMEOUT_SECONDS"  # whole request body must arrive within this (408)
     AWS_ENDPOINT_URL = "AWS_ENDPOINT_URL"  # local emulator only
     LOG_LEVEL = "POWERTOOLS_LOG_LEVEL"
     SERVICE_NAME = "POWERTOOLS_SERVICE_NAME"
@@ -46,6 +53,10 @@ class EnvVars:
 
 
 AUTH_MODES = ("api_key", "none", "oauth")
+# What MCP_AUTH may name: one mode, or API keys and OAuth together (migration). Never "none"
+# with another mode: anonymous access next to credentials would make the credentials moot.
+AUTH_COMBINATIONS = (frozenset({"api_key"}), frozenset({"none"}), frozenset({"oauth"}), frozenset({"api_key", "oauth"}))
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 
 
 def _int(env: Mapping[str, str], name: str, default: int, minimum: int, maximum: int) -> int:
@@ -65,6 +76,57 @@ def _csv(env: Mapping[str, str], name: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in env.get(name, "").split(",") if part.strip())
 
 
+def _auth_mode(env: Mapping[str, str]) -> str:
+    raw = env.get(EnvVars.AUTH_MODE, "api_key") or "api_key"
+    modes = frozenset(part.strip() for part in raw.split(",") if part.strip())
+    if modes not in AUTH_COMBINATIONS:
+        allowed = ", ".join(",".join(m for m in AUTH_MODES if m in combo) for combo in AUTH_COMBINATIONS)
+        raise ConfigError(f"{EnvVars.AUTH_MODE} must be one of {allowed}, got {raw!r}")
+    return ",".join(mode for mode in AUTH_MODES if mode in modes)  # canonical order
+
+
+def checked_url(name: str, value: str) -> str:
+    """An absolute https URL, or http on loopback only (a token's issuer and its keys must not
+    travel in clear text off the machine)."""
+    parts = urlsplit(value)
+    host = parts.hostname or ""
+    if parts.scheme not in ("https", "http") or not host or parts.fragment:
+        raise ConfigError(f"{name} must be an absolute https URL, got {value!r}")
+    if parts.scheme == "http" and not (host in LOOPBACK_HOSTS or host.startswith("127.")):
+        raise ConfigError(f"{name} must use https (http is accepted on loopback only), got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class OAuthSettings:
+    """OAuth 2.1 resource-server mode (``MCP_AUTH`` includes ``oauth``)."""
+
+    issuer: str
+    audience: str = ""
+    """The resource identifier tokens must name in ``aud``; empty = the canonical URL derived
+    from the request's Host (Function URL or loopback names only, see ``auth/resource.py``)."""
+    scopes: tuple[str, ...] = ()
+    jwks_url: str = ""
+    client_ids: tuple[str, ...] = ()
+    """Identity providers without ``aud`` in access tokens (Amazon Cognito): such a token is
+    accepted only when its ``client_id`` is listed here."""
+
+    @classmethod
+    def from_mapping(cls, env: Mapping[str, str]) -> OAuthSettings:
+        issuer = env.get(EnvVars.OAUTH_ISSUER, "")
+        if not issuer:
+            raise ConfigError(f"{EnvVars.OAUTH_ISSUER} is required when {EnvVars.AUTH_MODE} includes oauth")
+        audience = env.get(EnvVars.OAUTH_AUDIENCE, "")
+        jwks_url = env.get(EnvVars.OAUTH_JWKS_URL, "")
+        return cls(
+            issuer=checked_url(EnvVars.OAUTH_ISSUER, issuer),
+            audience=checked_url(EnvVars.OAUTH_AUDIENCE, audience) if audience else "",
+            scopes=tuple(dict.fromkeys(env.get(EnvVars.OAUTH_SCOPES, "").split())),
+            jwks_url=checked_url(EnvVars.OAUTH_JWKS_URL, jwks_url) if jwks_url else "",
+            client_ids=_csv(env, EnvVars.OAUTH_CLIENT_IDS),
+        )
+
+
 @dataclass(frozen=True)
 class Settings:
     """Validated runtime settings shared by every function."""
@@ -82,16 +144,23 @@ class Settings:
     audit_retention_days: int = 365
     event_retention_hours: int = 168
     auth_mode: str = "api_key"
+    """Canonical: ``api_key``, ``oauth``, ``api_key,oauth`` or ``none``."""
+    oauth: OAuthSettings | None = None
     allowed_origins: tuple[str, ...] = ()
     allowed_hosts: tuple[str, ...] = ()
     max_request_bytes: int = 1_048_576
     stream_max_seconds: int = 840
     keepalive_seconds: int = 15
     cancel_poll_seconds: int = 2
+    body_timeout_seconds: int = 10
     aws_endpoint_url: str = ""
     service_name: str = "mcp-platform"
     metrics_namespace: str = "McpPlatform"
     extra: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def auth_modes(self) -> frozenset[str]:
+        return frozenset(self.auth_mode.split(","))
 
     @property
     def dax_enabled(self) -> bool:
@@ -106,9 +175,7 @@ class Settings:
         session_table = env.get(EnvVars.SESSION_TABLE, "")
         if not session_table:
             raise ConfigError(f"{EnvVars.SESSION_TABLE} is required")
-        auth_mode = env.get(EnvVars.AUTH_MODE, "api_key") or "api_key"
-        if auth_mode not in AUTH_MODES:
-            raise ConfigError(f"{EnvVars.AUTH_MODE} must be one of {', '.join(AUTH_MODES)}, got {auth_mode!r}")
+        auth_mode = _auth_mode(env)
         dax_endpoint = env.get(EnvVars.DAX_ENDPOINT, "")
         if dax_endpoint and not dax_endpoint.startswith(("daxs://", "dax://")):
             raise ConfigError(f"{EnvVars.DAX_ENDPOINT} must start with daxs:// (or dax://), got {dax_endpoint!r}")
@@ -130,12 +197,14 @@ class Settings:
             audit_retention_days=_int(env, EnvVars.AUDIT_RETENTION_DAYS, 365, 1, 3650),
             event_retention_hours=_int(env, EnvVars.EVENT_RETENTION_HOURS, 168, 24, 8760),
             auth_mode=auth_mode,
+            oauth=OAuthSettings.from_mapping(env) if "oauth" in auth_mode.split(",") else None,
             allowed_origins=_csv(env, EnvVars.ALLOWED_ORIGINS),
             allowed_hosts=_csv(env, EnvVars.ALLOWED_HOSTS),
             max_request_bytes=_int(env, EnvVars.MAX_REQUEST_BYTES, 1_048_576, 1024, 6 * 1024 * 1024),
             stream_max_seconds=stream_max,
             keepalive_seconds=keepalive,
             cancel_poll_seconds=_int(env, EnvVars.CANCEL_POLL_SECONDS, 2, 1, 60),
+            body_timeout_seconds=_int(env, EnvVars.BODY_TIMEOUT_SECONDS, 10, 1, 300),
             aws_endpoint_url=env.get(EnvVars.AWS_ENDPOINT_URL, ""),
             service_name=env.get(EnvVars.SERVICE_NAME, "mcp-platform") or "mcp-platform",
             metrics_namespace=env.get(EnvVars.METRICS_NAMESPACE, "McpPlatform") or "McpPlatform",

@@ -11,7 +11,9 @@ pk                          sk                                     item
 ``session#<id>``            ``metadata``                           mutable session metadata (D1):
                                                                    status, owner, version, ttl,
                                                                    context, kind, ...
-``session#<id>``            ``tool#<ISO8601>#<toolCallId>``        immutable tool-call record (D1)
+``session#<id>``            ``tool#<ISO8601>#<toolCallId>``        immutable tool-call record (D1):
+                                                                   arguments, outcome, the size
+                                                                   of the result and its marker
 ``session#<id>``            ``toolcall#<toolCallId>``              idempotency marker of a tool
                                                                    call id (D4): points at the
                                                                    record, holds the result
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 # -- session table -------------------------------------------------------------------------
 PK = "pk"
@@ -68,6 +71,20 @@ KIND_TRANSPORT = "transport"
 AUDIT_PK = "pk"
 AUDIT_SK = "sk"
 AUDIT_TTL = "ttl"
+
+
+# Session ids (transport sessions and application handles alike) are minted as
+# ``secrets.token_urlsafe(SESSION_ID_ENTROPY_BYTES)``: exactly 32 characters of the URL-safe
+# base64 alphabet. Nothing else can name a session, so anything else is "not found" before a key
+# is built: client-chosen bytes never reach a DynamoDB key (real DynamoDB refuses key values over
+# 2,048 bytes with a ValidationException, which moto does not).
+SESSION_ID_ENTROPY_BYTES = 24
+SESSION_ID_LENGTH = 32
+_SESSION_ID = re.compile(rf"[A-Za-z0-9_-]{{{SESSION_ID_LENGTH}}}")
+
+
+def is_session_id(value: object) -> bool:
+    return isinstance(value, str) and _SESSION_ID.fullmatch(value) is not None
 
 
 def session_pk(session_id: str) -> str:
@@ -116,7 +133,9 @@ ATTRIBUTES = "attributes"  # free-form map on the metadata item
 TOOL_CALL_ID = "tool_call_id"
 TOOL_NAME = "tool_name"
 ARGUMENTS = "arguments"
-RESULT = "result"
+RESULT = "result"  # on the marker only: the one stored copy of a call's result (replay reads it)
+RESULT_SK = "result_sk"  # on a record: the sk of the marker that holds its result
+RESULT_BYTES = "result_bytes"  # on a record: the stored size of that result
 IS_ERROR = "is_error"
 STARTED_AT = "started_at"
 FINISHED_AT = "finished_at"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,7 @@ from mcp_platform.audit.diff import dumps, image_to_plain
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 100
+_TRAIL_SK = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z#\d{40,64}")  # ts.audit_sk: 40-digit padding
 
 
 class InvalidCursor(ValueError):
@@ -45,7 +47,9 @@ def _decode_cursor(session_id: str, cursor: str) -> str:
     if not isinstance(decoded, dict) or decoded.get("s") != session_id or not isinstance(decoded.get("k"), str):
         raise InvalidCursor("cursor does not belong to this session")
     sk: str = decoded["k"]
-    if not sk or sk >= ts.AUDIT_SUMMARY_SK:
+    # Only a key this trail issued (``ts.audit_sk``): anything else, of any length, would reach
+    # DynamoDB as ExclusiveStartKey (real DynamoDB refuses sort keys over 1,024 bytes: a 5xx).
+    if _TRAIL_SK.fullmatch(sk) is None:
         raise InvalidCursor("malformed cursor")
     return sk
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp_platform import table_schema as ts
-from mcp_platform.auth.base import AuthError, Principal, bearer_token
+from mcp_platform.auth.base import OAUTH_PRINCIPAL_PREFIX, AuthError, Principal, bearer_token
 
 KEY_PREFIX = "mcpk_"
 CACHE_LIMIT = 1024
@@ -36,6 +36,8 @@ class ApiKeyStore:
     def mint(self, principal: str, label: str = "", key: str | None = None) -> str:
         if not principal:
             raise ValueError("principal is required")
+        if principal.startswith(OAUTH_PRINCIPAL_PREFIX):
+            raise ValueError(f"an API-key principal cannot start with {OAUTH_PRINCIPAL_PREFIX!r} (OAuth subjects)")
         key = key or KEY_PREFIX + secrets.token_urlsafe(32)
         self.client.put_item(
             TableName=self.table_name,
@@ -85,7 +87,7 @@ class ApiKeyAuthenticator:
         if cached is not None and cached[1] > now:
             return Principal(id=cached[0], kind="api_key")
         principal = await asyncio.to_thread(self.store.principal_for, key)
-        if principal is None:
+        if principal is None or principal.startswith(OAUTH_PRINCIPAL_PREFIX):  # never an OAuth subject
             self._cache.pop(digest, None)
             raise AuthError("Unknown or revoked API key")
         self._cache[digest] = (principal, now + self.cache_seconds)

@@ -1,4 +1,4 @@
-"""The authentication interface. A new mode (OAuth 2.1 / JWT) is one more module."""
+"""The authentication interface: one module per mode (API keys, OAuth 2.1, loopback)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 REALM = "mcp"
+# OAuth principals are "oauth:<issuer>#<sub>": no API-key principal may start with it, so the
+# two kinds of credentials can never name the same owner (sessions are bound to the id).
+OAUTH_PRINCIPAL_PREFIX = "oauth:"
 
 
 @dataclass(frozen=True)
@@ -14,18 +17,54 @@ class Principal:
 
     id: str
     kind: str
+    scopes: frozenset[str] | None = None
+    """The scopes the credential grants; None = not scope-limited (API keys, loopback), so
+    tools that declare scopes are open to it."""
+
+    def lacks(self, required: tuple[str, ...]) -> tuple[str, ...]:
+        if self.scopes is None:
+            return ()
+        return tuple(scope for scope in required if scope not in self.scopes)
+
+
+def bearer_challenge(error: str | None, description: str, **params: str) -> str:
+    """``WWW-Authenticate: Bearer ...`` (RFC 6750 section 3; ``resource_metadata`` RFC 9728).
+
+    Values are quoted strings: a quote or backslash inside one would break the header, so
+    they are removed (descriptions are our own text, scopes are scope-tokens)."""
+    parts = [f'{name}="{_quotable(value)}"' for name, value in params.items() if value]
+    if error:
+        parts += [f'error="{error}"', f'error_description="{_quotable(description)}"']
+    return "Bearer " + ", ".join(parts)
+
+
+def _quotable(value: str) -> str:
+    return value.replace("\\", "").replace('"', "")
 
 
 class AuthError(Exception):
     """Authentication failed: 401 with a ``WWW-Authenticate`` challenge (RFC 6750)."""
 
-    def __init__(self, message: str, error: str | None = "invalid_token", status: int = 401) -> None:
+    def __init__(
+        self,
+        message: str,
+        error: str | None = "invalid_token",
+        status: int = 401,
+        *,
+        challenge: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
-        challenge = f'Bearer realm="{REALM}"'
-        if error:
-            challenge += f', error="{error}", error_description="{message}"'
-        self.www_authenticate = challenge
+        self.error = error
+        self.www_authenticate = challenge or bearer_challenge(error, message, realm=REALM)
+
+
+class InsufficientScope(AuthError):
+    """A valid token without the scopes the request needs: 403 (RFC 6750 section 3.1)."""
+
+    def __init__(self, missing: tuple[str, ...], challenge: str | None = None) -> None:
+        super().__init__(f"Missing scope: {' '.join(missing)}", "insufficient_scope", 403, challenge=challenge)
+        self.missing = missing
 
 
 class Authenticator(Protocol):

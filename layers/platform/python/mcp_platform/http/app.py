@@ -19,14 +19,15 @@ from mcp_platform.config import ConfigError, Settings
 from mcp_platform.http.endpoint import McpEndpoint
 from mcp_platform.http.security import RequestGuard, loopback_hosts
 from mcp_platform.http.streaming import Flush, ResponseStreamer
+from mcp_platform.mcp.catalog import Catalog
 from mcp_platform.mcp.context import Services
 from mcp_platform.mcp.server import McpServer
 from mcp_platform.mcp.tool_calls import ToolCallRunner
-from mcp_platform.mcp.tools import ToolCatalog
 from mcp_platform.observability import MetricsWriter
 from mcp_platform.sessions.cancellation import CancelFlags
 
 if TYPE_CHECKING:
+    from mcp_platform.auth.resource import ProtectedResource
     from mcp_platform.events.producer import EventProducer
 
 logger = logging.getLogger(__name__)
@@ -37,7 +38,20 @@ INSTRUCTIONS = (
 )
 
 
-def build_authenticator(settings: Settings, dynamodb: Any, *, bind_host: str) -> Authenticator:
+def build_protected_resource(settings: Settings, catalog: Catalog) -> ProtectedResource | None:
+    """OAuth mode only; the metadata's ``scopes_supported`` includes every tool's scopes."""
+    if settings.oauth is None:
+        return None
+    from mcp_platform.auth.resource import ProtectedResource
+
+    specs = (catalog.tools.get(name) for name in catalog.tools.names())
+    tool_scopes = [scope for spec in specs if spec is not None for scope in spec.scopes]
+    return ProtectedResource.from_settings(settings.oauth, settings.region, tool_scopes)
+
+
+def build_authenticator(
+    settings: Settings, dynamodb: Any, *, bind_host: str, resource: ProtectedResource | None = None
+) -> Authenticator:
     if settings.auth_mode == "none":
         if os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):
             # Behind the Web Adapter every request arrives from loopback: refuse outright.
@@ -45,9 +59,19 @@ def build_authenticator(settings: Settings, dynamodb: Any, *, bind_host: str) ->
         if bind_host not in ("127.0.0.1", "localhost", "::1"):
             raise ConfigError("MCP_AUTH=none is accepted only on a loopback bind address")
         return LoopbackAuthenticator()
-    if settings.auth_mode == "api_key":
-        return ApiKeyAuthenticator(ApiKeyStore(settings.session_table, dynamodb))
-    raise ConfigError(f"auth mode {settings.auth_mode!r} is not available in this release")
+    api_keys = ApiKeyAuthenticator(ApiKeyStore(settings.session_table, dynamodb))
+    if settings.oauth is None:
+        return api_keys
+    if resource is None:
+        raise ConfigError("OAuth mode needs the endpoint's protected-resource description")
+    # Imported here: an API-key-only stack never loads the OAuth modules (PyJWT loads later still).
+    from mcp_platform.auth.combined import KeyOrToken
+    from mcp_platform.auth.jwks import JwksCache, urllib_fetch
+    from mcp_platform.auth.oauth import OAuthAuthenticator
+
+    keys = JwksCache(settings.oauth.issuer, urllib_fetch(), jwks_url=settings.oauth.jwks_url)
+    oauth = OAuthAuthenticator(settings.oauth, resource, keys)
+    return KeyOrToken(api_keys, oauth) if "api_key" in settings.auth_modes else oauth
 
 
 def build_app(
@@ -89,8 +113,9 @@ def build_app(
     services = Services(
         sessions=store, audit_trail=audit_trail, event_reader=event_reader, extra=dict(extra_services or {})
     )
-    catalog = ToolCatalog.discover(tools_package, *more_tools)
-    runner = ToolCallRunner(services, producer)
+    catalog = Catalog.discover(tools_package, *more_tools)
+    # Every call, streamed or plain JSON, is bounded by the stream cap (a tool may declare less).
+    runner = ToolCallRunner(services, producer, max_call_seconds=settings.stream_max_seconds)
     server = McpServer(catalog, runner, instructions=INSTRUCTIONS, services=services)
     allowed_hosts = settings.allowed_hosts
     if not allowed_hosts and settings.auth_mode == "none" and port is not None:
@@ -109,13 +134,16 @@ def build_app(
         cancel_flags=cancel_flags,
         cancel_poll_seconds=settings.cancel_poll_seconds,
     )
+    resource = build_protected_resource(settings, catalog)
     return McpEndpoint(
         server,
-        build_authenticator(settings, dynamodb, bind_host=bind_host),
+        build_authenticator(settings, dynamodb, bind_host=bind_host, resource=resource),
         RequestGuard(allowed_hosts, settings.allowed_origins),
         streamer,
         max_request_bytes=settings.max_request_bytes,
+        body_timeout_seconds=settings.body_timeout_seconds,
         cancel_flags=cancel_flags,
+        protected_resource=resource,
     )
 
 

@@ -2,7 +2,8 @@
 
 Era per request, as the official SDK does: an ``MCP-Protocol-Version`` header naming a 2025
 revision (or no header) is the handshake era with ``Mcp-Session-Id`` sessions stored in
-DynamoDB, so any instance serves any session; anything else is the stateless 2026-07-28 era.
+DynamoDB, so any instance serves any session (:mod:`.legacy`); anything else is the stateless
+2026-07-28 era. A repeated security header is refused before any of them is read.
 
 Lifespan (uvicorn ``--lifespan on``): on shutdown (SIGTERM; Lambda sends SIGKILL about 300 ms
 later) the events still buffered are flushed within a bound, then shutdown completes.
@@ -12,32 +13,31 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp_platform.auth.base import Authenticator, AuthError
+from mcp_platform.auth.base import Authenticator, AuthError, Principal
+from mcp_platform.http.legacy import HandshakeEra
 from mcp_platform.http.messages import HttpError, HttpRequest, decode_json, read_body, send_empty, send_http_error
 from mcp_platform.http.messages import send_json as _send_json
-from mcp_platform.http.modern import check_envelope, check_notification_version, requested_log_level
-from mcp_platform.http.security import RequestGuard
-from mcp_platform.http.streaming import ResponseStreamer
-from mcp_platform.mcp.jsonrpc import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    JsonRpcError,
-    Request,
-    error_message,
-    parse_message,
-    result_message,
+from mcp_platform.http.modern import (
+    check_envelope,
+    check_notification_version,
+    check_param_headers,
+    requested_log_level,
 )
+from mcp_platform.http.protected_resource import require_tool_scopes, serve_metadata
+from mcp_platform.http.security import RequestGuard, check_single_valued
+from mcp_platform.http.streaming import ResponseStreamer
+from mcp_platform.mcp.jsonrpc import INTERNAL_ERROR, JsonRpcError, Request, parse_message
 from mcp_platform.mcp.server import CallContext, McpServer
-from mcp_platform.mcp.versions import DEFAULT_HANDSHAKE_VERSION, HANDSHAKE_VERSIONS, is_modern
-from mcp_platform.sessions import errors as session_errors
+from mcp_platform.mcp.versions import CLIENT_CAPABILITIES_META_KEY, is_modern
 from mcp_platform.sessions.cancellation import CancelFlags
-from mcp_platform.table_schema import KIND_TRANSPORT
+
+if TYPE_CHECKING:  # an API-key stack never loads the OAuth modules (cold start)
+    from mcp_platform.auth.resource import ProtectedResource
 
 logger = logging.getLogger(__name__)
 
-SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
 HEALTH_PATH = "/healthz"
 PREFLIGHT_HEADERS = {
@@ -50,7 +50,7 @@ PREFLIGHT_HEADERS = {
 SHUTDOWN_FLUSH_SECONDS = 0.25
 
 
-class McpEndpoint:
+class McpEndpoint(HandshakeEra):
     def __init__(
         self,
         server: McpServer,
@@ -60,16 +60,21 @@ class McpEndpoint:
         *,
         path: str = "/mcp",
         max_request_bytes: int = 1_048_576,
+        body_timeout_seconds: float = 10.0,
         cancel_flags: CancelFlags | None = None,
         shutdown_flush_seconds: float = SHUTDOWN_FLUSH_SECONDS,
+        protected_resource: ProtectedResource | None = None,
     ) -> None:
         self.server = server
+        self.protected_resource = protected_resource
+        """OAuth mode: RFC 9728 metadata is served, tools' scopes are enforced."""
         self.sessions = server.services.sessions
         self.authenticator = authenticator
         self.guard = guard
         self.streamer = streamer
         self.path = path
         self.max_request_bytes = max_request_bytes
+        self.body_timeout_seconds = body_timeout_seconds
         self.cancel_flags = cancel_flags
         self.shutdown_flush_seconds = shutdown_flush_seconds
         self._inflight: dict[tuple[str, str, Any], asyncio.Event] = {}
@@ -82,6 +87,9 @@ class McpEndpoint:
             return
         if scope["path"] == HEALTH_PATH:
             await _send_json(send, 200, {"status": "ok"})  # readiness: no AWS call
+            return
+        if self.protected_resource is not None and scope["path"] in self.protected_resource.metadata_paths:
+            await serve_metadata(self.protected_resource, HttpRequest(scope), send)  # public: no auth
             return
         request = HttpRequest(scope)
         cors: dict[str, str] = {}
@@ -114,13 +122,14 @@ class McpEndpoint:
             raise HttpError(404, "Not found")
         self.guard.check(request)
         cors.update(self.guard.cors_headers(request))
+        check_single_valued(request)  # before any of them is read (auth, era, session)
         if request.method == "OPTIONS":
             await send_empty(send, 204, {**cors, **PREFLIGHT_HEADERS})
             return
         principal = await self._authenticate(request)
         modern = is_modern(request.headers.get(VERSION_HEADER))
         if request.method == "POST":
-            await self._post(request, principal.id, receive, send, cors)
+            await self._post(request, principal, receive, send, cors)
         elif request.method == "DELETE" and not modern:
             await self._delete(request, principal.id, send, cors)
         else:
@@ -134,33 +143,28 @@ class McpEndpoint:
         except AuthError as exc:
             raise HttpError(exc.status, str(exc), headers={"www-authenticate": exc.www_authenticate}) from exc
 
-    async def _delete(self, request: HttpRequest, principal: str, send: Any, cors: dict[str, str]) -> None:
-        session_id = request.headers.get(SESSION_HEADER)
-        if not session_id:
-            raise HttpError(400, "Missing Mcp-Session-Id header")
-        await self._transport_session(session_id, principal)  # only transport sessions end here
-        try:
-            await asyncio.to_thread(self.sessions.end_session, session_id, owner=principal)
-        except session_errors.SessionNotFound as exc:
-            raise HttpError(404, "Session not found") from exc
-        await send_empty(send, 200, cors)
-
-    async def _post(self, request: HttpRequest, principal: str, receive: Any, send: Any, cors: dict[str, str]) -> None:
+    async def _post(
+        self, request: HttpRequest, caller: Principal, receive: Any, send: Any, cors: dict[str, str]
+    ) -> None:
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type != "application/json":
             raise HttpError(415, "Content-Type must be application/json")
         if not request.accepts("application/json"):
             raise HttpError(406, "Accept must include application/json and text/event-stream")
-        body = await read_body(receive, self.max_request_bytes, request.headers.get("content-length"))
+        body = await read_body(
+            receive, self.max_request_bytes, request.headers.get("content-length"), self.body_timeout_seconds
+        )
         try:
             message = parse_message(decode_json(body))
         except JsonRpcError as exc:
             raise HttpError(400, exc.message, exc.code) from exc
+        require_tool_scopes(self.protected_resource, self.server.catalog.tools.get, request, message, caller)
+        principal = caller.id
         version_header = request.headers.get(VERSION_HEADER)
         if is_modern(version_header):
             await self._post_modern(request, message, principal, receive, send, cors)
         else:
-            await self._post_legacy(request, message, principal, version_header, send, cors)
+            await self._post_legacy(request, message, principal, version_header, receive, send, cors)
 
     async def _post_modern(
         self, request: HttpRequest, message: Request, principal: str, receive: Any, send: Any, cors: dict[str, str]
@@ -172,102 +176,22 @@ class McpEndpoint:
         try:
             version = check_envelope(request, message)
             log_level = requested_log_level(message)
+            if message.method == "tools/call":
+                spec = self.server.catalog.tools.get(str(message.params.get("name")))
+                check_param_headers(request, message, spec.input_schema if spec is not None else None)
         except HttpError as exc:
             exc.request_id = message.id
             raise
-        call = CallContext(principal=principal, protocol_version=version, modern=True, log_level=log_level)
-        # 2026: closing the response stream is how a client cancels (2025: it is not).
-        await self.streamer.respond(request, message, call, send, cors, http_status_errors=True, receive=receive)
-
-    async def _post_legacy(
-        self,
-        request: HttpRequest,
-        message: Request,
-        principal: str,
-        version_header: str | None,
-        send: Any,
-        cors: dict[str, str],
-    ) -> None:
-        if version_header is not None and version_header not in HANDSHAKE_VERSIONS:
-            raise HttpError(400, f"Unsupported MCP-Protocol-Version: {version_header}")
-        if message.method == "initialize":
-            await self._initialize(message, principal, send, cors)
-            return
-        session_id = request.headers.get(SESSION_HEADER)
-        if not session_id:
-            raise HttpError(400, "Missing Mcp-Session-Id header")
-        if message.is_notification:
-            await self._transport_session(session_id, principal)  # unknown or foreign: 404
-            await self._notification(message, session_id, principal)
-            await send_empty(send, 202, cors)
-            return
+        declared = message.meta.get(CLIENT_CAPABILITIES_META_KEY)
         call = CallContext(
             principal=principal,
-            protocol_version=version_header or DEFAULT_HANDSHAKE_VERSION,
-            modern=False,
-            transport_session_id=session_id,
+            protocol_version=version,
+            modern=True,
+            log_level=log_level,
+            client_capabilities=declared if isinstance(declared, dict) else {},
         )
-        if not self.server.defers_transport_check(message, call):
-            session = await self._transport_session(session_id, principal)
-            call.transport_session = session
-            call.log_level = str(session.attributes.get("log_level", "info"))
-        key = (principal, session_id, message.id)
-        self._inflight[key] = call.cancelled
-        try:
-            headers = {**cors, SESSION_HEADER: session_id}
-            await self.streamer.respond(request, message, call, send, headers, http_status_errors=False)
-        finally:
-            self._inflight.pop(key, None)
-
-    async def _initialize(self, message: Request, principal: str, send: Any, cors: dict[str, str]) -> None:
-        if message.is_notification:
-            raise HttpError(400, "initialize must be a request")
-        requested = message.params.get("protocolVersion")
-        if not isinstance(requested, str) or not isinstance(message.params.get("capabilities", {}), dict):
-            error = JsonRpcError(INVALID_PARAMS, "initialize needs params.protocolVersion (string) and capabilities")
-            await _send_json(send, 200, error_message(message.id, error), cors)
-            return
-        version = self.server.negotiate(requested)
-        client_info = message.params.get("clientInfo")
-        session = await asyncio.to_thread(
-            self.sessions.create_session,
-            principal,
-            kind="transport",
-            attributes={
-                "protocol_version": version,
-                "client_name": str((client_info or {}).get("name", ""))[:200] if isinstance(client_info, dict) else "",
-                "log_level": "info",
-            },
-        )
-        body = result_message(message.id if message.id is not None else 0, self.server.initialize_result(version))
-        await _send_json(send, 200, body, {**cors, SESSION_HEADER: session.id})
-
-    async def _transport_session(self, session_id: str, principal: str) -> Any:
-        try:
-            # Consistent: session existence decides 404 for every instance (X4).
-            session = await asyncio.to_thread(self.sessions.get_session, session_id, owner=principal, consistent=True)
-        except session_errors.SessionNotFound as exc:
-            raise HttpError(404, "Session not found") from exc
-        if session.kind != KIND_TRANSPORT:
-            raise HttpError(404, "Session not found")  # an application handle is not an Mcp-Session-Id
-        return session
-
-    async def _notification(self, message: Request, session_id: str, principal: str) -> None:
-        """The session is the caller's (checked): only its owner can cancel its requests."""
-        if message.method != "notifications/cancelled":
-            return
-        request_id = message.params.get("requestId")
-        if request_id is None:
-            return  # optional since 2025-11-25 (tasks are cancelled otherwise): nothing to stop
-        if isinstance(request_id, bool) or not isinstance(request_id, str | int):
-            raise HttpError(400, "notifications/cancelled: requestId must be a string or an integer", INVALID_PARAMS)
-        cancelled = self._inflight.get((principal, session_id, request_id))
-        if cancelled is not None:
-            cancelled.set()
-        elif self.cancel_flags is not None:
-            # On Lambda the call runs in another environment (one request per environment):
-            # leave a flag in the table for the instance running it to find on its poll tick.
-            await asyncio.to_thread(self.cancel_flags.request, session_id, request_id, owner=principal)
+        # 2026: closing the response stream is how a client cancels.
+        await self.streamer.respond(request, message, call, send, cors, http_status_errors=True, receive=receive)
 
     async def _lifespan(self, receive: Any, send: Any) -> None:
         while True:

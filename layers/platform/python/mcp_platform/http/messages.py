@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -70,8 +71,12 @@ class HttpRequest:
         return False
 
 
-async def read_body(receive: Any, limit: int, declared: str | None) -> bytes:
-    """Read the whole body, refusing (413) anything over ``limit`` before buffering it."""
+async def read_body(receive: Any, limit: int, declared: str | None, timeout_seconds: float | None = None) -> bytes:
+    """Read the whole body, refusing (413) anything over ``limit`` before buffering it, and (408)
+    a body still incomplete ``timeout_seconds`` after reading began: uvicorn waits for a declared
+    Content-Length indefinitely, so a client that sends less would hold the connection forever.
+    The 408 closes the connection (the unread rest of the body cannot be skipped)."""
+    deadline = None if timeout_seconds is None else asyncio.get_running_loop().time() + timeout_seconds
     if declared is not None:
         try:
             if int(declared) > limit:
@@ -81,7 +86,16 @@ async def read_body(receive: Any, limit: int, declared: str | None) -> bytes:
     chunks: list[bytes] = []
     size = 0
     while True:
-        message = await receive()
+        budget = asyncio.timeout_at(deadline)
+        try:
+            async with budget:
+                message = await receive()
+        except TimeoutError as exc:
+            if not budget.expired():
+                raise
+            raise HttpError(
+                408, f"Request body not received within {timeout_seconds:g} s", headers={"connection": "close"}
+            ) from exc
         if message["type"] == "http.disconnect":
             raise HttpError(400, "Client disconnected before the body was read")
         chunk = message.get("body", b"")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 from typing import Any
 
@@ -17,7 +18,6 @@ from mcp_platform.mcp.versions import (
     PROTOCOL_VERSION_META_KEY,
 )
 
-ROUTING_HEADERS = ("mcp-protocol-version", "mcp-method", "mcp-name")
 _BASE64_VALUE = re.compile(r"^=\?base64\?(?P<payload>.*)\?=$")
 NAME_BEARING = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
@@ -51,10 +51,8 @@ def check_notification_version(request: HttpRequest) -> None:
 
 
 def check_envelope(request: HttpRequest, message: Request) -> str:
-    """Return the protocol version of a valid 2026 request, else raise a 400 HttpError."""
-    for name in ROUTING_HEADERS:
-        if request.count(name) > 1:
-            raise HttpError(400, f"{name} header appears more than once", HEADER_MISMATCH)
+    """Return the protocol version of a valid 2026 request, else raise a 400 HttpError.
+    (A repeated routing header was refused before: ``security.check_single_valued``.)"""
     meta = message.params.get("_meta")
     if not isinstance(meta, dict):
         raise HttpError(400, "params._meta must carry the protocol version and client capabilities", INVALID_PARAMS)
@@ -64,18 +62,43 @@ def check_envelope(request: HttpRequest, message: Request) -> str:
     version = meta[PROTOCOL_VERSION_META_KEY]
     if request.headers.get("mcp-protocol-version") != version:
         raise HttpError(400, "MCP-Protocol-Version header does not match _meta", HEADER_MISMATCH)
-    if request.headers.get("mcp-method") != message.method:
+    if _field(request, "mcp-method") != message.method:
         raise HttpError(400, "Mcp-Method header does not match the request method", HEADER_MISMATCH)
     name_key = NAME_BEARING.get(message.method)
     if name_key is not None:
         value = message.params.get(name_key)
-        if value is not None and decode_header_value(request.headers.get("mcp-name")) != value:
+        if value is not None and decode_header_value(_field(request, "mcp-name")) != value:
             raise HttpError(400, "Mcp-Name header does not match the request", HEADER_MISMATCH)
     if not isinstance(version, str):
         raise HttpError(400, "protocol version must be a string", INVALID_PARAMS)
     if version not in MODERN_VERSIONS:
         raise _unsupported(version)
     return version
+
+
+def _field(request: HttpRequest, name: str) -> str | None:
+    """A field value without its optional surrounding whitespace (RFC 9110 section 5.5)."""
+    value = request.headers.get(name)
+    return value.strip(" \t") if value is not None else None
+
+
+def check_param_headers(request: HttpRequest, message: Request, input_schema: dict[str, Any] | None) -> None:
+    """SEP-2243: a tool argument marked ``x-mcp-header: Name`` travels mirrored in an
+    ``Mcp-Param-Name`` header (so intermediaries can route on it); the header must be present
+    whenever the argument is, and equal it (plain, or ``=?base64?...?=`` for non-ASCII)."""
+    properties = (input_schema or {}).get("properties") or {}
+    arguments = message.params.get("arguments") or {}
+    if not isinstance(arguments, dict):
+        return  # the tools/call handler answers a malformed arguments object
+    for argument, schema in properties.items():
+        header = schema.get("x-mcp-header") if isinstance(schema, dict) else None
+        if not isinstance(header, str) or argument not in arguments:
+            continue
+        sent = decode_header_value(_field(request, f"mcp-param-{header.lower()}"))
+        value = arguments[argument]
+        expected = value if isinstance(value, str) else json.dumps(value)
+        if sent != expected:
+            raise HttpError(400, f"Mcp-Param-{header} header does not match argument {argument!r}", HEADER_MISMATCH)
 
 
 def requested_log_level(message: Request) -> str | None:

@@ -5,8 +5,26 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from mcp_platform.http.messages import HttpError, HttpRequest
+from mcp_platform.mcp.jsonrpc import HEADER_MISMATCH, INVALID_REQUEST
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+# Headers a request may carry once. Resolving a repeated one (first or last wins) lets a client
+# choose which copy a check sees: an evil Origin ahead of an allowed one, two protocol versions,
+# two sessions. Host and Origin are refused 403 with the guard's other refusals; these get 400
+# (the routing headers with the 2026 header-mismatch code, as their other mismatches).
+SINGLE_VALUED = {
+    "authorization": INVALID_REQUEST,
+    "mcp-session-id": INVALID_REQUEST,
+    "mcp-protocol-version": HEADER_MISMATCH,
+    "mcp-method": HEADER_MISMATCH,
+    "mcp-name": HEADER_MISMATCH,
+}
+
+
+def check_single_valued(request: HttpRequest) -> None:
+    for name, code in SINGLE_VALUED.items():
+        if request.count(name) > 1:
+            raise HttpError(400, f"{name} header appears more than once", code)
 
 
 def loopback_hosts(port: int) -> tuple[str, ...]:
@@ -27,6 +45,9 @@ class RequestGuard:
         self.allowed_origins = frozenset(origin.rstrip("/").lower() for origin in allowed_origins)
 
     def check(self, request: HttpRequest) -> None:
+        for name in ("host", "origin"):
+            if request.count(name) > 1:
+                raise HttpError(403, f"{name} header appears more than once")
         host = request.headers.get("host", "").lower()
         if self.allowed_hosts and host not in self.allowed_hosts:
             raise HttpError(403, "Host not allowed")

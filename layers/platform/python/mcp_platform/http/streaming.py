@@ -35,7 +35,9 @@ from mcp_platform.mcp.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
+    LIMIT_EXCEEDED,
     METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
     PARSE_ERROR,
     UNAVAILABLE,
     UNSUPPORTED_PROTOCOL_VERSION,
@@ -59,6 +61,7 @@ MODERN_ERROR_STATUS = {
     UNSUPPORTED_PROTOCOL_VERSION: 400,
     METHOD_NOT_FOUND: 404,
     UNAVAILABLE: 503,
+    MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
 }
 STREAMED_METHODS = frozenset({"tools/call"})
 FIRST_EVENT = b": stream open\n\n"
@@ -98,7 +101,8 @@ class ResponseStreamer:
         http_status_errors: bool,
         receive: Any = None,
     ) -> None:
-        """``receive`` given: a client disconnect cancels the call (2026-07-28 semantics)."""
+        """``receive`` given: a client disconnect the transport sees cancels a streamed call
+        (2026-07-28 semantics; in 2025 too, where no stream is resumable here)."""
         started = time.monotonic()
         request_id = message.id
         try:
@@ -155,7 +159,9 @@ class ResponseStreamer:
             while True:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    timeout = JsonRpcError(INTERNAL_ERROR, "Stream duration cap reached; the call was cancelled")
+                    # A limit the request reached, not a server fault: -31005 like the other limits.
+                    cap = {"limit": "stream_seconds", "seconds": self.max_stream_seconds}
+                    timeout = JsonRpcError(LIMIT_EXCEEDED, "Stream duration cap reached; the call was cancelled", cap)
                     await _send_chunk(send, sse_event(error_message(request_id, timeout)))
                     return
                 getter = getter or asyncio.ensure_future(queue.get())

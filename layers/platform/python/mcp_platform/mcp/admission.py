@@ -6,6 +6,9 @@ those can represent, and a value DynamoDB accepts can still be one the audit fun
 deserialiser rejects (boto3 reads numbers with a 38-digit decimal context that traps rounding),
 which would send the stream record to the audit DLQ. So every such value is checked here,
 against the same rules, and refused with a message naming where it is.
+
+The same walk measures the value as DynamoDB sizes it (``sessions.codec.attr_size`` of its
+attribute value), so the call-record budget costs no second pass over the arguments.
 """
 
 from __future__ import annotations
@@ -35,15 +38,17 @@ class Inadmissible(ValueError):
         self.reason = reason
 
 
-def check_text(text: str, path: str) -> None:
-    """Well-formed Unicode only: a lone surrogate cannot be encoded as UTF-8 (DynamoDB, Kinesis)."""
+def check_text(text: str, path: str) -> int:
+    """Well-formed Unicode only: a lone surrogate cannot be encoded as UTF-8 (DynamoDB, Kinesis).
+    Returns the stored size (UTF-8 bytes)."""
     try:
-        text.encode("utf-8")
+        return len(text.encode("utf-8"))
     except UnicodeEncodeError as exc:
         raise Inadmissible(path, f"text is not well-formed Unicode (lone surrogate at {exc.start})") from exc
 
 
-def check_number(number: int | float, path: str) -> None:
+def check_number(number: int | float, path: str) -> int:
+    """Returns the stored size, by the rule ``codec.attr_size`` follows for numbers."""
     if isinstance(number, float) and not math.isfinite(number):
         raise Inadmissible(path, f"number {number!r} cannot be stored")
     text = str(number) if isinstance(number, int) else repr(number)
@@ -53,27 +58,29 @@ def check_number(number: int | float, path: str) -> None:
         raise Inadmissible(
             path, f"number {_clip(text)} cannot be stored (at most 38 significant digits, magnitude 1e-130 to 1e126)"
         ) from exc
+    return len(text.lstrip("-").replace(".", "")) // 2 + 2
 
 
-def check_storable(value: Any, path: str = "", depth: int = 0) -> None:
-    """Raise :class:`Inadmissible` unless ``value`` round-trips through DynamoDB and the audit."""
+def check_storable(value: Any, path: str = "", depth: int = 0) -> int:
+    """Raise :class:`Inadmissible` unless ``value`` round-trips through DynamoDB and the audit;
+    return its stored size in bytes (equal to ``attr_size(to_attr(value))``)."""
     if depth > MAX_DEPTH:
         raise Inadmissible(path, f"nested deeper than {MAX_DEPTH} levels")
     if value is None or isinstance(value, bool):
-        return
+        return 1
     if isinstance(value, int | float):
-        check_number(value, path)
-    elif isinstance(value, str):
-        check_text(value, path)
-    elif isinstance(value, Mapping):
+        return check_number(value, path)
+    if isinstance(value, str):
+        return check_text(value, path)
+    if isinstance(value, Mapping):
+        size = 3
         for key, item in value.items():
-            check_text(str(key), f"{path} (a key)")
-            check_storable(item, f"{path}.{key}" if path else str(key), depth + 1)
-    elif isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            check_storable(item, f"{path}[{index}]", depth + 1)
-    else:
-        raise Inadmissible(path, f"a {type(value).__name__} cannot be stored")
+            size += 1 + check_text(str(key), f"{path} (a key)")
+            size += check_storable(item, f"{path}.{key}" if path else str(key), depth + 1)
+        return size
+    if isinstance(value, list | tuple):
+        return 3 + sum(1 + check_storable(item, f"{path}[{index}]", depth + 1) for index, item in enumerate(value))
+    raise Inadmissible(path, f"a {type(value).__name__} cannot be stored")
 
 
 def _clip(text: str, limit: int = 24) -> str:

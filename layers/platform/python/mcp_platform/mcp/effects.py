@@ -59,6 +59,9 @@ def store_error(exc: session_errors.SessionStoreError) -> JsonRpcError:
     if isinstance(exc, session_errors.SessionCapacityExceeded):
         data = {"limit": f"session_{exc.what}_bytes", "bytes": exc.budget_bytes}
         return JsonRpcError(LIMIT_EXCEEDED, f"Session is full: {exc}; open a new session", data)
+    if isinstance(exc, session_errors.CallRecordTooLarge):
+        data = {"limit": "call_record_bytes", "bytes": exc.budget_bytes, "requested": exc.requested_bytes}
+        return JsonRpcError(LIMIT_EXCEEDED, f"The call is too large to record: {exc}", data)
     if isinstance(exc, session_errors.TransactionTooLarge):
         return JsonRpcError(LIMIT_EXCEEDED, f"The call's writes are too large: {exc}", {"limit": "transaction"})
     return JsonRpcError(STORE_REJECTED, f"The session store refused the call's writes: {exc}")

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mcp_platform.mcp.admission import Inadmissible, check_storable, check_text
-from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
+from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, JsonRpcError, Request
 from mcp_platform.mcp.tools import ToolCatalog, ToolSpec
 from mcp_platform.mcp.versions import IDEMPOTENCY_KEY_META, SESSION_HANDLE_ARGUMENT
+from mcp_platform.sessions._core import CALL_RECORD_BUDGET_BYTES
 
 if TYPE_CHECKING:
     from mcp_platform.mcp.server import CallContext
@@ -36,6 +37,8 @@ class PreparedCall:
     session: Any = None
     prior_result: dict[str, Any] | None = None
     request_hash: str = ""
+    deadline: float | None = None
+    """Event-loop time by which the tool must have returned (set when the call starts)."""
 
 
 def prepare_call(request: Request, call: CallContext, catalog: ToolCatalog) -> PreparedCall:
@@ -52,7 +55,7 @@ def prepare_call(request: Request, call: CallContext, catalog: ToolCatalog) -> P
     invalid: str | None = None
     try:
         spec.validate_arguments(arguments)
-        check_storable(arguments, "arguments")  # before anything is stored (admission)
+        admit_arguments(arguments)  # before anything is stored
     except ValueError as exc:
         invalid = str(exc)  # a tool execution error the model can correct (2025-11-25)
     session_id = _session_id(spec, arguments, call)
@@ -69,6 +72,36 @@ def prepare_call(request: Request, call: CallContext, catalog: ToolCatalog) -> P
         invalid_arguments=invalid,
         request_hash=digest,
     )
+
+
+def admit_arguments(arguments: dict[str, Any], budget: int = CALL_RECORD_BUDGET_BYTES) -> int:
+    """Admission of a call's arguments: each one storable, and all of them within the call-record
+    budget (arguments and result together), naming the largest when they are not. Returns their
+    stored size (the sum ``check_storable`` would give for the whole map)."""
+    sizes = {name: check_storable(value, f"arguments.{name}") for name, value in arguments.items()}
+    total = 3 + sum(1 + check_text(name, "arguments (a key)") + size for name, size in sizes.items())
+    if total > budget:
+        largest = max(sizes, key=sizes.__getitem__)
+        raise Inadmissible(
+            f"arguments.{largest}",
+            f"{sizes[largest]} bytes as stored; a call's arguments and result may take at most {budget} bytes "
+            "together (call_record_bytes)",
+        )
+    return total
+
+
+def require_client_capabilities(spec: ToolSpec, call: CallContext) -> None:
+    """A server must not rely on a capability the client did not declare (-32021, HTTP 400).
+    Checked once the transport session (2025: where initialize's capabilities are kept) is known."""
+    if not spec.client_capabilities or call.client_capabilities is None:
+        return
+    missing = {k: v for k, v in spec.client_capabilities.items() if k not in call.client_capabilities}
+    if missing:
+        raise JsonRpcError(
+            MISSING_REQUIRED_CLIENT_CAPABILITY,
+            f"Tool {spec.name} needs client capabilities the request did not declare: {', '.join(missing)}",
+            {"requiredCapabilities": missing},
+        )
 
 
 def _session_id(spec: ToolSpec, arguments: dict[str, Any], call: CallContext) -> str | None:

@@ -122,3 +122,22 @@ def _validate_object(value: dict[str, Any], schema: dict[str, Any], path: str) -
             raise ValueError(f"{path}.{name} is not an accepted argument")
         elif isinstance(extra, dict):
             validate(item, extra, f"{path}.{name}")
+
+
+# One compiled validator per schema object (a tool's schema lives as long as its spec).
+_VALIDATORS: dict[int, Any] = {}
+
+
+def validate_2020_12(value: Any, schema: dict[str, Any]) -> None:
+    """Full JSON Schema 2020-12 validation for hand-written schemas (``$defs``, ``$ref``,
+    ``if``/``then``/``else``...). Imported on first use: derived schemas never need it."""
+    validator = _VALIDATORS.get(id(schema))
+    if validator is None:
+        from jsonschema import Draft202012Validator
+
+        Draft202012Validator.check_schema(schema)
+        validator = _VALIDATORS[id(schema)] = Draft202012Validator(schema)
+    error = next(iter(validator.iter_errors(value)), None)
+    if error is not None:
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+        raise ValueError(f"arguments{where}: {error.message}")

@@ -9,19 +9,21 @@ in the 2025 revisions; ``server/discover`` only in 2026-07-28, where every resul
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_platform.mcp.catalog import Catalog
 from mcp_platform.mcp.context import LOG_LEVELS, Notify, Services, _discard
-from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, JsonRpcError, Request
+from mcp_platform.mcp.features import FEATURES
+from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError, Request
+from mcp_platform.mcp.pagination import LIST_TTL_MS, page
+from mcp_platform.mcp.preparation import require_client_capabilities
 from mcp_platform.mcp.tool_calls import ToolCallRunner
 from mcp_platform.mcp.tools import ToolCatalog
 from mcp_platform.mcp.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION, MODERN_VERSIONS
 
-LIST_TTL_MS = 300_000  # tools/resources/prompts lists change only with a deployment
+SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
 
 
 @dataclass
@@ -38,6 +40,17 @@ class CallContext:
     notify: Notify = _discard
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     log_level: str | None = "info"
+    client_capabilities: dict[str, Any] | None = None
+    """What the client declared (2026: the request's ``_meta``; 2025: its initialize); None:
+    unknown (a session from before capabilities were kept), so nothing is refused for it."""
+
+    def attach_transport_session(self, session: Any) -> None:
+        """2025: the validated Mcp-Session-Id session, and what its initialize negotiated."""
+        self.transport_session = session
+        self.log_level = str(session.attributes.get("log_level", self.log_level))
+        declared = session.attributes.get("client_capabilities")
+        if isinstance(declared, dict):
+            self.client_capabilities = declared
 
 
 Handler = Callable[[Request, CallContext], Awaitable[dict[str, Any]]]
@@ -46,7 +59,7 @@ Handler = Callable[[Request, CallContext], Awaitable[dict[str, Any]]]
 class McpServer:
     def __init__(
         self,
-        catalog: ToolCatalog,
+        catalog: Catalog | ToolCatalog,
         runner: ToolCallRunner,
         *,
         name: str = "mcp-platform",
@@ -55,29 +68,24 @@ class McpServer:
         page_size: int = 50,
         services: Services | None = None,
     ) -> None:
-        self.catalog = catalog
+        self.catalog = catalog if isinstance(catalog, Catalog) else Catalog(tools=catalog)
         self.runner = runner
         self.services = services or runner.services
         self.server_info = {"name": name, "version": version}
         self.instructions = instructions
         self.page_size = page_size
-        common: dict[str, Handler] = {
-            "tools/list": self._tools_list,
-            "resources/list": self._empty_list("resources"),
-            "resources/templates/list": self._empty_list("resourceTemplates"),
-            "prompts/list": self._empty_list("prompts"),
-            "prompts/get": self._prompts_get,
-            "resources/read": self._resources_read,
-        }
+        # Only features with something to serve register methods and advertise a capability.
+        self.features = [f for f in (cls(self.catalog, self.services, page_size) for cls in FEATURES) if f.active]
+        common: dict[str, Handler] = {"tools/list": self._tools_list}
+        for feature in self.features:
+            common.update(feature.methods())
         self._legacy: dict[str, Handler] = {**common, "ping": self._ping, "logging/setLevel": self._set_level}
         self._modern: dict[str, Handler] = {**common, "server/discover": self._discover}
 
     def capabilities(self, modern: bool) -> dict[str, Any]:
-        capabilities: dict[str, Any] = {
-            "tools": {"listChanged": False},
-            "resources": {"listChanged": False},
-            "prompts": {"listChanged": False},
-        }
+        capabilities: dict[str, Any] = {"tools": {"listChanged": False}}
+        for feature in self.features:
+            capabilities[feature.capability_key] = feature.capability(modern)
         if not modern:
             capabilities["logging"] = {}
         return capabilities
@@ -110,7 +118,7 @@ class McpServer:
         if request.method != "tools/call":
             return False
         try:
-            prepared = self.runner.prepare(request, call, self.catalog)
+            prepared = self.runner.prepare(request, call, self.catalog.tools)
         except JsonRpcError:
             return False
         return prepared.invalid_arguments is None and prepared.session_id == call.transport_session_id
@@ -120,8 +128,9 @@ class McpServer:
         missing session) and return the coroutine function that does the work. The transport
         answers refusals as plain JSON and commits to a stream only for work."""
         if request.method == "tools/call":
-            prepared = self.runner.prepare(request, call, self.catalog)
+            prepared = self.runner.prepare(request, call, self.catalog.tools)
             await self.runner.load(prepared, call)
+            require_client_capabilities(prepared.spec, call)
 
             async def work() -> dict[str, Any]:
                 return self._finish(await self.runner.run(prepared, call), call)
@@ -137,10 +146,11 @@ class McpServer:
     async def handle(self, request: Request, call: CallContext) -> dict[str, Any]:
         return await (await self.bind(request, call))()
 
-    @staticmethod
-    def _finish(result: dict[str, Any], call: CallContext) -> dict[str, Any]:
+    def _finish(self, result: dict[str, Any], call: CallContext) -> dict[str, Any]:
         if call.modern:
             result.setdefault("resultType", "complete")
+            # 2026-07-28: servers SHOULD identify themselves on every result.
+            result["_meta"] = {**result.get("_meta", {}), SERVER_INFO_META_KEY: self.server_info}
         return result
 
     # -- methods -------------------------------------------------------------------------------
@@ -167,53 +177,8 @@ class McpServer:
             await self.runner.set_log_level(call.transport_session, level, call.principal)
         return {}
 
-    async def _prompts_get(self, request: Request, call: CallContext) -> dict[str, Any]:
-        # Advertised capability with no prompts yet: every name is unknown (invalid params).
-        raise JsonRpcError(INVALID_PARAMS, f"Unknown prompt: {request.params.get('name')}")
-
-    async def _resources_read(self, request: Request, call: CallContext) -> dict[str, Any]:
-        uri = request.params.get("uri")
-        if call.modern:  # 2026-07-28 retires -32002
-            raise JsonRpcError(INVALID_PARAMS, f"Unknown resource: {uri}")
-        raise JsonRpcError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
-
     async def _tools_list(self, request: Request, call: CallContext) -> dict[str, Any]:
         # S5: no AWS call; S6: paginated with an opaque cursor.
-        tools = self.catalog.listing()
-        start = _decode_cursor(request.params.get("cursor"))
-        page = tools[start : start + self.page_size]
-        result: dict[str, Any] = {"tools": page}
-        if start + self.page_size < len(tools):
-            result["nextCursor"] = _encode_cursor(start + self.page_size)
-        if call.modern:
-            result.update(ttlMs=LIST_TTL_MS, cacheScope="public")
-        return result
-
-    def _empty_list(self, key: str) -> Handler:
-        async def handler(request: Request, call: CallContext) -> dict[str, Any]:
-            _decode_cursor(request.params.get("cursor"))
-            result: dict[str, Any] = {key: []}
-            if call.modern:
-                result.update(ttlMs=LIST_TTL_MS, cacheScope="public")
-            return result
-
-        return handler
-
-
-def _encode_cursor(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode()
-
-
-def _decode_cursor(cursor: Any) -> int:
-    if cursor is None:
-        return 0
-    try:
-        text = base64.urlsafe_b64decode(str(cursor).encode()).decode()
-        if not text.startswith("o:"):
-            raise ValueError(text)
-        offset = int(text[2:])
-    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
-        raise JsonRpcError(INVALID_PARAMS, "Invalid cursor") from exc
-    if offset < 0:
-        raise JsonRpcError(INVALID_PARAMS, "Invalid cursor")
-    return offset
+        return page(
+            "tools", self.catalog.tools.listing(), request.params.get("cursor"), self.page_size, modern=call.modern
+        )

@@ -17,20 +17,17 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import logging
 import time
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mcp_platform.events.schema import STATUS_ERROR, STATUS_OK, ToolCallEvent
-from mcp_platform.mcp.admission import Inadmissible, check_storable
 from mcp_platform.mcp.context import Services, ToolContext
-from mcp_platform.mcp.effects import RERUN_BACKOFF, SessionLocks, is_throttle, store_error, unavailable
-from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, TOOL_FAILED, JsonRpcError
+from mcp_platform.mcp.effects import RERUN_BACKOFF, SessionLocks, store_error
+from mcp_platform.mcp.invocation import DEFAULT_MAX_CALL_SECONDS, admit_result, call_event, call_limit, invoke
+from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, JsonRpcError
 from mcp_platform.mcp.preparation import PreparedCall, prepare_call
-from mcp_platform.mcp.tools import APPEND_ONLY, READ_ONLY, ToolError, error_result, to_result
+from mcp_platform.mcp.tools import APPEND_ONLY, READ_ONLY, ToolSpec, error_result
 from mcp_platform.sessions import errors as session_errors
-from mcp_platform.sessions.clock import iso_utc
 from mcp_platform.sessions.model import ToolCall
 from mcp_platform.sessions.retry import Backoff
 from mcp_platform.table_schema import KIND_TRANSPORT
@@ -59,11 +56,13 @@ class ToolCallRunner:
         clock: Any = time.time,
         *,
         rerun_backoff: Backoff = RERUN_BACKOFF,
+        max_call_seconds: float = DEFAULT_MAX_CALL_SECONDS,
     ) -> None:
         self.services = services
         self.events = events
         self._clock = clock
         self._rerun = rerun_backoff
+        self.max_call_seconds = max_call_seconds
         self._locks = SessionLocks()
         self._pending: set[asyncio.Future[dict[str, Any]]] = set()
 
@@ -100,8 +99,7 @@ class ToolCallRunner:
         if prepared.session_id == call.transport_session_id:
             if session.kind != KIND_TRANSPORT:
                 raise TransportSessionNotFound(prepared.session_id)  # a handle is not an Mcp-Session-Id
-            call.transport_session = session
-            call.log_level = str(session.attributes.get("log_level", call.log_level))
+            call.attach_transport_session(session)
         prepared.session = session
         prepared.prior_result = dict(prior.result) if prior is not None else None
 
@@ -110,6 +108,8 @@ class ToolCallRunner:
             return error_result(f"Invalid arguments: {prepared.invalid_arguments}")
         if prepared.prior_result is not None:
             return prepared.prior_result  # replay: the tool does not run again (D4)
+        # One budget per request, whatever the path: reruns after a lost race share it.
+        prepared.deadline = asyncio.get_running_loop().time() + self.call_limit(prepared.spec)
         session = prepared.session
         if session is None or prepared.spec.effect == READ_ONLY:
             # Nothing to commit: no transaction, no version bump, no conflict. The call is
@@ -177,22 +177,14 @@ class ToolCallRunner:
             effect=prepared.spec.effect,
         )
 
+    def call_limit(self, spec: ToolSpec) -> float:
+        return call_limit(spec, self.max_call_seconds)
+
     async def _invoke(self, prepared: PreparedCall, ctx: ToolContext) -> dict[str, Any]:
-        try:
-            return to_result(await prepared.spec.function(ctx, **prepared.arguments))
-        except ToolError as exc:
-            return error_result(str(exc))  # an expected failure: a result, committed as such
-        except JsonRpcError:
-            raise
-        except Exception as exc:
-            # Unexpected (a throttle, a timeout, a bug): logged with its trace and answered as a
-            # retryable error. Never committed, so a retry runs the tool instead of replaying it.
-            logger.exception("tool %s failed", prepared.spec.name)
-            if is_throttle(exc):
-                raise unavailable(f"Tool {prepared.spec.name} was throttled by AWS; retry the call shortly") from exc
-            data = {"retryable": True}
-            message = f"Tool {prepared.spec.name} failed with an internal error; nothing was committed, retry the call"
-            raise JsonRpcError(TOOL_FAILED, message, data) from exc
+        limit = self.call_limit(prepared.spec)
+        deadline = prepared.deadline if prepared.deadline is not None else asyncio.get_running_loop().time() + limit
+        result: dict[str, Any] = await invoke(prepared.spec, ctx, prepared.arguments, deadline, limit)
+        return result
 
     async def _commit(
         self,
@@ -207,12 +199,7 @@ class ToolCallRunner:
     ) -> dict[str, Any]:
         """Commit, then queue the event. VersionConflict propagates (the caller reruns the
         tool); every other store error is answered by its code (``effects.store_error``)."""
-        try:
-            check_storable(result, "result")
-        except Inadmissible as exc:
-            logger.error("tool %s returned a result that cannot be stored: %s", prepared.spec.name, exc)
-            message = f"Tool {prepared.spec.name} returned a result that cannot be stored; nothing was committed"
-            raise JsonRpcError(TOOL_FAILED, message) from exc
+        admit_result(prepared.spec, result)
         call_record = ToolCall(
             id=prepared.tool_call_id,
             name=prepared.spec.name,
@@ -249,22 +236,8 @@ class ToolCallRunner:
     def _record_event(
         self, prepared: PreparedCall, call: CallContext, result: dict[str, Any], started: float, finished: float
     ) -> None:
-        if self.events is None:
-            return
-        self.events.add(
-            ToolCallEvent(
-                event_id=prepared.tool_call_id,
-                session_id=prepared.session_id,
-                principal=call.principal,
-                tool=prepared.spec.name,
-                status=STATUS_ERROR if result.get("isError") else STATUS_OK,
-                started_at=iso_utc(started),
-                finished_at=iso_utc(finished),
-                duration_ms=round((finished - started) * 1000, 3),
-                request_bytes=prepared.request_bytes,
-                response_bytes=len(json.dumps(result, separators=(",", ":"), default=str)),
-            )
-        )
+        if self.events is not None:
+            self.events.add(call_event(prepared, call, result, started, finished))
 
 
 def _log_orphaned_failure(commit: asyncio.Future[dict[str, Any]]) -> None:

@@ -1,7 +1,7 @@
-"""Tool definitions and the catalog that discovers them.
+"""Tool definitions and the tool catalog (discovery of feature modules: :mod:`mcp.catalog`).
 
-A tool is one module in a tools package that defines a module-level :class:`ToolSpec`, made
-with the :func:`tool` decorator. Discovery is explicit: :meth:`ToolCatalog.discover` imports
+A tool is one module in a features package that defines a module-level :class:`ToolSpec`, made
+with the :func:`tool` decorator. Discovery is explicit: :meth:`mcp.catalog.Catalog.discover` imports
 every module of the package it is given and collects the specs it finds; nothing registers
 itself by import side effect, and a module that defines no tool is reported, not ignored.
 """
@@ -12,12 +12,13 @@ import importlib
 import inspect
 import json
 import pkgutil
+import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Literal
 
-from mcp_platform.mcp.schema import input_schema, validate
+from mcp_platform.mcp.schema import input_schema, validate, validate_2020_12
 from mcp_platform.mcp.versions import SESSION_HANDLE_ARGUMENT
 
 SessionUse = Literal["none", "required"]
@@ -33,6 +34,10 @@ READ_MODIFY_WRITE: Effect = "read_modify_write"
 """Computes new session fields from the ones it read: committed under the D2 version condition;
 on a conflict the tool runs again on the fresh state. The default: always correct."""
 EFFECTS: tuple[Effect, ...] = (READ_ONLY, APPEND_ONLY, READ_MODIFY_WRITE)
+SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
+# A declared ``max_seconds`` may not exceed Lambda's 15-minute timeout; at run time the
+# endpoint's stream cap (MCP_STREAM_MAX_SECONDS) bounds it further, and bounds undeclared tools.
+MAX_TOOL_SECONDS = 900
 
 
 class ToolError(Exception):
@@ -67,6 +72,8 @@ class ToolSpec:
     """``required``: the call runs against an application session, committed atomically (D10)."""
     effect: Effect | None = None
     """What a session tool does to its session (None for tools without a session)."""
+    max_seconds: float | None = None
+    """How long one call may run before it is stopped (an isError result); None: the stream cap."""
 
     def describe(self) -> dict[str, Any]:
         """The tools/list entry (identical in both protocol eras)."""
@@ -83,8 +90,20 @@ class ToolSpec:
             entry["annotations"] = self.annotations
         return entry
 
+    client_capabilities: dict[str, Any] = field(default_factory=dict)
+    """Client capabilities a call needs (e.g. ``{"sampling": {}}``): refused with -32021 when the
+    request (2026) or the session's initialize (2025) did not declare them."""
+    explicit_schema: bool = False
+    """The input schema was written by hand (any JSON Schema 2020-12), not derived from hints."""
+    scopes: tuple[str, ...] = ()
+    """OAuth scopes a token must carry to call it (403 insufficient_scope otherwise); credentials
+    that are not scope-limited (API keys) may call it."""
+
     def validate_arguments(self, arguments: dict[str, Any]) -> None:
-        validate(arguments, self.input_schema)
+        if self.explicit_schema:
+            validate_2020_12(arguments, self.input_schema)
+        else:
+            validate(arguments, self.input_schema)
 
 
 def tool(
@@ -96,19 +115,36 @@ def tool(
     output_schema: dict[str, Any] | None = None,
     session: SessionUse = "none",
     effect: Effect | None = None,
+    max_seconds: float | None = None,
+    requires_client: dict[str, Any] | None = None,
+    explicit_schema: dict[str, Any] | None = None,
+    scopes: Iterable[str] = (),
 ) -> Callable[[ToolFunction], ToolSpec]:
     """Turn an ``async def tool(ctx, ...)`` into a :class:`ToolSpec` (no global registration).
 
     A session tool declares its ``effect`` on the session; undeclared, it is
     ``read_modify_write``, the one that is correct whatever the tool does (at the price of
-    conflicts under parallel calls). ``readOnlyHint`` follows a ``read_only`` effect."""
+    conflicts under parallel calls). ``readOnlyHint`` follows a ``read_only`` effect.
+    ``max_seconds`` is the longest one call may run (at most the endpoint's stream cap).
+    ``requires_client`` names the client capabilities a call needs; ``explicit_schema`` serves a
+    hand-written JSON Schema 2020-12 input schema intact and validates calls against it.
+    ``scopes`` are the OAuth scopes a token needs to call the tool."""
 
     def build(function: ToolFunction) -> ToolSpec:
         if not inspect.iscoroutinefunction(function):
             raise TypeError(f"tool {function.__name__} must be an async function")
+        if max_seconds is not None and not 0 < max_seconds <= MAX_TOOL_SECONDS:
+            raise TypeError(f"tool {function.__name__}: max_seconds must be in (0, {MAX_TOOL_SECONDS}]")
         declared = _session_effect(function.__name__, session, effect, annotations or {})
-        schema = input_schema(function, skip=("ctx", SESSION_HANDLE_ARGUMENT))
-        if session == "required":
+        required = tuple(dict.fromkeys(scopes))
+        if any(not SCOPE_TOKEN.fullmatch(scope) for scope in required):  # RFC 6749 section 3.3
+            raise TypeError(f"tool {function.__name__}: scopes must be scope tokens, got {required!r}")
+        schema = (
+            dict(explicit_schema)
+            if explicit_schema is not None
+            else input_schema(function, skip=("ctx", SESSION_HANDLE_ARGUMENT))
+        )
+        if session == "required" and explicit_schema is None:
             # The handle is optional in the schema: a 2025-era caller may rely on its
             # transport session, and list results must not vary per connection.
             schema["properties"][SESSION_HANDLE_ARGUMENT] = {
@@ -126,6 +162,10 @@ def tool(
             title=title,
             session=session,
             effect=declared,
+            max_seconds=max_seconds,
+            client_capabilities=dict(requires_client or {}),
+            explicit_schema=explicit_schema is not None,
+            scopes=required,
         )
 
     return build
@@ -169,20 +209,8 @@ class ToolCatalog:
     def listing(self) -> list[dict[str, Any]]:
         return [self._by_name[name].describe() for name in self.names()]
 
-    @classmethod
-    def discover(cls, *packages: ModuleType) -> ToolCatalog:
-        """Import every module of each package and collect its module-level ToolSpecs."""
-        catalog = cls()
-        for module in (module for package in packages for module in iter_tool_modules(package)):
-            specs = [value for value in vars(module).values() if isinstance(value, ToolSpec)]
-            if not specs:
-                raise ValueError(f"tool module {module.__name__} defines no tool")
-            for spec in specs:
-                catalog.add(spec)
-        return catalog
 
-
-def iter_tool_modules(package: ModuleType) -> list[ModuleType]:
+def iter_feature_modules(package: ModuleType) -> list[ModuleType]:
     prefix = package.__name__ + "."
     return [
         importlib.import_module(prefix + info.name)

@@ -4,6 +4,7 @@ transactions, TTL and optional DAX (SPEC.md D1-D11, X3-X5). See :mod:`.store`.""
 from mcp_platform.sessions.clients import DynamoClients, build_dynamo_clients
 from mcp_platform.sessions.clock import Clock, ManualClock, SystemClock
 from mcp_platform.sessions.errors import (
+    CallRecordTooLarge,
     CancellationReason,
     DuplicateToolCall,
     IdempotencyTokenReused,
@@ -39,6 +40,7 @@ from mcp_platform.sessions.store import SessionStore
 
 __all__ = [
     "Backoff",
+    "CallRecordTooLarge",
     "CancellationReason",
     "Clock",
     "CommitResult",

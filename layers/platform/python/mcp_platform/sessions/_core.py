@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import secrets
 from typing import Any, NoReturn, Self
 
 from mcp_platform import table_schema as ts
@@ -22,10 +23,21 @@ Expression = tuple[str, dict[str, str], dict[str, AttributeValue]]
 ALIVE = "attribute_exists(#pk) AND #ttl > :now AND #st = :active"
 # The context list lives in the metadata item and every call reads it: its stored size is
 # capped (tracked in ``context_bytes``, checked atomically by the write that grows it) so the
-# item stays far from DynamoDB's 400 KB limit, with room left for attributes and keys.
-DEFAULT_CONTEXT_BUDGET_BYTES = 256 * 1024
+# item stays far from DynamoDB's 400 KB limit, with room left for attributes and keys. 160 KiB,
+# not more: the emulator of the local platform (moto) sizes an update as the old item plus the
+# new value, counting the context twice, so 2 x context + attributes must stay below its 405 KB
+# limit too (at 256 KiB every append past ~200 KB failed there); and a smaller item is a
+# cheaper consistent read on every call (at most 40 read units instead of 64).
+DEFAULT_CONTEXT_BUDGET_BYTES = 160 * 1024
 ATTRIBUTES_BUDGET_BYTES = 64 * 1024
+# One tool call is stored as two items, the record (its arguments) and the marker (its result,
+# which replay reads): together they get this budget, so each stays far below the 400 KB item
+# limit and a commit (both + the metadata item) far below the 4 MB transaction limit. Sizes
+# follow DynamoDB's rules (``codec.attr_size``); the endpoint refuses larger arguments before
+# the tool runs and a larger result before the commit.
+CALL_RECORD_BUDGET_BYTES = 128 * 1024
 CONTEXT_HAS_ROOM = "(attribute_not_exists(#cb) OR #cb <= :room)"
+SESSION_KINDS = (ts.KIND_APPLICATION, ts.KIND_TRANSPORT)
 
 
 class StoreCore:
@@ -41,6 +53,7 @@ class StoreCore:
         backoff: Backoff | None = None,
         context_budget_bytes: int = DEFAULT_CONTEXT_BUDGET_BYTES,
         conflict_backoff: Backoff | None = None,
+        record_budget_bytes: int = CALL_RECORD_BUDGET_BYTES,
     ) -> None:
         if gateway is None:
             if client is None:
@@ -57,6 +70,7 @@ class StoreCore:
         # TransactionConflict retries: a longer budget when the default policy is used.
         self.conflict_backoff = conflict_backoff or (backoff if backoff is not None else CONFLICT_BACKOFF)
         self.context_budget_bytes = context_budget_bytes
+        self.record_budget_bytes = record_budget_bytes
 
     @classmethod
     def from_settings(
@@ -91,13 +105,31 @@ class StoreCore:
 
     # -- keys and conditions -----------------------------------------------------------------
     @staticmethod
+    def _new_session_id(owner: str, kind: str, requested: str | None) -> str:
+        """Check what create_session is given; the id to create: a fresh one, or ``requested``
+        when it has the minted format (no other id could ever be looked up)."""
+        if not owner:
+            raise ValueError("owner is required")
+        if kind not in SESSION_KINDS:
+            raise ValueError(f"kind must be one of {SESSION_KINDS}, got {kind!r}")
+        if requested is None:
+            return secrets.token_urlsafe(ts.SESSION_ID_ENTROPY_BYTES)
+        if not ts.is_session_id(requested):
+            raise ValueError(f"session ids have the minted format ({ts.SESSION_ID_LENGTH} URL-safe characters)")
+        return requested
+
+    @staticmethod
     def _meta_key(session_id: str) -> Key:
-        if not session_id:
-            raise SessionNotFound(session_id)
+        # Every read and write of a session builds this key first: an id that cannot have been
+        # minted is "not found" here, before any AWS call (no key of client-chosen size).
+        if not ts.is_session_id(session_id):
+            raise SessionNotFound(str(session_id)[:64])
         return {ts.PK: {"S": ts.session_pk(session_id)}, ts.SK: {"S": ts.METADATA_SK}}
 
     @staticmethod
     def _marker_key(session_id: str, tool_call_id: str) -> Key:
+        if not ts.is_session_id(session_id):
+            raise SessionNotFound(str(session_id)[:64])
         return {ts.PK: {"S": ts.session_pk(session_id)}, ts.SK: {"S": ts.tool_call_marker_sk(tool_call_id)}}
 
     def _alive(self, owner: str | None = None) -> Expression:

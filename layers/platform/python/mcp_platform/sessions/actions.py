@@ -11,7 +11,7 @@ from mcp_platform import table_schema as ts
 from mcp_platform.sessions._core import ATTRIBUTES_BUDGET_BYTES, CONTEXT_HAS_ROOM, StoreCore
 from mcp_platform.sessions.clock import iso_utc
 from mcp_platform.sessions.codec import attr_size, to_attr, to_item
-from mcp_platform.sessions.errors import InvalidCursor, SessionCapacityExceeded
+from mcp_platform.sessions.errors import CallRecordTooLarge, InvalidCursor, SessionCapacityExceeded
 from mcp_platform.sessions.model import ExtraPut, Session, ToolCall, ToolCallResult
 
 METADATA = 2  # position of the metadata Update after the record [0] and marker [1] Puts
@@ -26,30 +26,44 @@ class ActionBuilders(StoreCore):
         started = iso_utc(call.started_at if call.started_at is not None else now)
         record_sk = ts.tool_record_sk(started, call.id)
         committed = iso_utc(now)
+        # The result is stored once, in the marker (what replay reads, in the same BatchGetItem
+        # as the session); the record keeps the arguments and points at it.
+        arguments, stored_result = to_attr(call.arguments), to_attr(call.result)
+        result_bytes = attr_size(stored_result)
+        stored = attr_size(arguments) + result_bytes
+        if stored > self.record_budget_bytes:
+            raise CallRecordTooLarge(call.id, self.record_budget_bytes, stored)
+        marker_sk = ts.tool_call_marker_sk(call.id)
         common = {ts.PK: ts.session_pk(session_id), ts.TOOL_CALL_ID: call.id, ts.TOOL_NAME: call.name}
-        outcome = {ts.RESULT: call.result, ts.IS_ERROR: call.is_error}
-        record = {
-            **common,
-            **outcome,
-            ts.SK: record_sk,
-            ts.ARGUMENTS: call.arguments,
-            ts.STARTED_AT: started,
-            ts.FINISHED_AT: iso_utc(call.finished_at if call.finished_at is not None else now),
-        }
-        marker = {
-            **common,
-            **outcome,
-            ts.SK: ts.tool_call_marker_sk(call.id),
-            ts.RECORD_SK: record_sk,
-            ts.COMMITTED_AT: committed,
-            ts.REQUEST_HASH: call.request_hash,
-        }
+        record = to_item(
+            {
+                **common,
+                ts.SK: record_sk,
+                ts.IS_ERROR: call.is_error,
+                ts.RESULT_SK: marker_sk,
+                ts.RESULT_BYTES: result_bytes,
+                ts.STARTED_AT: started,
+                ts.FINISHED_AT: iso_utc(call.finished_at if call.finished_at is not None else now),
+            }
+        )
+        record[ts.ARGUMENTS] = arguments
+        marker = to_item(
+            {
+                **common,
+                ts.SK: marker_sk,
+                ts.IS_ERROR: call.is_error,
+                ts.RECORD_SK: record_sk,
+                ts.COMMITTED_AT: committed,
+                ts.REQUEST_HASH: call.request_hash,
+            }
+        )
+        marker[ts.RESULT] = stored_result
         names = {"#pk": ts.PK}
         actions = [
             {
                 "Put": {
                     "TableName": self.table_name,
-                    "Item": to_item(record),
+                    "Item": record,
                     "ConditionExpression": _NOT_EXISTS,
                     "ExpressionAttributeNames": names,
                 }
@@ -57,7 +71,7 @@ class ActionBuilders(StoreCore):
             {
                 "Put": {
                     "TableName": self.table_name,
-                    "Item": to_item(marker),
+                    "Item": marker,
                     "ConditionExpression": _NOT_EXISTS,
                     "ExpressionAttributeNames": names,
                     "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
@@ -174,6 +188,8 @@ def decode_cursor(cursor: str) -> str:
         sk = json.loads(base64.urlsafe_b64decode(cursor.encode()))["sk"]
     except (ValueError, KeyError, TypeError, binascii.Error) as exc:
         raise InvalidCursor("malformed cursor") from exc
-    if not isinstance(sk, str) or not sk.startswith(ts.TOOL_RECORD_PREFIX):
+    # A record key is about 70 characters; a longer one was never issued (and real DynamoDB
+    # refuses sort keys over 1,024 bytes in ExclusiveStartKey).
+    if not isinstance(sk, str) or not sk.startswith(ts.TOOL_RECORD_PREFIX) or len(sk) > 256:
         raise InvalidCursor("malformed cursor")
     return sk

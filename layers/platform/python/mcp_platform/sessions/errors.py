@@ -153,3 +153,17 @@ class SessionCapacityExceeded(SessionStoreError):
 
 class InvalidCursor(SessionStoreError, ValueError):
     """A pagination cursor that this store did not issue."""
+
+
+class CallRecordTooLarge(SessionStoreError):
+    """A tool call's arguments and result together exceed the call-record budget; refused before
+    anything is written. Not retryable: the same call would be as large again."""
+
+    def __init__(self, tool_call_id: str, budget_bytes: int, requested_bytes: int) -> None:
+        super().__init__(
+            f"tool call {tool_call_id!r}: arguments and result take {requested_bytes} bytes as stored, "
+            f"over the {budget_bytes}-byte call-record budget"
+        )
+        self.tool_call_id = tool_call_id
+        self.budget_bytes = budget_bytes
+        self.requested_bytes = requested_bytes

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -17,7 +16,6 @@ from mcp_platform.sessions.errors import SessionAlreadyExists, SessionCapacityEx
 from mcp_platform.sessions.model import ExpiringSession, Session
 
 _CCF = "ConditionalCheckFailedException"
-_KINDS = (ts.KIND_APPLICATION, ts.KIND_TRANSPORT)
 
 
 class LifecycleOps(StoreCore):
@@ -30,14 +28,11 @@ class LifecycleOps(StoreCore):
         attributes: dict[str, Any] | None = None,
     ) -> Session:
         """Put a new metadata item (version 1) with ``attribute_not_exists(pk)``."""
-        if not owner:
-            raise ValueError("owner is required")
-        if kind not in _KINDS:
-            raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
+        new_id = self._new_session_id(owner, kind, session_id)
         ttl = self._next_ttl()  # D5: refuses a millisecond value before anything is written
         now = self._iso_now()
         session = Session(
-            id=session_id or secrets.token_urlsafe(24),
+            id=new_id,
             owner=owner,
             status=ts.STATUS_ACTIVE,
             version=1,

@@ -90,16 +90,18 @@ class ToolCallResult:
 
 @dataclass(frozen=True)
 class ToolCallRecord:
-    """An immutable tool-call record (``sk=tool#<ISO8601>#<id>``, D1)."""
+    """An immutable tool-call record (``sk=tool#<ISO8601>#<id>``, D1). Its result is stored once,
+    in the marker ``result_sk`` names (empty for a record ingest wrote from an event)."""
 
     tool_call_id: str
     tool_name: str
     arguments: dict[str, Any]
-    result: Any
     is_error: bool
     started_at: str
     finished_at: str
     sk: str
+    result_sk: str = ""
+    result_bytes: int = 0
 
     @classmethod
     def from_item(cls, item: Mapping[str, AttributeValue]) -> ToolCallRecord:
@@ -108,11 +110,12 @@ class ToolCallRecord:
             tool_call_id=values[ts.TOOL_CALL_ID],
             tool_name=values.get(ts.TOOL_NAME, ""),
             arguments=dict(values.get(ts.ARGUMENTS) or {}),
-            result=values.get(ts.RESULT),
             is_error=bool(values.get(ts.IS_ERROR, False)),
             started_at=values.get(ts.STARTED_AT, ""),
             finished_at=values.get(ts.FINISHED_AT, ""),
             sk=values[ts.SK],
+            result_sk=values.get(ts.RESULT_SK, ""),
+            result_bytes=int(values.get(ts.RESULT_BYTES, 0)),
         )
 
 

@@ -164,6 +164,7 @@ class ToolCallOps(ActionBuilders):
         The session is checked first (get_session with the same ``consistent`` flag)."""
         if not 1 <= limit <= 1000:
             raise ValueError(f"limit must be 1..1000, got {limit}")
+        start = decode_cursor(cursor) if cursor else None  # refused before any AWS call
         self.get_session(session_id, owner=owner, consistent=consistent)
         pk = to_attr(ts.session_pk(session_id))
         params: dict[str, Any] = {
@@ -174,8 +175,8 @@ class ToolCallOps(ActionBuilders):
             "Limit": limit,
             "ConsistentRead": consistent,
         }
-        if cursor:
-            params["ExclusiveStartKey"] = {ts.PK: pk, ts.SK: to_attr(decode_cursor(cursor))}
+        if start is not None:
+            params["ExclusiveStartKey"] = {ts.PK: pk, ts.SK: to_attr(start)}
         response = self.gateway.call("query", **params)
         records = [ToolCallRecord.from_item(item) for item in response.get("Items", [])]
         last = response.get("LastEvaluatedKey")

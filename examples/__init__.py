@@ -1,0 +1,1 @@
+"""Example feature packages that are not part of the deployed endpoint."""

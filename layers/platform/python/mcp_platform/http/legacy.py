@@ -1,0 +1,172 @@
+"""The 2025 revisions' transport: ``initialize``, ``Mcp-Session-Id`` sessions in DynamoDB, DELETE
+and ``notifications/cancelled``. Mixed into :class:`~mcp_platform.http.endpoint.McpEndpoint`.
+
+Admission applies here too: what ``initialize`` stores (client name, capabilities) is checked before the
+write and refused with -32602, and a session id that cannot have been minted is "not found"
+before any AWS call (``table_schema.is_session_id``, checked where the store builds its keys).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from mcp_platform.http.messages import HttpError, HttpRequest, send_empty
+from mcp_platform.http.messages import send_json as _send_json
+from mcp_platform.http.streaming import ResponseStreamer
+from mcp_platform.mcp.admission import Inadmissible, check_storable, check_text
+from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, JsonRpcError, Request, error_message, result_message
+from mcp_platform.mcp.server import CallContext, McpServer
+from mcp_platform.mcp.versions import DEFAULT_HANDSHAKE_VERSION, HANDSHAKE_VERSIONS
+from mcp_platform.sessions import errors as session_errors
+from mcp_platform.sessions.cancellation import CancelFlags
+from mcp_platform.table_schema import KIND_TRANSPORT
+
+SESSION_HEADER = "mcp-session-id"
+CLIENT_NAME_CHARS = 200
+
+
+MAX_CAPABILITIES_BYTES = 4096  # stored on the transport session, read by every call of it
+
+
+def check_stored_capabilities(capabilities: dict[str, Any]) -> None:
+    if check_storable(capabilities, "capabilities") > MAX_CAPABILITIES_BYTES:
+        raise Inadmissible("capabilities", f"larger than {MAX_CAPABILITIES_BYTES} bytes")
+
+
+def stored_client_name(client_info: Any) -> str:
+    """``clientInfo.name`` as the transport session stores it: a well-formed string, clipped.
+    Raises :class:`Inadmissible` for what cannot be stored (the write would fail: a 503)."""
+    if client_info is None:
+        return ""
+    if not isinstance(client_info, dict):
+        raise Inadmissible("params.clientInfo", "must be an object")
+    name = client_info.get("name", "")
+    if not isinstance(name, str):
+        raise Inadmissible("params.clientInfo.name", "must be a string")
+    check_text(name, "params.clientInfo.name")
+    return name[:CLIENT_NAME_CHARS]
+
+
+class HandshakeEra:
+    """2025-era request handling; the endpoint provides the attributes declared here."""
+
+    server: McpServer
+    sessions: Any
+    streamer: ResponseStreamer
+    cancel_flags: CancelFlags | None
+    _inflight: dict[tuple[str, str, Any], asyncio.Event]
+
+    async def _post_legacy(
+        self,
+        request: HttpRequest,
+        message: Request,
+        principal: str,
+        version_header: str | None,
+        receive: Any,
+        send: Any,
+        cors: dict[str, str],
+    ) -> None:
+        if version_header is not None and version_header not in HANDSHAKE_VERSIONS:
+            raise HttpError(400, f"Unsupported MCP-Protocol-Version: {version_header}")
+        if message.method == "initialize":
+            await self._initialize(message, principal, send, cors)
+            return
+        session_id = request.headers.get(SESSION_HEADER)
+        if not session_id:
+            raise HttpError(400, "Missing Mcp-Session-Id header")
+        if message.is_notification:
+            await self._transport_session(session_id, principal)  # unknown or foreign: 404
+            await self._notification(message, session_id, principal)
+            await send_empty(send, 202, cors)
+            return
+        call = CallContext(
+            principal=principal,
+            protocol_version=version_header or DEFAULT_HANDSHAKE_VERSION,
+            modern=False,
+            transport_session_id=session_id,
+        )
+        if not self.server.defers_transport_check(message, call):
+            call.attach_transport_session(await self._transport_session(session_id, principal))
+        key = (principal, session_id, message.id)
+        self._inflight[key] = call.cancelled
+        try:
+            headers = {**cors, SESSION_HEADER: session_id}
+            # This server offers no resumable streams (no Last-Event-ID), so a result can never
+            # reach a client whose stream closed: a disconnect the transport sees stops the call.
+            await self.streamer.respond(
+                request, message, call, send, headers, http_status_errors=False, receive=receive
+            )
+        finally:
+            self._inflight.pop(key, None)
+
+    async def _initialize(self, message: Request, principal: str, send: Any, cors: dict[str, str]) -> None:
+        if message.is_notification:
+            raise HttpError(400, "initialize must be a request")
+        requested = message.params.get("protocolVersion")
+        client_name, error = "", None
+        capabilities = message.params.get("capabilities", {})
+        if not isinstance(requested, str) or not isinstance(capabilities, dict):
+            error = JsonRpcError(INVALID_PARAMS, "initialize needs params.protocolVersion (string) and capabilities")
+        else:
+            try:
+                client_name = stored_client_name(message.params.get("clientInfo"))
+                check_stored_capabilities(capabilities)
+            except Inadmissible as exc:
+                error = JsonRpcError(INVALID_PARAMS, f"initialize: {exc}")
+        if error is not None:
+            await _send_json(send, 200, error_message(message.id, error), cors)
+            return
+        version = self.server.negotiate(requested)  # one of ours: safe to store
+        session = await asyncio.to_thread(
+            self.sessions.create_session,
+            principal,
+            kind="transport",
+            attributes={
+                "protocol_version": version,
+                "client_name": client_name,
+                "log_level": "info",
+                # Kept so any instance can tell what this client declared (-32021 otherwise).
+                "client_capabilities": capabilities,
+            },
+        )
+        body = result_message(message.id if message.id is not None else 0, self.server.initialize_result(version))
+        await _send_json(send, 200, body, {**cors, SESSION_HEADER: session.id})
+
+    async def _delete(self, request: HttpRequest, principal: str, send: Any, cors: dict[str, str]) -> None:
+        session_id = request.headers.get(SESSION_HEADER)
+        if not session_id:
+            raise HttpError(400, "Missing Mcp-Session-Id header")
+        await self._transport_session(session_id, principal)  # only transport sessions end here
+        try:
+            await asyncio.to_thread(self.sessions.end_session, session_id, owner=principal)
+        except session_errors.SessionNotFound as exc:
+            raise HttpError(404, "Session not found") from exc
+        await send_empty(send, 200, cors)
+
+    async def _transport_session(self, session_id: str, principal: str) -> Any:
+        try:
+            # Consistent: session existence decides 404 for every instance (X4).
+            session = await asyncio.to_thread(self.sessions.get_session, session_id, owner=principal, consistent=True)
+        except session_errors.SessionNotFound as exc:
+            raise HttpError(404, "Session not found") from exc
+        if session.kind != KIND_TRANSPORT:
+            raise HttpError(404, "Session not found")  # an application handle is not an Mcp-Session-Id
+        return session
+
+    async def _notification(self, message: Request, session_id: str, principal: str) -> None:
+        """The session is the caller's (checked): only its owner can cancel its requests."""
+        if message.method != "notifications/cancelled":
+            return
+        request_id = message.params.get("requestId")
+        if request_id is None:
+            return  # optional since 2025-11-25 (tasks are cancelled otherwise): nothing to stop
+        if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+            raise HttpError(400, "notifications/cancelled: requestId must be a string or an integer", INVALID_PARAMS)
+        cancelled = self._inflight.get((principal, session_id, request_id))
+        if cancelled is not None:
+            cancelled.set()
+        elif self.cancel_flags is not None:
+            # On Lambda the call runs in another environment (one request per environment):
+            # leave a flag in the table for the instance running it to find on its poll tick.
+            await asyncio.to_thread(self.cancel_flags.request, session_id, request_id, owner=principal)

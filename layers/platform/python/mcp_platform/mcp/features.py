@@ -1,0 +1,178 @@
+"""The protocol features beside tools: resources, prompts, completion. Each registers its methods
+and its capability, and only when the catalog holds something it serves: nothing is advertised
+that is not served (an empty feature's methods answer -32601 like any unknown method)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from mcp_platform.mcp.catalog import Catalog
+from mcp_platform.mcp.context import Services, ToolContext
+from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, JsonRpcError, Request
+from mcp_platform.mcp.pagination import page
+from mcp_platform.mcp.prompts import PromptArgumentError, messages
+from mcp_platform.mcp.resources import ResourceNotFound, contents
+
+if TYPE_CHECKING:
+    from mcp_platform.mcp.server import CallContext
+
+Handler = Callable[[Request, "CallContext"], Awaitable[dict[str, Any]]]
+MAX_COMPLETIONS = 100  # completion/complete returns at most 100 values (spec)
+
+
+class Feature:
+    """A protocol feature: the methods it serves and the capability it advertises."""
+
+    capability_key = ""
+
+    def __init__(self, catalog: Catalog, services: Services, page_size: int = 50) -> None:
+        self.catalog = catalog
+        self.services = services
+        self.page_size = page_size
+
+    @property
+    def active(self) -> bool:
+        raise NotImplementedError
+
+    def capability(self, modern: bool) -> dict[str, Any]:
+        return {"listChanged": False}
+
+    def methods(self) -> Mapping[str, Handler]:
+        raise NotImplementedError
+
+    def _context(self, call: CallContext) -> ToolContext:
+        return ToolContext(
+            principal=call.principal,
+            services=self.services,
+            log_level=call.log_level,
+            notify=call.notify,
+            cancelled=call.cancelled,
+        )
+
+
+class ResourcesFeature(Feature):
+    capability_key = "resources"
+
+    @property
+    def active(self) -> bool:
+        return bool(self.catalog.resources or self.catalog.templates)
+
+    def methods(self) -> Mapping[str, Handler]:
+        return {"resources/list": self._list, "resources/templates/list": self._templates, "resources/read": self._read}
+
+    async def _list(self, request: Request, call: CallContext) -> dict[str, Any]:
+        listing = [self.catalog.resources[uri].describe() for uri in sorted(self.catalog.resources)]
+        return page("resources", listing, request.params.get("cursor"), self.page_size, modern=call.modern)
+
+    async def _templates(self, request: Request, call: CallContext) -> dict[str, Any]:
+        listing = [self.catalog.templates[name].describe() for name in sorted(self.catalog.templates)]
+        return page("resourceTemplates", listing, request.params.get("cursor"), self.page_size, modern=call.modern)
+
+    async def _read(self, request: Request, call: CallContext) -> dict[str, Any]:
+        uri = request.params.get("uri")
+        if not isinstance(uri, str) or not uri:
+            raise JsonRpcError(INVALID_PARAMS, "params.uri must be a non-empty string")
+        ctx = self._context(call)
+        result: dict[str, Any]
+        try:
+            fixed = self.catalog.resources.get(uri)
+            if fixed is not None:
+                result, cache = {"contents": contents(uri, await fixed.function(ctx), fixed.mime_type)}, fixed.cache
+            else:
+                found = self.catalog.find_template(uri)
+                if found is None:
+                    raise ResourceNotFound(uri)
+                template, variables = found
+                value = await template.function(ctx, **variables)
+                result, cache = {"contents": contents(uri, value, template.mime_type)}, template.cache
+        except ResourceNotFound as exc:
+            raise resource_not_found(uri, call.modern) from exc
+        if call.modern:  # 2026-07-28: every read result carries its caching hints
+            result.update(ttlMs=cache[0], cacheScope=cache[1])
+        return result
+
+
+def resource_not_found(uri: str, modern: bool) -> JsonRpcError:
+    """2026-07-28 retires -32002: an unknown URI is invalid params there, with ``data.uri``."""
+    if modern:
+        return JsonRpcError(INVALID_PARAMS, f"Unknown resource: {uri}", {"uri": uri})
+    return JsonRpcError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
+
+
+class PromptsFeature(Feature):
+    capability_key = "prompts"
+
+    @property
+    def active(self) -> bool:
+        return bool(self.catalog.prompts)
+
+    def methods(self) -> Mapping[str, Handler]:
+        return {"prompts/list": self._list, "prompts/get": self._get}
+
+    async def _list(self, request: Request, call: CallContext) -> dict[str, Any]:
+        listing = [self.catalog.prompts[name].describe() for name in sorted(self.catalog.prompts)]
+        return page("prompts", listing, request.params.get("cursor"), self.page_size, modern=call.modern)
+
+    async def _get(self, request: Request, call: CallContext) -> dict[str, Any]:
+        name = request.params.get("name")
+        spec = self.catalog.prompts.get(name) if isinstance(name, str) else None
+        if spec is None:
+            raise JsonRpcError(INVALID_PARAMS, f"Unknown prompt: {name}")
+        arguments = request.params.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            raise JsonRpcError(INVALID_PARAMS, "params.arguments must be an object")
+        try:
+            # The prompt may refuse an argument's value too (e.g. an unknown session handle).
+            produced = await spec.function(self._context(call), **spec.bind(arguments))
+        except PromptArgumentError as exc:
+            raise JsonRpcError(INVALID_PARAMS, str(exc)) from exc
+        result: dict[str, Any] = {"messages": messages(produced)}
+        if spec.description:
+            result["description"] = spec.description
+        return result
+
+
+class CompletionFeature(Feature):
+    capability_key = "completions"
+
+    @property
+    def active(self) -> bool:
+        return self.catalog.has_completions
+
+    def capability(self, modern: bool) -> dict[str, Any]:
+        return {}
+
+    def methods(self) -> Mapping[str, Handler]:
+        return {"completion/complete": self._complete}
+
+    async def _complete(self, request: Request, call: CallContext) -> dict[str, Any]:
+        ref, argument = request.params.get("ref"), request.params.get("argument")
+        if not isinstance(ref, dict) or not isinstance(argument, dict) or not isinstance(argument.get("name"), str):
+            raise JsonRpcError(INVALID_PARAMS, "completion/complete needs params.ref and params.argument.name")
+        value = argument.get("value", "")
+        context = request.params.get("context") or {}
+        known = context.get("arguments") if isinstance(context, dict) else None
+        completers, declared = self._completers(ref)
+        if argument["name"] not in declared:
+            raise JsonRpcError(INVALID_PARAMS, f"Unknown argument: {argument['name']}")
+        completer = completers.get(argument["name"])
+        found = [] if completer is None else await completer(self._context(call), str(value), dict(known or {}))
+        result: dict[str, Any] = {"values": found[:MAX_COMPLETIONS], "total": len(found)}
+        result["hasMore"] = len(found) > MAX_COMPLETIONS
+        return {"completion": result}
+
+    def _completers(self, ref: dict[str, Any]) -> tuple[Mapping[str, Any], set[str]]:
+        if ref.get("type") == "ref/prompt":
+            spec = self.catalog.prompts.get(str(ref.get("name")))
+            if spec is not None:
+                return spec.completions, {a.name for a in spec.arguments}
+        elif ref.get("type") == "ref/resource":
+            by_template = {t.uri_template: t for t in self.catalog.templates.values()}
+            template = by_template.get(str(ref.get("uri")))
+            if template is not None:
+                return template.completions, set(template.variables)
+        raise JsonRpcError(INVALID_PARAMS, f"Unknown completion reference: {ref}")
+
+
+FEATURES: tuple[type[Feature], ...] = (ResourcesFeature, PromptsFeature, CompletionFeature)

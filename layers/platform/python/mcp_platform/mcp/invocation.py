@@ -1,0 +1,95 @@
+"""Running one tool inside its request's time budget, and the event that reports the call.
+
+The budget is the tool's declared ``max_seconds`` (:func:`mcp.tools.tool`), never past the
+runner's cap (the stream cap, so a call answered as plain JSON is bounded too). One deadline per
+request: the reruns of a read-modify-write tool share it. A call stopped at its limit is answered
+like a ``ToolError``, and what the stopped run had queued for its commit is dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+from mcp_platform.events.schema import STATUS_ERROR, STATUS_OK, ToolCallEvent
+from mcp_platform.mcp.admission import Inadmissible, check_storable
+from mcp_platform.mcp.context import ToolContext
+from mcp_platform.mcp.effects import is_throttle, unavailable
+from mcp_platform.mcp.jsonrpc import TOOL_FAILED, JsonRpcError
+from mcp_platform.mcp.tools import ToolError, ToolSpec, error_result, to_result
+from mcp_platform.sessions.clock import iso_utc
+
+if TYPE_CHECKING:
+    from mcp_platform.mcp.preparation import PreparedCall
+    from mcp_platform.mcp.server import CallContext
+
+logger = logging.getLogger(__name__)
+
+# Matches the default stream cap (Settings.stream_max_seconds): a call answered as plain JSON,
+# which no stream cap ends, is bounded all the same. The endpoint passes the configured cap.
+DEFAULT_MAX_CALL_SECONDS = 840.0
+
+
+def call_limit(spec: ToolSpec, cap: float) -> float:
+    """Seconds one call of ``spec`` may run: its declared ``max_seconds``, never past ``cap``."""
+    return min(spec.max_seconds or cap, cap)
+
+
+def admit_result(spec: ToolSpec, result: dict[str, Any]) -> None:
+    """A result the store cannot hold (or the audit could not read back) is a defect of the tool:
+    answered -31007 before anything is written."""
+    try:
+        check_storable(result, "result")
+    except Inadmissible as exc:
+        logger.error("tool %s returned a result that cannot be stored: %s", spec.name, exc)
+        message = f"Tool {spec.name} returned a result that cannot be stored; nothing was committed"
+        raise JsonRpcError(TOOL_FAILED, message) from exc
+
+
+async def invoke(spec: ToolSpec, ctx: ToolContext, arguments: dict[str, Any], deadline: float, limit: float) -> Any:
+    """The tool's CallToolResult; a ``ToolError`` or the time limit give an isError result, any
+    other failure a JsonRpcError (never committed, so a retry runs the tool again)."""
+    budget = asyncio.timeout_at(deadline)
+    try:
+        async with budget:
+            return to_result(await spec.function(ctx, **arguments))
+    except ToolError as exc:
+        return error_result(str(exc))  # an expected failure: a result, committed as such
+    except JsonRpcError:
+        raise
+    except Exception as exc:
+        if isinstance(exc, TimeoutError) and budget.expired():
+            # The request's budget, not a failure of the tool: only the outcome is recorded.
+            ctx.context_append.clear()
+            ctx.extra_puts.clear()
+            ctx.condition_checks.clear()
+            ctx.attributes = None
+            return error_result(f"Tool {spec.name} was stopped at its {limit:g} s limit (max_seconds)")
+        # Unexpected (a throttle, a timeout, a bug): logged with its trace and answered as a
+        # retryable error. Never committed, so a retry runs the tool instead of replaying it.
+        logger.exception("tool %s failed", spec.name)
+        if is_throttle(exc):
+            raise unavailable(f"Tool {spec.name} was throttled by AWS; retry the call shortly") from exc
+        data = {"retryable": True}
+        message = f"Tool {spec.name} failed with an internal error; nothing was committed, retry the call"
+        raise JsonRpcError(TOOL_FAILED, message, data) from exc
+
+
+def call_event(
+    prepared: PreparedCall, call: CallContext, result: dict[str, Any], started: float, finished: float
+) -> ToolCallEvent:
+    """The tool-call event of a finished call (Kinesis; ingest records and counts it)."""
+    return ToolCallEvent(
+        event_id=prepared.tool_call_id,
+        session_id=prepared.session_id,
+        principal=call.principal,
+        tool=prepared.spec.name,
+        status=STATUS_ERROR if result.get("isError") else STATUS_OK,
+        started_at=iso_utc(started),
+        finished_at=iso_utc(finished),
+        duration_ms=round((finished - started) * 1000, 3),
+        request_bytes=prepared.request_bytes,
+        response_bytes=len(json.dumps(result, separators=(",", ":"), default=str)),
+    )

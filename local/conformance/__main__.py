@@ -1,0 +1,106 @@
+"""`python -m local.conformance` (make conformance): the official MCP conformance suite against two
+endpoint instances on one emulator behind a round-robin proxy, judged against the checked-in
+expected failures.
+
+Exit status 0 only when, for every revision run, each required scenario passes or is listed in
+the expected-failures file with its reason, and no listed entry passes any more.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from local.bootstrap import ROOT
+from local.conformance.baseline import Verdict, judge, load_expected
+from local.conformance.coverage import served_tools
+from local.conformance.instances import Instance, free_port, start_instance
+from local.conformance.proxy import RoundRobinProxy
+from local.conformance.report import details, summary, tally, write_summary
+from local.conformance.suite import REVISIONS, Requirements, run_revision, suite_environment, suite_version
+from local.endpoint import EndpointServer
+
+logger = logging.getLogger("local.conformance")
+EXPECTED_FAILURES = Path(__file__).resolve().parent / "expected-failures.yaml"
+OUT_DIR = ROOT / "build" / "conformance"
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+
+
+@contextlib.contextmanager
+def two_instances_behind_proxy(log_dir: Path) -> Iterator[tuple[str, RoundRobinProxy]]:
+    """Yield the suite's URL (``localhost``, for the DNS-rebinding scenario) and the proxy."""
+    aws_port, proxy_port = free_port(), free_port()
+    # The instances answer to the proxy's Host, as an instance behind a Function URL answers
+    # to the URL's host; a foreign Host or Origin is refused.
+    hosts = [f"{name}:{proxy_port}" for name in LOOPBACK_NAMES]
+    instances: list[Instance] = []
+    proxy_server: EndpointServer | None = None
+    try:
+        for name in ("a", "b"):  # b attaches to the emulator a owns: a must be serving first
+            instance = start_instance(name, free_port(), aws_port, hosts, log_dir)
+            instances.append(instance)
+            instance.wait_ready()
+        proxy = RoundRobinProxy([instance.base_url for instance in instances])
+        proxy_server = EndpointServer(proxy, proxy_port)
+        proxy_server.start()
+        yield f"http://localhost:{proxy_port}/mcp", proxy
+    finally:
+        if proxy_server is not None:
+            proxy_server.stop()
+        for instance in reversed(instances):  # the attached one first, the emulator's owner last
+            instance.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m local.conformance", description=__doc__)
+    parser.add_argument("--revision", action="append", choices=REVISIONS, help="run only this revision (repeatable)")
+    parser.add_argument("--expected", type=Path, default=EXPECTED_FAILURES, help="the expected-failures file")
+    parser.add_argument("--out", type=Path, default=OUT_DIR, help="where results and logs go")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    revisions = args.revision or list(REVISIONS)
+    # Everything that can be checked without servers is checked first.
+    expected = load_expected(args.expected)
+    foreign = sorted(set(expected) - set(REVISIONS))
+    if foreign:
+        raise SystemExit(f"{args.expected}: unknown revision(s) {', '.join(foreign)}")
+    requirements = {revision: Requirements.load(revision) for revision in revisions}
+    suite_environment()
+    suite = f"@modelcontextprotocol/conformance@{suite_version()}"
+    started = time.monotonic()
+    verdicts: list[Verdict] = []
+    crashed: list[str] = []
+    with two_instances_behind_proxy(args.out) as (url, proxy):
+        served = served_tools(url)
+        for revision in revisions:
+            logger.info("%s --requirements %s against %s (round-robin over 2 instances)", suite, revision, url)
+            run = run_revision(url, revision, args.out / revision)
+            if run.crashed:
+                crashed.append(f"{revision}: the suite exited with {run.returncode}; see {run.log}")
+            verdicts.append(judge(requirements[revision], run.results, expected.get(revision, []), served))
+        counts = list(proxy.counts)
+    seconds = time.monotonic() - started
+    print(f"\n{suite}, two instances behind a round-robin proxy ({sum(counts)} requests: {counts}), {seconds:.0f} s")
+    for verdict in verdicts:
+        print("\n".join(tally(verdict)))
+    for verdict in verdicts:
+        print(f"\n{verdict.revision}:")
+        print("\n".join(details(verdict, args.expected)))
+    write_summary(args.out / "summary.json", summary(verdicts, suite, seconds, counts))
+    problems = crashed + [f"{v.revision}: unexpected failures or stale entries" for v in verdicts if not v.ok]
+    print(f"\nresults: {args.out} (checks.json per scenario, suite.log per revision, instance logs)")
+    if problems:
+        print("\nFAILED: " + "; ".join(problems), file=sys.stderr)
+        return 1
+    print(f"OK: every failure is expected ({args.expected})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Test-only tools that declare OAuth scopes."""

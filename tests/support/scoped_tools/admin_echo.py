@@ -1,0 +1,11 @@
+"""admin_echo: echoes its text, but only for tokens carrying the notes:admin scope."""
+
+from __future__ import annotations
+
+from mcp_platform.mcp.context import ToolContext
+from mcp_platform.mcp.tools import tool
+
+
+@tool(description="Test tool: echoes text; needs the notes:admin scope.", scopes=["notes:admin"])
+async def admin_echo(ctx: ToolContext, text: str) -> str:
+    return text

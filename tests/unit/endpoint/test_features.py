@@ -1,0 +1,190 @@
+"""Resources, resource templates, prompts and completion through the protocol core (no network)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from typing import Annotated, Any
+
+import pytest
+
+from mcp_platform.mcp.catalog import Catalog
+from mcp_platform.mcp.context import Services, ToolContext
+from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, JsonRpcError, Request
+from mcp_platform.mcp.prompts import prompt, user
+from mcp_platform.mcp.resources import ResourceNotFound, compile_template, resource, resource_template
+from mcp_platform.mcp.server import CallContext, McpServer
+from mcp_platform.mcp.tool_calls import ToolCallRunner
+
+LEGACY = CallContext(principal="p", protocol_version="2025-11-25", modern=False)
+MODERN = CallContext(principal="p", protocol_version="2026-07-28", modern=True)
+
+
+@resource(uri="test://text", description="Plain text.", mime_type="text/plain")
+async def text_resource(ctx: ToolContext) -> str:
+    return "hello"
+
+
+@resource(uri="test://binary", description="A PNG.", mime_type="image/png")
+async def binary_resource(ctx: ToolContext) -> bytes:
+    return b"\x89PNG"
+
+
+async def complete_id(ctx: ToolContext, value: str, arguments: dict[str, Any]) -> list[str]:
+    return [i for i in ("alpha", "alpine", "beta") if i.startswith(value)]
+
+
+@resource_template(uri_template="test://items/{id}/data", description="An item.", completions={"id": complete_id})
+async def item(ctx: ToolContext, id: str) -> str:
+    if id == "missing":
+        raise ResourceNotFound(id)
+    return f"item {id}"
+
+
+async def complete_topic(ctx: ToolContext, value: str, arguments: dict[str, Any]) -> list[str]:
+    return [f"{value}-{n}" for n in range(150)]
+
+
+@prompt(description="Greets.", completions={"topic": complete_topic})
+async def greet(
+    ctx: ToolContext, name: Annotated[str, "Who"], topic: Annotated[str, "About what"] = "weather"
+) -> list[dict[str, Any]]:
+    return [user(f"Hello {name}, about {topic}")]
+
+
+def server(*specs: Any) -> McpServer:
+    return McpServer(Catalog.of(specs), ToolCallRunner(Services()))
+
+
+def handle(srv: McpServer, method: str, params: dict[str, Any], call: CallContext) -> dict[str, Any]:
+    return asyncio.run(srv.handle(Request(method, params, 1), call))
+
+
+FULL = (text_resource, binary_resource, item, greet)
+
+
+def test_capabilities_follow_what_is_registered() -> None:
+    """Nothing is advertised that is not served: no resources, prompts or completers → none."""
+    assert set(server().capabilities(modern=True)) == {"tools"}
+    assert set(server(*FULL).capabilities(modern=True)) == {"tools", "resources", "prompts", "completions"}
+    with pytest.raises(JsonRpcError) as missing:
+        handle(server(), "resources/list", {}, MODERN)
+    assert missing.value.code == METHOD_NOT_FOUND
+
+
+def test_resources_are_listed_and_read_as_text_and_base64_blob() -> None:
+    srv = server(*FULL)
+    listed = handle(srv, "resources/list", {}, MODERN)
+    assert [r["uri"] for r in listed["resources"]] == ["test://binary", "test://text"] and listed["ttlMs"] > 0
+    text = handle(srv, "resources/read", {"uri": "test://text"}, LEGACY)["contents"]
+    assert text == [{"uri": "test://text", "mimeType": "text/plain", "text": "hello"}]
+    modern = handle(srv, "resources/read", {"uri": "test://text"}, MODERN)
+    assert (modern["ttlMs"], modern["cacheScope"]) == (0, "private")  # 2026 caching hints, safe default
+    blob = handle(srv, "resources/read", {"uri": "test://binary"}, LEGACY)["contents"][0]
+    assert base64.b64decode(blob["blob"]) == b"\x89PNG" and blob["mimeType"] == "image/png"
+
+
+def test_templates_match_rfc6570_variables_and_unknown_uris_are_era_specific_errors() -> None:
+    srv = server(*FULL)
+    (listed,) = handle(srv, "resources/templates/list", {}, LEGACY)["resourceTemplates"]
+    assert listed["uriTemplate"] == "test://items/{id}/data"
+    read = handle(srv, "resources/read", {"uri": "test://items/a%20b/data"}, LEGACY)["contents"]
+    assert read[0]["text"] == "item a b"
+    for uri in ("test://items/x/y/data", "test://nothing", "test://items/missing/data"):
+        with pytest.raises(JsonRpcError) as modern:
+            handle(srv, "resources/read", {"uri": uri}, MODERN)
+        assert modern.value.code == INVALID_PARAMS and modern.value.data == {"uri": uri}
+        with pytest.raises(JsonRpcError) as legacy:
+            handle(srv, "resources/read", {"uri": uri}, LEGACY)
+        assert legacy.value.code == RESOURCE_NOT_FOUND and legacy.value.data == {"uri": uri}
+
+
+def test_reserved_expansion_spans_slashes() -> None:
+    pattern, names = compile_template("file:///{+path}")
+    found = pattern.fullmatch("file:///a/b/c.txt")
+    assert names == ("path",) and found is not None and found["path"] == "a/b/c.txt"
+
+
+def test_prompts_list_and_get_with_declared_arguments() -> None:
+    srv = server(*FULL)
+    (listed,) = handle(srv, "prompts/list", {}, LEGACY)["prompts"]
+    assert listed["arguments"] == [
+        {"name": "name", "required": True, "description": "Who"},
+        {"name": "topic", "required": False, "description": "About what"},
+    ]
+    got = handle(srv, "prompts/get", {"name": "greet", "arguments": {"name": "Ann"}}, LEGACY)
+    assert got["messages"] == [{"role": "user", "content": {"type": "text", "text": "Hello Ann, about weather"}}]
+    for params in ({"name": "greet"}, {"name": "greet", "arguments": {"name": "A", "x": "1"}}, {"name": "nope"}):
+        with pytest.raises(JsonRpcError) as refused:
+            handle(srv, "prompts/get", params, LEGACY)
+        assert refused.value.code == INVALID_PARAMS
+
+
+def test_completion_for_prompt_arguments_and_template_variables() -> None:
+    srv = server(*FULL)
+    by_template = {
+        "ref": {"type": "ref/resource", "uri": "test://items/{id}/data"},
+        "argument": {"name": "id", "value": "al"},
+    }
+    assert handle(srv, "completion/complete", by_template, LEGACY)["completion"]["values"] == ["alpha", "alpine"]
+    by_prompt = {"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "topic", "value": "t"}}
+    completion = handle(srv, "completion/complete", by_prompt, MODERN)["completion"]
+    assert len(completion["values"]) == 100 and completion["total"] == 150 and completion["hasMore"] is True
+    no_completer = {"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "name", "value": ""}}
+    assert handle(srv, "completion/complete", no_completer, LEGACY)["completion"]["values"] == []
+    with pytest.raises(JsonRpcError) as unknown:
+        handle(srv, "completion/complete", {**by_prompt, "ref": {"type": "ref/prompt", "name": "nope"}}, LEGACY)
+    assert unknown.value.code == INVALID_PARAMS
+
+
+def test_2026_results_identify_the_server() -> None:
+    result = handle(server(*FULL), "resources/list", {}, MODERN)
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "mcp-platform"
+    assert "_meta" not in handle(server(*FULL), "resources/list", {}, LEGACY)
+
+
+SCHEMA_2020_12 = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {"address": {"$anchor": "addressDef", "type": "object", "properties": {"city": {"type": "string"}}}},
+    "properties": {"address": {"$ref": "#/$defs/address"}, "contact": {"enum": ["phone", "email"]}},
+    "if": {"properties": {"contact": {"const": "phone"}}, "required": ["contact"]},
+    "then": {"required": ["phone"]},
+    "additionalProperties": True,
+}
+
+
+def test_a_hand_written_2020_12_schema_is_served_intact_and_enforced() -> None:
+    from mcp_platform.mcp.tools import tool
+
+    async def contact(ctx: ToolContext, **_: Any) -> str:
+        return "ok"
+
+    spec = tool(description="d", explicit_schema=SCHEMA_2020_12)(contact)
+    (listed,) = handle(server(spec), "tools/list", {}, MODERN)["tools"]
+    assert listed["inputSchema"] == SCHEMA_2020_12
+    spec.validate_arguments({"contact": "email", "address": {"city": "Oslo"}})
+    with pytest.raises(ValueError, match="'phone' is a required property"):
+        spec.validate_arguments({"contact": "phone"})
+    with pytest.raises(ValueError, match=r"arguments\.address\.city"):
+        spec.validate_arguments({"address": {"city": 7}})
+
+
+def test_a_tool_needing_an_undeclared_client_capability_is_refused_with_32021() -> None:
+    from mcp_platform.mcp.jsonrpc import MISSING_REQUIRED_CLIENT_CAPABILITY
+    from mcp_platform.mcp.tools import tool
+
+    async def asks(ctx: ToolContext) -> str:
+        return "ran"
+
+    spec = tool(description="d", requires_client={"sampling": {}})(asks)
+    srv = server(spec)
+    undeclared = CallContext(principal="p", protocol_version="2026-07-28", modern=True, client_capabilities={})
+    with pytest.raises(JsonRpcError) as refused:
+        handle(srv, "tools/call", {"name": "asks"}, undeclared)
+    assert refused.value.code == MISSING_REQUIRED_CLIENT_CAPABILITY
+    assert refused.value.data == {"requiredCapabilities": {"sampling": {}}}
+    declared = CallContext(
+        principal="p", protocol_version="2026-07-28", modern=True, client_capabilities={"sampling": {}}
+    )
+    assert handle(srv, "tools/call", {"name": "asks"}, declared)["content"][0]["text"] == "ran"

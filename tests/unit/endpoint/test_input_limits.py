@@ -1,0 +1,141 @@
+"""Limits a client meets before anything is stored or an instance is held: body read timeout,
+repeated security headers, the client name initialize stores, the call-record budget, and how
+long one call may run."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+import mcp_tools
+from mcp_platform.http.legacy import stored_client_name
+from mcp_platform.http.messages import HttpError, HttpRequest, read_body
+from mcp_platform.http.security import RequestGuard, check_single_valued
+from mcp_platform.mcp.admission import Inadmissible
+from mcp_platform.mcp.catalog import Catalog
+from mcp_platform.mcp.context import Services, ToolContext
+from mcp_platform.mcp.effects import store_error
+from mcp_platform.mcp.invocation import DEFAULT_MAX_CALL_SECONDS
+from mcp_platform.mcp.jsonrpc import LIMIT_EXCEEDED, Request
+from mcp_platform.mcp.preparation import admit_arguments
+from mcp_platform.mcp.server import CallContext
+from mcp_platform.mcp.tool_calls import ToolCallRunner
+from mcp_platform.mcp.tools import ToolCatalog, tool
+from mcp_platform.sessions import CallRecordTooLarge
+from mcp_platform.sessions._core import CALL_RECORD_BUDGET_BYTES
+
+MODERN = CallContext(principal="p", protocol_version="2026-07-28", modern=True)
+
+
+def test_f7_a_body_that_stops_arriving_is_408_with_connection_close() -> None:
+    """Content-Length promised more than was sent: the read gives up after its timeout."""
+    sent = [{"type": "http.request", "body": b"{", "more_body": True}]
+
+    async def receive() -> dict[str, Any]:
+        if sent:
+            return sent.pop()
+        await asyncio.Event().wait()  # the rest never comes
+        raise AssertionError("unreachable")
+
+    with pytest.raises(HttpError) as refused:
+        asyncio.run(read_body(receive, 1024, "100", timeout_seconds=0.05))
+    assert refused.value.status == 408 and refused.value.headers == {"connection": "close"}
+
+
+def request_with(*pairs: tuple[str, str]) -> HttpRequest:
+    return HttpRequest({"method": "POST", "path": "/mcp", "headers": [(k.encode(), v.encode()) for k, v in pairs]})
+
+
+@pytest.mark.parametrize("name", ["Authorization", "Mcp-Session-Id", "MCP-Protocol-Version", "Mcp-Method", "Mcp-Name"])
+def test_f5_a_repeated_single_valued_header_is_400(name: str) -> None:
+    with pytest.raises(HttpError) as refused:
+        check_single_valued(request_with((name, "a"), (name, "a")))
+    assert refused.value.status == 400 and name.lower() in str(refused.value)
+    check_single_valued(request_with((name, "a")))  # once is fine
+
+
+@pytest.mark.parametrize("name", ["Host", "Origin"])
+def test_f5_a_repeated_host_or_origin_is_403(name: str) -> None:
+    guard = RequestGuard(("good.example",), ("http://good.example",))
+    value = "good.example" if name == "Host" else "http://good.example"
+    with pytest.raises(HttpError) as refused:
+        guard.check(request_with(("host", "good.example"), (name, value), (name, value)))
+    assert refused.value.status == 403
+
+
+@pytest.mark.parametrize(
+    ("client_info", "path"),
+    [("x", "params.clientInfo"), ({"name": 7}, "params.clientInfo.name"), ({"name": "x\ud800"}, "clientInfo.name")],
+)
+def test_f2_initialize_stores_only_a_well_formed_client_name(client_info: Any, path: str) -> None:
+    with pytest.raises(Inadmissible, match=path.replace(".", r"\.")):
+        stored_client_name(client_info)
+    assert stored_client_name({"name": "n" * 500}) == "n" * 200
+    assert stored_client_name(None) == ""
+
+
+def test_f3_arguments_over_the_call_record_budget_name_the_largest_argument() -> None:
+    arguments = {"text": "x" * CALL_RECORD_BUDGET_BYTES, "session": "h"}
+    with pytest.raises(Inadmissible) as refused:
+        admit_arguments(arguments)
+    assert refused.value.path == "arguments.text" and str(CALL_RECORD_BUDGET_BYTES) in str(refused.value)
+    assert admit_arguments({"text": "x" * 1000}) < CALL_RECORD_BUDGET_BYTES
+
+
+def test_f3_a_call_record_over_the_budget_is_limit_exceeded_naming_it() -> None:
+    error = store_error(CallRecordTooLarge("c1", CALL_RECORD_BUDGET_BYTES, CALL_RECORD_BUDGET_BYTES + 1))
+    assert error.code == LIMIT_EXCEEDED and error.data["limit"] == "call_record_bytes"
+    assert error.data["bytes"] == CALL_RECORD_BUDGET_BYTES
+
+
+async def _forever(ctx: ToolContext) -> str:
+    ctx.append_to_session({"text": "queued before the stop"})
+    await asyncio.Event().wait()
+    return "never"
+
+
+def _run(spec: Any, runner: ToolCallRunner, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+    catalog = ToolCatalog([spec])
+    params = {"name": spec.name, "arguments": arguments or {}}
+    prepared = runner.prepare(Request("tools/call", params, 1), MODERN, catalog)
+    return asyncio.run(runner.run(prepared, MODERN))
+
+
+def test_f8_a_tool_is_stopped_at_its_declared_max_seconds() -> None:
+    spec = tool(description="d", max_seconds=0.05)(_forever)
+    result = _run(spec, ToolCallRunner(Services()))
+    assert result["isError"] and "0.05 s limit (max_seconds)" in result["content"][0]["text"]
+
+
+def test_f8_an_undeclared_tool_is_bounded_by_the_stream_cap_and_a_declared_one_too() -> None:
+    runner = ToolCallRunner(Services(), max_call_seconds=0.05)
+    result = _run(tool(description="d")(_forever), runner)
+    assert result["isError"] and "0.05 s limit" in result["content"][0]["text"]
+    assert runner.call_limit(tool(description="d", max_seconds=600)(_forever)) == 0.05
+    assert ToolCallRunner(Services()).call_limit(tool(description="d")(_forever)) == DEFAULT_MAX_CALL_SECONDS
+
+
+def test_f8_a_stopped_call_commits_none_of_what_it_queued() -> None:
+    """The stop is answered like a ToolError, minus the effects the half-run tool queued."""
+    spec = tool(description="d", max_seconds=0.05)(_forever)
+    runner = ToolCallRunner(Services())
+    ctx = ToolContext(principal="p", services=Services(), effect="append_only")
+    prepared = runner.prepare(Request("tools/call", {"name": "_forever"}, 1), MODERN, ToolCatalog([spec]))
+    result = asyncio.run(runner._invoke(prepared, ctx))
+    assert result["isError"] and ctx.context_append == []
+
+
+@pytest.mark.parametrize("max_seconds", [0, -1, 901])
+def test_f8_max_seconds_must_be_positive_and_within_lambdas_timeout(max_seconds: float) -> None:
+    with pytest.raises(TypeError, match="max_seconds"):
+        tool(description="d", max_seconds=max_seconds)(_forever)
+
+
+def test_f8_countdown_declares_a_limit_far_below_the_cap_and_refuses_work_past_it() -> None:
+    """100 steps x 10 s was 1,000 s of work against the 840 s cap; refused before any step."""
+    spec = Catalog.discover(mcp_tools).tools.get("countdown")
+    assert spec is not None and spec.max_seconds is not None and spec.max_seconds <= 120
+    result = _run(spec, ToolCallRunner(Services()), {"steps": 100, "interval_ms": 10_000})
+    assert result["isError"] and "max_seconds" in result["content"][0]["text"]

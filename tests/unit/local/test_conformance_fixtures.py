@@ -1,0 +1,93 @@
+"""The conformance fixture pack: its fixed catalog, its loading by `python -m local --fixtures`,
+and the notifications its tools send (the suite checks them by count, order and level)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import wave
+from typing import Any
+
+import pytest
+
+import mcp_tools
+from examples import conformance
+from examples.conformance._media import PNG_BASE64, WAV_BASE64
+from local.__main__ import main
+from local.fixtures import fixture_packages
+from mcp_platform.mcp.catalog import Catalog
+from mcp_platform.mcp.context import Services, ToolContext
+
+# The fixture tools the suite's server scenarios call that the platform can serve today.
+EXPECTED_TOOLS = [
+    "json_schema_2020_12_tool",
+    "test_audio_content",
+    "test_embedded_resource",
+    "test_error_handling",
+    "test_image_content",
+    "test_logging_tool",
+    "test_missing_capability",
+    "test_multiple_content_types",
+    "test_simple_text",
+    "test_tool_with_logging",
+    "test_tool_with_progress",
+    "test_x_mcp_header",
+]
+
+
+def test_the_pack_serves_exactly_the_expected_tools_next_to_the_platform_tools() -> None:
+    assert Catalog.discover(conformance).tools.names() == EXPECTED_TOOLS
+    together = Catalog.discover(mcp_tools, conformance).tools.names()  # no name collides
+    assert set(EXPECTED_TOOLS) < set(together)
+
+
+def test_fixture_packs_are_loaded_by_name_and_unknown_names_refused() -> None:
+    assert fixture_packages(["conformance", "conformance"]) == (conformance,)
+    with pytest.raises(SystemExit, match="unknown fixture pack"):
+        fixture_packages(["everything"])
+    with pytest.raises(SystemExit) as refused:
+        main(["--fixtures", "everything"])  # argparse refuses it before anything starts
+    assert refused.value.code == 2
+
+
+def test_media_fixtures_are_valid_png_and_wav() -> None:
+    png = base64.b64decode(PNG_BASE64)
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and png[12:16] == b"IHDR"
+    with wave.open(io.BytesIO(base64.b64decode(WAV_BASE64))) as audio:
+        assert (audio.getnchannels(), audio.getframerate(), audio.getnframes()) == (1, 8000, 8)
+
+
+def run_tool(name: str, **context: Any) -> tuple[Any, list[dict[str, Any]]]:
+    sent: list[dict[str, Any]] = []
+
+    async def notify(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    spec = Catalog.discover(conformance).tools.get(name)
+    assert spec is not None
+    ctx = ToolContext(principal="tester", services=Services(), notify=notify, **context)
+    return asyncio.run(spec.function(ctx)), sent
+
+
+def test_progress_is_0_50_100_of_100_with_the_callers_token() -> None:
+    result, sent = run_tool("test_tool_with_progress", progress_token="progress-test-1")
+    assert isinstance(result, str) and result
+    assert [(m["params"]["progressToken"], m["params"]["progress"], m["params"]["total"]) for m in sent] == [
+        ("progress-test-1", 0, 100),
+        ("progress-test-1", 50, 100),
+        ("progress-test-1", 100, 100),
+    ]
+    _, silent = run_tool("test_tool_with_progress")  # no token: no notification
+    assert silent == []
+
+
+def test_logging_tools_log_at_info_and_only_when_a_level_was_asked() -> None:
+    _, sent = run_tool("test_tool_with_logging", log_level="debug")
+    assert [(m["method"], m["params"]["level"], m["params"]["data"]) for m in sent] == [
+        ("notifications/message", "info", "Tool execution started"),
+        ("notifications/message", "info", "Tool processing data"),
+        ("notifications/message", "info", "Tool execution completed"),
+    ]
+    _, unasked = run_tool("test_logging_tool", log_level=None)
+    assert unasked == []
