@@ -9,21 +9,10 @@ from __future__ import annotations
 import anyio
 import pytest
 
+from tests.support.catalog import EXPECTED_TOOLS
 from tests.support.endpoint import Instance, sdk_client
 
 pytestmark = pytest.mark.integration
-
-EXPECTED_TOOLS = [
-    "append_note",
-    "countdown",
-    "echo",
-    "increment_counter",
-    "open_session",
-    "read_notes",
-    "recent_tool_events",
-    "session_audit",
-    "session_info",
-]
 
 
 def run(coro_fn):

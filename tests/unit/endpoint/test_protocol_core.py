@@ -16,6 +16,7 @@ from mcp_platform.mcp.schema import SchemaError, input_schema, validate
 from mcp_platform.mcp.server import CallContext, McpServer
 from mcp_platform.mcp.tool_calls import ToolCallRunner
 from mcp_platform.mcp.tools import ToolCatalog, tool
+from tests.support.catalog import EXPECTED_PROMPTS, EXPECTED_TEMPLATES, EXPECTED_TOOLS
 
 LEGACY = CallContext(principal="p", protocol_version="2025-11-25", modern=False)
 MODERN = CallContext(principal="p", protocol_version="2026-07-28", modern=True)
@@ -27,21 +28,6 @@ def server(page_size: int = 50) -> McpServer:
 
 def handle(srv: McpServer, method: str, params: dict, call: CallContext) -> dict:
     return asyncio.run(srv.handle(Request(method, params, 1), call))
-
-
-EXPECTED_TOOLS = [
-    "append_note",
-    "countdown",
-    "echo",
-    "increment_counter",
-    "open_session",
-    "read_notes",
-    "recent_tool_events",
-    "session_audit",
-    "session_info",
-]
-EXPECTED_TEMPLATES = {"session_notes": "session://{session}/notes", "session_summary": "session://{session}"}
-EXPECTED_PROMPTS = ["summarize_session"]
 
 
 def test_the_features_folder_serves_exactly_the_expected_features() -> None:
