@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import secrets
+import string
 import time
 from dataclasses import dataclass
 from typing import Any, cast
@@ -32,6 +35,7 @@ class Clients:
     streams: Any
     kinesis: Any
     sqs: Any
+    secretsmanager: Any
 
     @classmethod
     def connect(cls, endpoint_url: str, region: str) -> Clients:
@@ -40,7 +44,7 @@ class Clients:
         def make(service: str) -> Any:
             return cast(Any, boto3).client(service, region_name=region, endpoint_url=endpoint_url, config=config)
 
-        return cls(make("dynamodb"), make("dynamodbstreams"), make("kinesis"), make("sqs"))
+        return cls(make("dynamodb"), make("dynamodbstreams"), make("kinesis"), make("sqs"), make("secretsmanager"))
 
 
 class Emulator:
@@ -133,6 +137,13 @@ def provision(plan: ResourcePlan, clients: Clients) -> None:
     for queue in plan.queues:
         attributes = {"MessageRetentionPeriod": str(queue.retention_seconds)} if queue.retention_seconds else {}
         clients.sqs.create_queue(QueueName=queue.name, Attributes=attributes)
+    for secret in plan.secrets:
+        # What CloudFormation's GenerateSecretString does, once per emulator: every instance that
+        # attaches reads this same value (the request-state keys), and nothing prints it.
+        alphabet = string.ascii_letters + string.digits
+        value = json.loads(secret.template)
+        value[secret.generate_key] = "".join(secrets.choice(alphabet) for _ in range(secret.length))
+        clients.secretsmanager.create_secret(Name=secret.name, SecretString=json.dumps(value))
 
 
 def describe(plan: ResourcePlan, clients: Clients, region: str) -> Attributes:
@@ -156,6 +167,9 @@ def describe(plan: ResourcePlan, clients: Clients, region: str) -> Attributes:
             url = clients.sqs.get_queue_url(QueueName=queue.name)["QueueUrl"]
             arn = clients.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
             attributes[queue.logical_id] = {"Ref": url, "Arn": arn, "QueueName": queue.name}
+        for secret in plan.secrets:
+            arn = clients.secretsmanager.describe_secret(SecretId=secret.name)["ARN"]
+            attributes[secret.logical_id] = {"Ref": arn, "Arn": arn}
     except ClientError as error:
         raise EmulatorNotRunning(f"the emulator lacks a platform resource: {error}") from error
     for function in plan.functions:

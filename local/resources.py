@@ -57,6 +57,17 @@ class QueueSpec:
 
 
 @dataclass(frozen=True)
+class SecretSpec:
+    """A secret whose value CloudFormation would generate (the request-state keys)."""
+
+    logical_id: str
+    name: str
+    template: str  # GenerateSecretString.SecretStringTemplate (a JSON object)
+    generate_key: str  # the key the generated string is stored under
+    length: int
+
+
+@dataclass(frozen=True)
 class FunctionSpec:
     logical_id: str
     name: str
@@ -97,6 +108,7 @@ class ResourcePlan:
     queues: list[QueueSpec] = field(default_factory=list)
     functions: list[FunctionSpec] = field(default_factory=list)
     mappings: list[MappingSpec] = field(default_factory=list)
+    secrets: list[SecretSpec] = field(default_factory=list)
 
     def function(self, logical_id: str) -> FunctionSpec:
         return next(f for f in self.functions if f.logical_id == logical_id)
@@ -141,6 +153,17 @@ def plan_from_template(template: dict[str, Any], stage: str) -> ResourcePlan:
             )
         elif kind == "AWS::Lambda::EventSourceMapping":
             plan.mappings.append(_mapping(logical_id, props))
+        elif kind == "AWS::SecretsManager::Secret" and "GenerateSecretString" in props:
+            generate = props["GenerateSecretString"]
+            plan.secrets.append(
+                SecretSpec(
+                    logical_id,
+                    name,
+                    generate.get("SecretStringTemplate", "{}"),
+                    generate["GenerateStringKey"],
+                    int(generate.get("PasswordLength", 32)),
+                )
+            )
     return plan
 
 

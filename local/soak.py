@@ -10,6 +10,7 @@ its audit record, then sends SIGTERM while two clients keep calling: `python -m 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import signal
 import socket
@@ -32,7 +33,7 @@ from local.soak_client import await_audit, drive
 
 START_DEADLINE_S = 120.0
 STOP_DEADLINE_S = 60.0
-DRAIN_DEADLINE_S = 30.0
+PRINT = functools.partial(print, flush=True)  # progress shows while the soak runs, also into a file
 WINDOW = 250  # calls compared at the start and at the end
 
 
@@ -46,7 +47,7 @@ class SoakResult:
     missing_audit: int
     stop_s: float  # SIGTERM under load until the process exited (inf: not within STOP_DEADLINE_S)
     log: Path
-    final_health: str  # the platform's health line on SIGUSR1, once its pipeline lag was 0 (or the last)
+    final_health: str  # the platform's last health line on SIGUSR1 (its pipeline lag 0 once drained)
     rss_trace: list[tuple[int, float]] = field(default_factory=list)  # (calls so far, platform MB)
 
     def p50_ms(self, part: slice) -> float:
@@ -56,10 +57,12 @@ class SoakResult:
         rss = ", ".join(f"{name} {mb:.0f} MB" for name, mb in self.peak_rss_mb.items())
         lag = "not within the deadline" if self.audit_lag_s is None else f"{self.audit_lag_s:.1f} s after the last call"
         first, last = self.p50_ms(slice(None, WINDOW)), self.p50_ms(slice(-WINDOW, None))
+        windows = range(0, len(self.latencies_s), WINDOW)
         return (
             f"{self.calls} calls in {self.seconds:.0f} s ({self.calls / self.seconds:.1f}/s); peak RSS {rss}\n"
             f"p50 first {WINDOW} {first:.1f} ms, last {WINDOW} {last:.1f} ms (x{last / first:.2f}); "
             f"max {max(self.latencies_s) * 1000:.0f} ms\n"
+            f"p50 per {WINDOW} calls (ms): {' '.join(f'{self.p50_ms(slice(i, i + WINDOW)):.0f}' for i in windows)}\n"
             f"audit: {self.missing_audit} call(s) without an audit record; complete {lag}\n"
             f"SIGTERM under load: exited in {self.stop_s:.1f} s   (log: {self.log})\n"
             f"last health line: {self.final_health}"
@@ -73,13 +76,14 @@ def soak(
     per_session: int = 10,
     log_dir: Path | None = None,
     max_rss_mb: float = 0,  # > 0: abort once the platform is larger
-    progress: Callable[[str], None] = print,
+    progress: Callable[[str], None] = PRINT,
 ) -> SoakResult:
     log_path = (log_dir or Path(tempfile.mkdtemp(prefix="local-soak-"))) / "platform.log"
     ports = {name: _free_port() for name in ("mcp", "second", "aws")}
     api_key = f"mcpk_soak_{uuid.uuid4().hex}"
     env = {**os.environ, "MCP_PORT": str(ports["mcp"]), "LOCAL_AWS_PORT": str(ports["aws"]), "MCP_API_KEY": api_key}
     env.pop("MCP_AUTH", None)
+    aws_url = f"http://{LOOPBACK}:{ports['aws']}"
     with ExitStack() as stack:
         log = stack.enter_context(log_path.open("w"))
         processes = {"platform": _start([], env, log, ports["mcp"])}
@@ -107,10 +111,10 @@ def soak(
 
         latencies, sessions = drive(urls, api_key, calls, per_session, tick)
         seconds = time.monotonic() - started
-        lag, missing = await_audit(f"http://{LOOPBACK}:{ports['aws']}", sessions)
-        health = _drained_health(processes["platform"], log_path)
+        health: list[str] = []
+        lag, missing = await_audit(aws_url, sessions, lambda: _drained(processes["platform"], log_path, health))
         stop_s = _stop_under_load(processes["platform"], urls[0], api_key)
-    return SoakResult(calls, seconds, latencies, peak, lag, missing, stop_s, log_path, health, trace)
+    return SoakResult(calls, seconds, latencies, peak, lag, missing, stop_s, log_path, health[-1], trace)
 
 
 def _free_port() -> int:
@@ -137,16 +141,14 @@ def _start(args: list[str], env: Mapping[str, str], log: IO[str], port: int) -> 
         time.sleep(0.25)
 
 
-def _drained_health(platform: subprocess.Popen[bytes], log_path: Path) -> str:
-    """Asks for a health line (SIGUSR1) every second until one shows no pipeline lag."""
-    deadline, line = time.monotonic() + DRAIN_DEADLINE_S, ""
-    while time.monotonic() < deadline:
-        platform.send_signal(signal.SIGUSR1)
-        time.sleep(1.0)
-        line = next((text for text in reversed(log_path.read_text().splitlines()) if "health: " in text), "")
-        if line and not any(parse_line(line)[1].values()):
-            break
-    return line
+def _drained(platform: subprocess.Popen[bytes], log_path: Path, lines: list[str]) -> bool:
+    """Asks for a health line (SIGUSR1); True once the platform's (not an attached endpoint's,
+    which has no pollers) shows no pipeline lag."""
+    platform.send_signal(signal.SIGUSR1)
+    time.sleep(1.0)
+    found = [text for text in log_path.read_text().splitlines() if "health: " in text and "pipeline lag" in text]
+    lines.append(found[-1] if found else "")
+    return bool(found) and not any(parse_line(found[-1])[1].values())
 
 
 def _stop_under_load(platform: subprocess.Popen[bytes], url: str, api_key: str) -> float:

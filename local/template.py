@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 # Locally the endpoint talks to the table directly (X5: DAX has no emulator), and the layer
-# is hashed from its sources instead of bundled, so synth never runs pip.
+# is hashed from its sources instead of bundled, so synth never runs pip. Notification streams
+# are on: an open stream costs nothing on one machine, and `make dev` shows every feature.
 logger = logging.getLogger(__name__)
-LOCAL_CONTEXT: dict[str, Any] = {"dax": "false", "aws:cdk:bundling-stacks": []}
+LOCAL_CONTEXT: dict[str, Any] = {"dax": "false", "subscriptions": "true", "aws:cdk:bundling-stacks": []}
 
 
 @dataclass(frozen=True)

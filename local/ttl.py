@@ -33,6 +33,11 @@ logger = logging.getLogger(__name__)
 TTL_IDENTITY = {"type": "Service", "principalId": "dynamodb.amazonaws.com"}
 DEFAULT_SWEEP_INTERVAL_S = 5.0
 ERROR_BACKOFF_S = 2.0
+# A sweep scans the whole table, and the emulator (serving one request at a time) pages a Scan at
+# a cost that grows faster than the table: on a table with 10,000 items one sweep took seconds.
+# Waiting at least this many times a sweep's duration keeps the sweeper's share of the
+# emulator's time under 10% however large the table grows (deletes come later, as on AWS).
+SWEEP_SHARE_FACTOR = 10
 # DynamoDB's TTL does not delete an item whose expiry is more than five years in the past (a
 # documented rule); neither does the sweeper, so local behaviour matches.
 MAX_PAST_S = 5 * 365 * 24 * 3600
@@ -172,9 +177,10 @@ class TtlSweeper:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            wait = self.interval_s
+            began = time.monotonic()
             try:
                 self.sweep_once()
+                wait = max(self.interval_s, SWEEP_SHARE_FACTOR * (time.monotonic() - began))
             except Exception:
                 if self._stop.is_set():
                     break  # the emulator is going down with us

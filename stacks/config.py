@@ -55,6 +55,7 @@ DEFAULTS: dict[str, Any] = {
     "dax_query_ttl_seconds": 60,
     "session_ttl_seconds": 3600,
     "audit_retention_days": 365,
+    "subscriptions": False,  # notification streams (GET, subscriptions/listen): each open one holds a Lambda
 }
 
 
@@ -93,6 +94,7 @@ class PlatformConfig:
     dax_query_ttl_seconds: int
     session_ttl_seconds: int
     audit_retention_days: int
+    subscriptions: bool
 
     @property
     def is_dev(self) -> bool:
@@ -141,6 +143,7 @@ class PlatformConfig:
             dax_query_ttl_seconds=query_ttl,
             session_ttl_seconds=_int("session_ttl_seconds", raw("session_ttl_seconds"), 60, 30 * 86_400),
             audit_retention_days=_int("audit_retention_days", raw("audit_retention_days"), 1, 3650),
+            subscriptions=_bool("subscriptions", raw("subscriptions")),
         )
 
 

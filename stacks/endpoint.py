@@ -16,6 +16,7 @@ from stacks.config import PlatformConfig
 from stacks.data import Data
 from stacks.dax import DaxCache
 from stacks.network import Network
+from stacks.request_state import RequestStateKey
 from stacks.runtime import architecture_of, lambda_runtime, web_adapter_layer_arn
 from stacks.stream import EventStream
 
@@ -44,6 +45,7 @@ class Endpoint(Construct):
         network: Network | None,
         dax: DaxCache | None,
         cognito: CognitoAuthorization | None = None,
+        request_state: RequestStateKey | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         region = Stack.of(self).region
@@ -65,9 +67,13 @@ class Endpoint(Construct):
             EnvVars.ALLOWED_ORIGINS: ",".join(config.allowed_origins),
             EnvVars.STREAM_MAX_SECONDS: str(STREAM_MAX_S),
             EnvVars.KEEPALIVE_SECONDS: str(KEEPALIVE_S),
+            # Off: no stream, no subscribe method, no listChanged advertised; no cost.
+            EnvVars.SUBSCRIPTIONS: "true" if config.subscriptions else "false",
             EnvVars.SERVICE_NAME: SERVICE_NAME,
             EnvVars.METRICS_NAMESPACE: METRICS_NAMESPACE,
             EnvVars.LOG_LEVEL: "INFO",
+            # The secret's ARN only: the function reads the key on first use (interactive/keys.py).
+            **({EnvVars.REQUEST_STATE_SECRET: request_state.secret.secret_arn} if request_state else {}),
             **self._oauth_environment(config, cognito),
         }
         vpc_props: dict[str, object] = {}
@@ -104,6 +110,8 @@ class Endpoint(Construct):
         producer_dlq.grant_send_messages(fn)  # K2: what PutRecords retries could not deliver
         if dax is not None:
             dax.grant_client(fn)
+        if request_state is not None:
+            request_state.grant_read(fn)  # 2026 requestState keys: this secret only, read only
 
         # S1 streaming URL. Auth type NONE: the app authenticates every request itself (bearer
         # API keys / OAuth, default deny), which IAM auth could not express for MCP clients.

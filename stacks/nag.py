@@ -85,6 +85,14 @@ def acknowledge(stack: PlatformStack) -> None:
         "key usage stay under the platform's control; aws/kinesis would give neither.",
     )
 
+    _ack(
+        stack.request_state.secret,
+        "AwsSolutions-SMG4",
+        "The requestState HMAC keys rotate by key id (add a key, make it current, drop the old one after "
+        "the 15-minute state lifetime: README, Interactive tools); a single-value rotation Lambda would "
+        "invalidate every state in flight at each rotation.",
+    )
+
     if stack.cognito is not None:
         _ack(
             stack.cognito.user_pool,

@@ -17,6 +17,7 @@ from stacks.endpoint import METRICS_NAMESPACE, SERVICE_NAME, Endpoint
 from stacks.monitoring import Monitored, Monitoring
 from stacks.network import Network
 from stacks.processing import Processing
+from stacks.request_state import RequestStateKey
 from stacks.shared_layer import SharedLayer
 from stacks.stream import EventStream
 
@@ -49,6 +50,8 @@ class PlatformStack(Stack):
         }
         # OAuth 2.1 with a Cognito user pool as the authorization server (optional).
         self.cognito = CognitoAuthorization(self, "Authorization", config=config) if config.oauth_cognito else None
+        # 2026 multi-round requests: every instance verifies every instance's requestState.
+        self.request_state = RequestStateKey(self, "RequestState", config=config, key=key)
         self.endpoint = Endpoint(
             self,
             "Endpoint",
@@ -60,6 +63,7 @@ class PlatformStack(Stack):
             network=self.network,
             dax=self.dax,
             cognito=self.cognito,
+            request_state=self.request_state,
         )
         self.processing = Processing(
             self,

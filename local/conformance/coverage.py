@@ -4,9 +4,9 @@ Several scenarios are satisfied by an error: ``input-required-result-validate-in
 -32602 "Unknown tool" as the protocol error it looks for, and a server answering an unknown tool
 with an ``isError`` result satisfies ``tools-call-error``. So a scenario whose fixture tools are not
 all in ``tools/list`` never counts as a pass, whatever its checks say. The names come from the
-pinned suite's scenario sources (``dist/index.js``); the subscription triggers of
-``server-stateless`` are not listed, because their checks are skipped unless the server
-advertises ``listChanged``.
+pinned suite's scenario sources (``dist/index.js``). The subscription triggers of
+``server-stateless`` are listed: the conformance instances run with subscriptions on, so they
+advertise ``listChanged`` and the suite calls the triggers (an absent one would only warn).
 """
 
 from __future__ import annotations
@@ -29,7 +29,13 @@ SCENARIO_TOOLS: dict[str, tuple[str, ...]] = {
     "tools-call-elicitation": ("test_elicitation",),
     "elicitation-sep1034-defaults": ("test_elicitation_sep1034_defaults",),
     "elicitation-sep1330-enums": ("test_elicitation_sep1330_enums",),
-    "server-stateless": ("test_missing_capability", "test_logging_tool", "test_streaming_elicitation"),
+    "server-stateless": (
+        "test_missing_capability",
+        "test_logging_tool",
+        "test_streaming_elicitation",
+        "test_trigger_tool_change",
+        "test_trigger_prompt_change",
+    ),
     "server-sse-polling": ("test_reconnection",),
     "json-schema-2020-12": ("json_schema_2020_12_tool",),
     "input-required-result-basic-elicitation": _ELICIT,

@@ -3,15 +3,16 @@
 Variants: ``default`` is cdk.json's configuration (dev, dax=true, arm64, ON_DEMAND);
 ``alt`` flips everything that has an alternative (prod, dax=false, x86_64, PROVISIONED sized
 from K6 inputs, a CORS allow-list); ``oauth`` is OAuth 2.1 with the Cognito user pool next to API
-keys. All synthesize with cdk-nag attached, so a finding without
-an acknowledgement fails the fixture and every test that uses it.
+keys; ``subscribed`` is the default with the notification streams on. All synthesize with
+cdk-nag attached, so a finding without an acknowledgement fails the fixture and every test that
+uses it.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from tests.infra.synth import ALT_CONTEXT, OAUTH_CONTEXT, Synthesized, synthesize
+from tests.infra.synth import ALT_CONTEXT, OAUTH_CONTEXT, SUBSCRIPTIONS_CONTEXT, Synthesized, synthesize
 
 
 @pytest.fixture(scope="session")
@@ -27,6 +28,11 @@ def alt(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
 @pytest.fixture(scope="session")
 def oauth(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
     return synthesize(tmp_path_factory.mktemp("oauth"), OAUTH_CONTEXT)
+
+
+@pytest.fixture(scope="session")
+def subscribed(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    return synthesize(tmp_path_factory.mktemp("subscribed"), SUBSCRIPTIONS_CONTEXT)
 
 
 @pytest.fixture(scope="session", params=["default", "alt", "oauth"])

@@ -39,6 +39,9 @@ OAUTH_CONTEXT: dict[str, Any] = {
     "allowed_origins": ["https://app.example.com"],
 }
 
+# The default configuration with the notification streams on (the string form -c delivers).
+SUBSCRIPTIONS_CONTEXT: dict[str, Any] = {"subscriptions": "true"}
+
 
 @dataclass(frozen=True)
 class Synthesized:

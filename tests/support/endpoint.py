@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import json
+import secrets
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,6 +29,8 @@ class AwsStack:
     table: str
     stream: str
     dlq_url: str
+    state_secret: str = ""
+    """ARN of the request-state key secret every instance of the stack reads (2026 rounds)."""
 
     def client(self, service: str) -> Any:
         return client(service, self.endpoint_url)
@@ -40,6 +44,7 @@ class AwsStack:
             "MCP_KEEPALIVE_SECONDS": "1",
             "MCP_STREAM_MAX_SECONDS": "20",
             "MCP_MAX_REQUEST_BYTES": "65536",
+            "MCP_REQUEST_STATE_SECRET_ARN": self.state_secret,
         }
         env.update(overrides)
         return Settings.from_mapping(env)
@@ -58,13 +63,17 @@ class Instance:
 
 @contextlib.contextmanager
 def aws_stack() -> Iterator[AwsStack]:
-    """A moto server with the session table, the event stream and the producer DLQ."""
+    """A moto server with the session table, the event stream, the producer DLQ and the
+    request-state key secret."""
     with moto_server() as endpoint_url:
         suffix = uuid.uuid4().hex[:8]
         stack = AwsStack(endpoint_url, f"sessions-{suffix}", f"events-{suffix}", "")
         create_session_table(stack.client("dynamodb"), stack.table)
         stack.client("kinesis").create_stream(StreamName=stack.stream, ShardCount=1)
         stack.dlq_url = stack.client("sqs").create_queue(QueueName=f"producer-dlq-{suffix}")["QueueUrl"]
+        keys = json.dumps({"current": "k1", "k1": secrets.token_urlsafe(48)})
+        created = stack.client("secretsmanager").create_secret(Name=f"request-state-{suffix}", SecretString=keys)
+        stack.state_secret = created["ARN"]
         yield stack
 
 
@@ -84,6 +93,7 @@ def endpoint_instance(
         dynamodb=dynamodb or aws.client("dynamodb"),
         kinesis=aws.client("kinesis"),
         sqs=aws.client("sqs"),
+        secretsmanager=aws.client("secretsmanager"),
         port=port,
     )
     recorder = WireRecorder(app)
@@ -91,7 +101,8 @@ def endpoint_instance(
         yield Instance(f"{base}/mcp", recorder)
 
 
-def sdk_client(url: str, key: str, mode: str) -> Client:
-    """The official SDK client over Streamable HTTP with a bearer key."""
+def sdk_client(url: str, key: str, mode: str, **options: Any) -> Client:
+    """The official SDK client over Streamable HTTP with a bearer key; ``options`` are the
+    Client's own (e.g. ``elicitation_callback``)."""
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30)
-    return Client(streamable_http_client(url, http_client=http), mode=mode)  # type: ignore[arg-type]
+    return Client(streamable_http_client(url, http_client=http), mode=mode, **options)  # type: ignore[arg-type]

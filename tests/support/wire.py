@@ -1,7 +1,8 @@
 """Records every message an ASGI app sends, and validates each against the official models.
 
 The server's own code never imports the official SDK; its ``mcp-types`` models are the test
-oracle: results per (method, protocol version), errors and notifications per their schema.
+oracle: results per (method, protocol version), errors, notifications and server-to-client
+requests per their schema.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_types import JSONRPCError
-from mcp_types.methods import parse_server_notification, validate_server_result
+from mcp_types.methods import parse_server_notification, parse_server_request, validate_server_result
 
 DEFAULT_VERSION = "2025-03-26"
 
@@ -95,5 +96,7 @@ def validate_message(exchange: Exchange, message: dict[str, Any]) -> None:
     elif "result" in message:
         assert exchange.method is not None, f"result without a known request method: {message}"
         validate_server_result(exchange.method, exchange.version, message["result"])
+    elif "id" in message:  # a server-to-client request on the call's stream (2025 elicitation, ...)
+        parse_server_request(message["method"], exchange.version, message.get("params"))
     else:
         parse_server_notification(message["method"], exchange.version, message.get("params"))

@@ -238,3 +238,13 @@ def test_another_moto_is_refused_loudly(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setitem(moto_patches.RELIED_ON, name, (moto_patches.RELIED_ON[name][0], "0" * 16))
     with pytest.raises(moto_patches.MotoPatchMismatch, match="transact_write_items"):
         moto_patches.check_moto()
+
+
+def test_kinesis_pending_counts_the_records_after_each_shards_checkpoint(moto_url: str, aws_env: None) -> None:
+    kinesis, name = client("kinesis", moto_url), f"s-{uuid.uuid4().hex[:8]}"
+    kinesis.create_stream(StreamName=name, ShardCount=1)
+    puts = [kinesis.put_record(StreamName=name, Data=b"x", PartitionKey="k") for _ in range(3)]
+    shard = puts[0]["ShardId"]
+    assert moto_patches.kinesis_pending(DEFAULT_ACCOUNT_ID, REGION, name, {}) == 3
+    assert moto_patches.kinesis_pending(DEFAULT_ACCOUNT_ID, REGION, name, {shard: puts[0]["SequenceNumber"]}) == 2
+    assert moto_patches.kinesis_pending(DEFAULT_ACCOUNT_ID, REGION, name, {shard: puts[2]["SequenceNumber"]}) == 0

@@ -13,7 +13,14 @@ from local.conformance.suite import Requirements, load_results
 REQUIREMENTS = Requirements(
     "2026-07-28", ("tools-call-error", "server-stateless", "resources-read-text"), {"tasks-lifecycle": "extension"}
 )
-SERVED = {"test_error_handling", "test_missing_capability", "test_logging_tool", "test_streaming_elicitation"}
+SERVED = {
+    "test_error_handling",
+    "test_missing_capability",
+    "test_logging_tool",
+    "test_streaming_elicitation",
+    "test_trigger_tool_change",
+    "test_trigger_prompt_change",
+}
 
 
 def check(check_id: str, status: str = "SUCCESS", message: str = "") -> dict[str, Any]:

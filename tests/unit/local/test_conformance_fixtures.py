@@ -23,15 +23,31 @@ from mcp_platform.mcp.context import Services, ToolContext
 EXPECTED_TOOLS = [
     "json_schema_2020_12_tool",
     "test_audio_content",
+    "test_elicitation",
+    "test_elicitation_sep1034_defaults",
+    "test_elicitation_sep1330_enums",
     "test_embedded_resource",
     "test_error_handling",
     "test_image_content",
+    "test_input_required_result_capabilities",
+    "test_input_required_result_elicitation",
+    "test_input_required_result_list_roots",
+    "test_input_required_result_multi_round",
+    "test_input_required_result_multiple_inputs",
+    "test_input_required_result_request_state",
+    "test_input_required_result_sampling",
+    "test_input_required_result_tampered_state",
     "test_logging_tool",
     "test_missing_capability",
     "test_multiple_content_types",
+    "test_sampling",
     "test_simple_text",
+    "test_streaming_elicitation",
     "test_tool_with_logging",
     "test_tool_with_progress",
+    "test_trigger_prompt_change",
+    "test_trigger_resource_update",
+    "test_trigger_tool_change",
     "test_x_mcp_header",
 ]
 
@@ -91,3 +107,32 @@ def test_logging_tools_log_at_info_and_only_when_a_level_was_asked() -> None:
     ]
     _, unasked = run_tool("test_logging_tool", log_level=None)
     assert unasked == []
+
+
+class RecordingNotifications:
+    """Stands in for ``notifications.Notifications``: records what a tool publishes."""
+
+    def __init__(self) -> None:
+        self.published: list[tuple[str, str]] = []
+
+    async def resource_updated(self, uri: str) -> None:
+        self.published.append(("updated", uri))
+
+    async def list_changed(self, kind: str) -> None:
+        self.published.append(("list_changed", kind))
+
+
+def test_the_triggers_publish_their_change_and_are_no_ops_with_subscriptions_off() -> None:
+    recorded = RecordingNotifications()
+    catalog = Catalog.discover(conformance)
+    for name in ("test_trigger_resource_update", "test_trigger_tool_change", "test_trigger_prompt_change"):
+        spec = catalog.tools.get(name)
+        assert spec is not None
+        asyncio.run(spec.function(ToolContext(principal="tester", services=Services(notifications=recorded))))
+        asyncio.run(spec.function(ToolContext(principal="tester", services=Services())))  # off: nothing
+    assert recorded.published == [
+        ("updated", "test://watched-resource"),
+        ("list_changed", "tools"),
+        ("list_changed", "prompts"),
+    ]
+    assert "test://watched-resource" in catalog.resources

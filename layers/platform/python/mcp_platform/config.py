@@ -46,6 +46,11 @@ class EnvVars:
     KEEPALIVE_SECONDS = "MCP_KEEPALIVE_SECONDS"
     CANCEL_POLL_SECONDS = "MCP_CANCEL_POLL_SECONDS"  # 2025 streamed call: cancel flag check interval
     BODY_TIMEOUT_SECONDS = "MCP_BODY_TIMEOUT_SECONDS"  # whole request body must arrive within this (408)
+    SUBSCRIPTIONS = "MCP_SUBSCRIPTIONS"  # true: GET stream, resources/subscribe, subscriptions/listen
+    NOTIFY_POLL_MAX_SECONDS = "MCP_NOTIFY_POLL_MAX_SECONDS"  # an idle stream's slowest poll of the log
+    # The Secrets Manager secret (ARN) with the 2026 requestState keys: its id, never its value.
+    REQUEST_STATE_SECRET = "MCP_REQUEST_STATE_SECRET_ARN"  # noqa: S105 - a variable name, not a secret
+    CLIENT_REQUEST_TIMEOUT_SECONDS = "MCP_CLIENT_REQUEST_TIMEOUT_SECONDS"  # 2025: wait for elicitation etc.
     AWS_ENDPOINT_URL = "AWS_ENDPOINT_URL"  # local emulator only
     LOG_LEVEL = "POWERTOOLS_LOG_LEVEL"
     SERVICE_NAME = "POWERTOOLS_SERVICE_NAME"
@@ -70,6 +75,13 @@ def _int(env: Mapping[str, str], name: str, default: int, minimum: int, maximum:
     if not minimum <= value <= maximum:
         raise ConfigError(f"{name} must be between {minimum} and {maximum}, got {value}")
     return value
+
+
+def _flag(env: Mapping[str, str], name: str) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if raw not in ("", "true", "false"):
+        raise ConfigError(f"{name} must be true or false, got {raw!r}")
+    return raw == "true"
 
 
 def _csv(env: Mapping[str, str], name: str) -> tuple[str, ...]:
@@ -153,6 +165,12 @@ class Settings:
     keepalive_seconds: int = 15
     cancel_poll_seconds: int = 2
     body_timeout_seconds: int = 10
+    subscriptions: bool = False
+    """Notification streams on (2025 GET + resources/subscribe, 2026 subscriptions/listen)."""
+    notify_poll_max_seconds: int = 5
+    request_state_secret: str = ""
+    """Empty: 2026 multi-round requests are refused (-32603) until a secret is configured."""
+    client_request_timeout_seconds: int = 300
     aws_endpoint_url: str = ""
     service_name: str = "mcp-platform"
     metrics_namespace: str = "McpPlatform"
@@ -205,6 +223,10 @@ class Settings:
             keepalive_seconds=keepalive,
             cancel_poll_seconds=_int(env, EnvVars.CANCEL_POLL_SECONDS, 2, 1, 60),
             body_timeout_seconds=_int(env, EnvVars.BODY_TIMEOUT_SECONDS, 10, 1, 300),
+            subscriptions=_flag(env, EnvVars.SUBSCRIPTIONS),
+            notify_poll_max_seconds=_int(env, EnvVars.NOTIFY_POLL_MAX_SECONDS, 5, 1, 60),
+            request_state_secret=env.get(EnvVars.REQUEST_STATE_SECRET, ""),
+            client_request_timeout_seconds=_int(env, EnvVars.CLIENT_REQUEST_TIMEOUT_SECONDS, 300, 1, 900),
             aws_endpoint_url=env.get(EnvVars.AWS_ENDPOINT_URL, ""),
             service_name=env.get(EnvVars.SERVICE_NAME, "mcp-platform") or "mcp-platform",
             metrics_namespace=env.get(EnvVars.METRICS_NAMESPACE, "McpPlatform") or "McpPlatform",

@@ -22,9 +22,25 @@ pk                          sk                                     item
 ``apikey#<sha256>``         ``metadata``                           hashed API key -> principal
 ``usage#<principal>``       ``<YYYY-MM-DD>#<tool>``                usage counters (ingest)
 ``event#<eventId>``         ``dedupe``                             ingest dedupe marker
+``notify#<topic>``          ``<ISO8601 µs>#<random hex>``          notification-log entry: a
+                                                                   resource update (topic
+                                                                   ``resource#<sha256(uri)>``) or a
+                                                                   list change (topic ``lists``)
+``subs#<session id>``       ``uri#<sha256(uri)>``                  a 2025 resources/subscribe of a
+                                                                   transport session (uri, owner)
+``subs#<session id>``       ``stream``                             which GET stream of the session
+                                                                   delivers (holder, owner, ttl)
+``reply#<session id>``      ``<sha256(request id)>``               a 2025 server-to-client request
+                                                                   awaiting its answer (owner,
+                                                                   method, ttl; then ``response``)
+``rstate#<nonce>``          ``used``                               a consumed 2026 requestState
+                                                                   (ttl: its expiry + a margin)
 ==========================  =====================================  ===============================
 
-Only ``session#`` items are audited; the audit processor skips every other prefix.
+Only ``session#`` items are audited; the audit processor skips every other prefix. The
+notification log and the subscription items are kept out of ``session#`` on purpose: they churn
+(a lease per stream, an entry per change) and carry no session state worth an audit trail;
+so are the interactive items (``reply#``, ``rstate#``): short-lived transport plumbing.
 """
 
 from __future__ import annotations
@@ -55,6 +71,10 @@ CANCEL_FLAG_PREFIX = "cancel#"
 API_KEY_PREFIX = "apikey#"
 USAGE_PREFIX = "usage#"
 EVENT_DEDUPE_PREFIX = "event#"
+NOTIFY_PREFIX = "notify#"
+SUBSCRIPTIONS_PREFIX = "subs#"
+SUBSCRIPTION_URI_PREFIX = "uri#"
+SUBSCRIPTION_STREAM_SK = "stream"
 
 # GSI for "sessions expiring in the next N minutes" (D8)
 STATUS_TTL_INDEX = "status-ttl-index"
@@ -170,3 +190,52 @@ def usage_pk(principal: str) -> str:
 
 def usage_sk(day_iso: str, tool: str) -> str:
     return f"{day_iso}#{tool}"
+
+
+# -- notification log and subscriptions (stack option ``subscriptions``) -----------------------
+NOTIFY_TOPIC_LISTS = "lists"
+URI = "uri"  # a notification's resource URI / a subscription's URI
+NOTICE_KIND = "notice"  # "resource" | "tools" | "prompts" | "resources"
+HOLDER = "holder"  # on the stream lease: the id of the stream that delivers
+
+
+def uri_digest(uri: str) -> str:
+    """Resource URIs are chosen by clients and tools (any length): keys hold their digest."""
+    return hashlib.sha256(uri.encode()).hexdigest()[:32]
+
+
+def notify_pk(topic: str) -> str:
+    return f"{NOTIFY_PREFIX}{topic}"
+
+
+def resource_topic(uri: str) -> str:
+    return f"resource#{uri_digest(uri)}"
+
+
+def subscriptions_pk(session_id: str) -> str:
+    return f"{SUBSCRIPTIONS_PREFIX}{session_id}"
+
+
+def subscription_sk(uri: str) -> str:
+    return f"{SUBSCRIPTION_URI_PREFIX}{uri_digest(uri)}"
+
+
+# -- interactive tools (mcp_platform.interactive) ---------------------------------------------
+CLIENT_REPLY_PREFIX = "reply#"
+REQUEST_STATE_PREFIX = "rstate#"
+REQUEST_STATE_USED_SK = "used"
+REPLY_METHOD = "method"  # on a reply item: the method of the server's request
+REPLY_RESPONSE = "response"  # on a reply item: the client's JSON-RPC response (JSON text), once given
+
+
+def client_reply_pk(session_id: str) -> str:
+    return f"{CLIENT_REPLY_PREFIX}{session_id}"
+
+
+def client_reply_sk(request_id: str | int) -> str:
+    """The id's digest, as for cancel flags: short keys, and ``1`` and ``"1"`` kept apart."""
+    return hashlib.sha256(json.dumps(request_id).encode()).hexdigest()[:32]
+
+
+def request_state_pk(nonce: str) -> str:
+    return f"{REQUEST_STATE_PREFIX}{nonce}"

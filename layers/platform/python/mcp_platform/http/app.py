@@ -29,6 +29,10 @@ from mcp_platform.sessions.cancellation import CancelFlags
 if TYPE_CHECKING:
     from mcp_platform.auth.resource import ProtectedResource
     from mcp_platform.events.producer import EventProducer
+    from mcp_platform.http.listen import NotificationStreams
+    from mcp_platform.interactive import InteractiveServices
+    from mcp_platform.notifications import Notifications
+    from mcp_platform.sessions import SessionStore
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +89,7 @@ def build_app(
     port: int | None = None,
     extra_services: dict[str, Any] | None = None,
     metrics_stream: TextIO | None = None,
+    secretsmanager: Any | None = None,
 ) -> McpEndpoint:
     from mcp_platform.events.dead_letters import DeadLetterQueue
     from mcp_platform.events.producer import EventProducer
@@ -110,8 +115,14 @@ def build_app(
         from mcp_platform.audit.trail import AuditTrail
 
         audit_trail = AuditTrail(dynamodb, settings.audit_table)
+    notifications = build_notifications(settings, store) if settings.subscriptions else None
     services = Services(
-        sessions=store, audit_trail=audit_trail, event_reader=event_reader, extra=dict(extra_services or {})
+        sessions=store,
+        audit_trail=audit_trail,
+        event_reader=event_reader,
+        extra=dict(extra_services or {}),
+        notifications=notifications,
+        interactive=build_interactive(settings, store, secretsmanager),
     )
     catalog = Catalog.discover(tools_package, *more_tools)
     # Every call, streamed or plain JSON, is bounded by the stream cap (a tool may declare less).
@@ -144,7 +155,53 @@ def build_app(
         body_timeout_seconds=settings.body_timeout_seconds,
         cancel_flags=cancel_flags,
         protected_resource=resource,
+        listener=build_streams(settings, notifications, server) if notifications is not None else None,
     )
+
+
+def build_interactive(settings: Settings, store: SessionStore, secretsmanager: Any | None) -> InteractiveServices:
+    """Elicitation, sampling and roots for tools: nothing of it loads, and the request-state secret
+    is not read, until a request asks (the Secrets Manager client is built on first use too)."""
+    from mcp_platform.interactive import InteractiveServices
+
+    return InteractiveServices(
+        settings.session_table,
+        store.gateway,
+        store.clock,
+        secret_id=settings.request_state_secret,
+        secrets_client=secretsmanager or LazyClient("secretsmanager", settings),
+        client_request_timeout_seconds=settings.client_request_timeout_seconds,
+    )
+
+
+def build_notifications(settings: Settings, store: SessionStore) -> Notifications:
+    """Stack option ``subscriptions``: the log and the subscription set, in the session table.
+    Imported only when on: with it off nothing of it loads (cold start) or runs."""
+    from mcp_platform.notifications import NotificationLog, Notifications, SessionSubscriptions
+
+    table, gateway = settings.session_table, store.gateway
+    return Notifications(
+        NotificationLog(table, gateway, clock=store.clock), SessionSubscriptions(table, gateway, clock=store.clock)
+    )
+
+
+def build_streams(settings: Settings, notifications: Notifications, server: McpServer) -> NotificationStreams:
+    """The GET and subscriptions/listen streams, notifying about what the server advertises."""
+    from functools import partial
+
+    from mcp_platform.http.listen import NotificationStreams, Served
+    from mcp_platform.http.stream_pump import StreamPump
+    from mcp_platform.mcp.subscribe import knows_uri
+
+    active = {feature.capability_key for feature in server.features}
+    lists = frozenset({"tools"} | active & {"prompts", "resources"})
+    served = Served(lists, partial(knows_uri, server.catalog) if "resources" in active else None)
+    pump = StreamPump(
+        keepalive_seconds=settings.keepalive_seconds,
+        max_stream_seconds=settings.stream_max_seconds,
+        poll_max_seconds=settings.notify_poll_max_seconds,
+    )
+    return NotificationStreams(notifications, server.services.sessions, served, server.server_info, pump)
 
 
 def _settle_then_flush(runner: ToolCallRunner, producer: EventProducer | None) -> Flush:

@@ -28,13 +28,14 @@ from mcp_platform.http.modern import (
 from mcp_platform.http.protected_resource import require_tool_scopes, serve_metadata
 from mcp_platform.http.security import RequestGuard, check_single_valued
 from mcp_platform.http.streaming import ResponseStreamer
-from mcp_platform.mcp.jsonrpc import INTERNAL_ERROR, JsonRpcError, Request, parse_message
+from mcp_platform.mcp.jsonrpc import INTERNAL_ERROR, JsonRpcError, Request, is_response, parse_message
 from mcp_platform.mcp.server import CallContext, McpServer
 from mcp_platform.mcp.versions import CLIENT_CAPABILITIES_META_KEY, is_modern
 from mcp_platform.sessions.cancellation import CancelFlags
 
 if TYPE_CHECKING:  # an API-key stack never loads the OAuth modules (cold start)
     from mcp_platform.auth.resource import ProtectedResource
+    from mcp_platform.http.listen import NotificationStreams
 
 logger = logging.getLogger(__name__)
 
@@ -64,8 +65,11 @@ class McpEndpoint(HandshakeEra):
         cancel_flags: CancelFlags | None = None,
         shutdown_flush_seconds: float = SHUTDOWN_FLUSH_SECONDS,
         protected_resource: ProtectedResource | None = None,
+        listener: NotificationStreams | None = None,
     ) -> None:
         self.server = server
+        self.listener = listener
+        """Stack option ``subscriptions``: the 2025 GET stream and 2026 subscriptions/listen."""
         self.protected_resource = protected_resource
         """OAuth mode: RFC 9728 metadata is served, tools' scopes are enforced."""
         self.sessions = server.services.sessions
@@ -124,7 +128,8 @@ class McpEndpoint(HandshakeEra):
         cors.update(self.guard.cors_headers(request))
         check_single_valued(request)  # before any of them is read (auth, era, session)
         if request.method == "OPTIONS":
-            await send_empty(send, 204, {**cors, **PREFLIGHT_HEADERS})
+            methods = {"access-control-allow-methods": "GET, POST, DELETE"} if self.listener is not None else {}
+            await send_empty(send, 204, {**cors, **PREFLIGHT_HEADERS, **methods})
             return
         principal = await self._authenticate(request)
         modern = is_modern(request.headers.get(VERSION_HEADER))
@@ -132,9 +137,11 @@ class McpEndpoint(HandshakeEra):
             await self._post(request, principal, receive, send, cors)
         elif request.method == "DELETE" and not modern:
             await self._delete(request, principal.id, send, cors)
+        elif request.method == "GET" and not modern and self.listener is not None:
+            await self.listener.get_stream(request, principal.id, self._transport_session, receive, send, cors)
         else:
-            # No server-initiated stream is offered (GET), and 2026 has no DELETE.
-            allow = "POST" if modern else "POST, DELETE"
+            # 2026 has no GET stream and no DELETE; 2025 offers the GET stream with subscriptions on.
+            allow = "POST" if modern else ("GET, POST, DELETE" if self.listener is not None else "POST, DELETE")
             raise HttpError(405, f"Method {request.method} not allowed", headers={"allow": allow})
 
     async def _authenticate(self, request: HttpRequest) -> Any:
@@ -154,8 +161,12 @@ class McpEndpoint(HandshakeEra):
         body = await read_body(
             receive, self.max_request_bytes, request.headers.get("content-length"), self.body_timeout_seconds
         )
+        decoded = decode_json(body)
+        if is_response(decoded):  # the client answering a server-to-client request (2025)
+            await self._post_reply(request, decoded, caller.id, request.headers.get(VERSION_HEADER), send, cors)
+            return
         try:
-            message = parse_message(decode_json(body))
+            message = parse_message(decoded)
         except JsonRpcError as exc:
             raise HttpError(400, exc.message, exc.code) from exc
         require_tool_scopes(self.protected_resource, self.server.catalog.tools.get, request, message, caller)
@@ -190,6 +201,9 @@ class McpEndpoint(HandshakeEra):
             log_level=log_level,
             client_capabilities=declared if isinstance(declared, dict) else {},
         )
+        if message.method == "subscriptions/listen" and self.listener is not None:
+            await self.listener.listen(request, message, receive, send, cors)  # off: -32601 below
+            return
         # 2026: closing the response stream is how a client cancels.
         await self.streamer.respond(request, message, call, send, cors, http_status_errors=True, receive=receive)
 

@@ -1,5 +1,6 @@
-"""The 2025 revisions' transport: ``initialize``, ``Mcp-Session-Id`` sessions in DynamoDB, DELETE
-and ``notifications/cancelled``. Mixed into :class:`~mcp_platform.http.endpoint.McpEndpoint`.
+"""The 2025 revisions' transport: ``initialize``, ``Mcp-Session-Id`` sessions in DynamoDB, DELETE,
+``notifications/cancelled`` and the client's responses to server-to-client requests. Mixed into
+:class:`~mcp_platform.http.endpoint.McpEndpoint`.
 
 Admission applies here too: what ``initialize`` stores (client name, capabilities) is checked before the
 write and refused with -32602, and a session id that cannot have been minted is "not found"
@@ -17,7 +18,7 @@ from mcp_platform.http.streaming import ResponseStreamer
 from mcp_platform.mcp.admission import Inadmissible, check_storable, check_text
 from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, JsonRpcError, Request, error_message, result_message
 from mcp_platform.mcp.server import CallContext, McpServer
-from mcp_platform.mcp.versions import DEFAULT_HANDSHAKE_VERSION, HANDSHAKE_VERSIONS
+from mcp_platform.mcp.versions import DEFAULT_HANDSHAKE_VERSION, HANDSHAKE_VERSIONS, is_modern
 from mcp_platform.sessions import errors as session_errors
 from mcp_platform.sessions.cancellation import CancelFlags
 from mcp_platform.table_schema import KIND_TRANSPORT
@@ -56,6 +57,7 @@ class HandshakeEra:
     streamer: ResponseStreamer
     cancel_flags: CancelFlags | None
     _inflight: dict[tuple[str, str, Any], asyncio.Event]
+    listener: Any  # NotificationStreams when subscriptions are on, else None
 
     async def _post_legacy(
         self,
@@ -142,6 +144,8 @@ class HandshakeEra:
             await asyncio.to_thread(self.sessions.end_session, session_id, owner=principal)
         except session_errors.SessionNotFound as exc:
             raise HttpError(404, "Session not found") from exc
+        if self.listener is not None:  # before the last byte: its subscriptions end, its stream sees it
+            await self.listener.end_session(session_id)
         await send_empty(send, 200, cors)
 
     async def _transport_session(self, session_id: str, principal: str) -> Any:
@@ -170,3 +174,34 @@ class HandshakeEra:
             # On Lambda the call runs in another environment (one request per environment):
             # leave a flag in the table for the instance running it to find on its poll tick.
             await asyncio.to_thread(self.cancel_flags.request, session_id, request_id, owner=principal)
+
+    async def _post_reply(
+        self,
+        request: HttpRequest,
+        reply: dict[str, Any],
+        principal: str,
+        version_header: str | None,
+        send: Any,
+        cors: dict[str, str],
+    ) -> None:
+        """A client's response to one of our server-to-client requests (202), whichever instance
+        holds the call (``interactive.outbound``). Unknown or foreign session: 404; unknown
+        request id, another principal's request, or an answer given twice: 400."""
+        if is_modern(version_header):
+            raise HttpError(400, "2026-07-28 has no server-to-client requests: answer with inputResponses")
+        if version_header is not None and version_header not in HANDSHAKE_VERSIONS:
+            raise HttpError(400, f"Unsupported MCP-Protocol-Version: {version_header}")
+        session_id = request.headers.get(SESSION_HEADER)
+        if not session_id:
+            raise HttpError(400, "Missing Mcp-Session-Id header")
+        await self._transport_session(session_id, principal)
+        interactive = self.server.services.interactive
+        if interactive is None:
+            raise HttpError(400, "No outstanding server request has this id")
+        from mcp_platform.interactive.outbound import ReplyRefused  # first reply: not at start
+
+        try:
+            await interactive.outbound.receive(session_id, reply, owner=principal)
+        except ReplyRefused as exc:
+            raise HttpError(exc.status, str(exc)) from exc
+        await send_empty(send, 202, cors)

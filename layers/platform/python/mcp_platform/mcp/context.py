@@ -1,4 +1,5 @@
-"""What a running tool can see and do: caller, session, progress, logs, cancellation, effects."""
+"""What a running tool can see and do: caller, session, progress, logs, cancellation, effects,
+and asking its client for input (``elicit``, ``sample``, ``list_roots``: :mod:`mcp_platform.interactive.api`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_platform.interactive.api import Interaction, Interactive
 from mcp_platform.mcp.jsonrpc import notification_message
 from mcp_platform.sessions.model import ConditionCheck, ExtraPut
 
@@ -27,10 +29,14 @@ class Services:
     audit_trail: Any = None
     event_reader: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
+    notifications: Any = None
+    """``notifications.Notifications`` when the stack option ``subscriptions`` is on, else None."""
+    interactive: Any = None
+    """``interactive.InteractiveServices``: request-state keys (2026), reply delivery (2025)."""
 
 
 @dataclass
-class ToolContext:
+class ToolContext(Interactive):
     """Per-call context handed to a tool as its ``ctx`` argument."""
 
     principal: str
@@ -52,6 +58,10 @@ class ToolContext:
     """The tool's declared effect on its session (``mcp.tools.EFFECTS``)."""
     attributes: dict[str, Any] | None = None
     """New session attributes to commit (read-modify-write tools only), see set_attributes."""
+    interaction: Interaction | None = None
+    """How this request's questions reach the client; None: this request cannot ask."""
+    client_capabilities: dict[str, Any] | None = None
+    """What the client declared (None: unknown, nothing refused); see ``supports``."""
 
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send notifications/progress when the caller asked for it (a progressToken)."""
@@ -74,6 +84,18 @@ class ToolContext:
         if logger:
             params["logger"] = logger
         await self.notify(notification_message("notifications/message", params))
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Tell the subscribers of ``uri``, on whichever instance their stream is, that it changed
+        (call it once the change is durable). A no-op when subscriptions are off."""
+        if self.services.notifications is not None:
+            await self.services.notifications.resource_updated(uri)
+
+    async def notify_list_changed(self, kind: str) -> None:
+        """Tell every listening client that the list of ``kind`` (tools, prompts, resources)
+        changed. A no-op when subscriptions are off."""
+        if self.services.notifications is not None:
+            await self.services.notifications.list_changed(kind)
 
     def append_to_session(self, *messages: dict[str, Any]) -> None:
         """Queue context messages, committed atomically with the tool-call record (D3, D10)."""

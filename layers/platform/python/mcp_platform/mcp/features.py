@@ -36,10 +36,15 @@ class Feature:
         raise NotImplementedError
 
     def capability(self, modern: bool) -> dict[str, Any]:
-        return {"listChanged": False}
+        # listChanged only with the notification streams that deliver it (stack option).
+        return {"listChanged": self.services.notifications is not None}
 
     def methods(self) -> Mapping[str, Handler]:
         raise NotImplementedError
+
+    def legacy_methods(self) -> Mapping[str, Handler]:
+        """Methods of the 2025 revisions only (2026-07-28 removed them)."""
+        return {}
 
     def _context(self, call: CallContext) -> ToolContext:
         return ToolContext(
@@ -48,6 +53,8 @@ class Feature:
             log_level=call.log_level,
             notify=call.notify,
             cancelled=call.cancelled,
+            interaction=call.interaction,  # 2026: prompts/get and resources/read may ask too
+            client_capabilities=call.client_capabilities,
         )
 
 
@@ -58,8 +65,21 @@ class ResourcesFeature(Feature):
     def active(self) -> bool:
         return bool(self.catalog.resources or self.catalog.templates)
 
+    def capability(self, modern: bool) -> dict[str, Any]:
+        if self.services.notifications is None:
+            return {"listChanged": False}
+        return {"subscribe": True, "listChanged": True}
+
     def methods(self) -> Mapping[str, Handler]:
         return {"resources/list": self._list, "resources/templates/list": self._templates, "resources/read": self._read}
+
+    def legacy_methods(self) -> Mapping[str, Handler]:
+        if self.services.notifications is None:
+            return {}
+        from mcp_platform.mcp.subscribe import ResourceSubscriptions  # only with subscriptions on
+
+        handlers = ResourceSubscriptions(self.catalog, self.services.notifications)
+        return {"resources/subscribe": handlers.subscribe, "resources/unsubscribe": handlers.unsubscribe}
 
     async def _list(self, request: Request, call: CallContext) -> dict[str, Any]:
         listing = [self.catalog.resources[uri].describe() for uri in sorted(self.catalog.resources)]

@@ -14,6 +14,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from mcp_platform.events.schema import STATUS_ERROR, STATUS_OK, ToolCallEvent
+from mcp_platform.interactive.api import InputRequired
 from mcp_platform.mcp.admission import Inadmissible, check_storable
 from mcp_platform.mcp.context import ToolContext
 from mcp_platform.mcp.effects import is_throttle, unavailable
@@ -57,8 +58,8 @@ async def invoke(spec: ToolSpec, ctx: ToolContext, arguments: dict[str, Any], de
             return to_result(await spec.function(ctx, **arguments))
     except ToolError as exc:
         return error_result(str(exc))  # an expected failure: a result, committed as such
-    except JsonRpcError:
-        raise
+    except (JsonRpcError, InputRequired):
+        raise  # a protocol answer, or a round that needs input (2026): neither is a tool failure
     except Exception as exc:
         if isinstance(exc, TimeoutError) and budget.expired():
             # The request's budget, not a failure of the tool: only the outcome is recorded.

@@ -78,12 +78,17 @@ class Request:
         return meta if isinstance(meta, dict) else {}
 
 
-def parse_message(decoded: Any) -> Request:
-    """Validate one decoded JSON-RPC message from a client.
+def is_response(decoded: Any) -> bool:
+    """A client's answer to a server-to-client request (2025: elicitation, sampling, roots):
+    an id, a result or an error, and no method. The transport routes it (``interactive.outbound``)."""
+    if not isinstance(decoded, dict) or "method" in decoded or "id" not in decoded:
+        return False
+    return "result" in decoded or "error" in decoded
 
-    Responses posted by a client (result/error without method) are refused: this server
-    sends no server-to-client requests that could be answered.
-    """
+
+def parse_message(decoded: Any) -> Request:
+    """Validate one decoded JSON-RPC request or notification from a client (responses are told
+    apart before, by :func:`is_response`)."""
     if not isinstance(decoded, dict):
         if isinstance(decoded, list):
             raise JsonRpcError(INVALID_REQUEST, "Batch requests are not supported")

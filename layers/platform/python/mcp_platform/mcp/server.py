@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_platform.interactive.api import INPUT_METHODS, InputRequired
 from mcp_platform.mcp.catalog import Catalog
 from mcp_platform.mcp.context import LOG_LEVELS, Notify, Services, _discard
 from mcp_platform.mcp.features import FEATURES
@@ -43,6 +44,8 @@ class CallContext:
     client_capabilities: dict[str, Any] | None = None
     """What the client declared (2026: the request's ``_meta``; 2025: its initialize); None:
     unknown (a session from before capabilities were kept), so nothing is refused for it."""
+    interaction: Any = None
+    """How this request asks its client for input (``interactive.api.Interaction``), set by bind."""
 
     def attach_transport_session(self, session: Any) -> None:
         """2025: the validated Mcp-Session-Id session, and what its initialize negotiated."""
@@ -77,13 +80,16 @@ class McpServer:
         # Only features with something to serve register methods and advertise a capability.
         self.features = [f for f in (cls(self.catalog, self.services, page_size) for cls in FEATURES) if f.active]
         common: dict[str, Handler] = {"tools/list": self._tools_list}
+        legacy: dict[str, Handler] = {"ping": self._ping, "logging/setLevel": self._set_level}
         for feature in self.features:
             common.update(feature.methods())
-        self._legacy: dict[str, Handler] = {**common, "ping": self._ping, "logging/setLevel": self._set_level}
+            legacy.update(feature.legacy_methods())
+        self._legacy: dict[str, Handler] = {**common, **legacy}
         self._modern: dict[str, Handler] = {**common, "server/discover": self._discover}
 
     def capabilities(self, modern: bool) -> dict[str, Any]:
-        capabilities: dict[str, Any] = {"tools": {"listChanged": False}}
+        # listChanged only when the notification streams that deliver it are on (stack option).
+        capabilities: dict[str, Any] = {"tools": {"listChanged": self.services.notifications is not None}}
         for feature in self.features:
             capabilities[feature.capability_key] = feature.capability(modern)
         if not modern:
@@ -131,17 +137,42 @@ class McpServer:
             prepared = self.runner.prepare(request, call, self.catalog.tools)
             await self.runner.load(prepared, call)
             require_client_capabilities(prepared.spec, call)
+            # A replay of a committed call is answered from its marker: its state is not used up.
+            await self._open_interaction(request, call, consume=prepared.prior_result is None)
 
             async def work() -> dict[str, Any]:
-                return self._finish(await self.runner.run(prepared, call), call)
+                return self._finish(await self._answered(request, call, self.runner.run(prepared, call)), call)
 
             return work
         handler = self.handler_for(request.method, call.modern)
+        await self._open_interaction(request, call, consume=True)
 
         async def simple() -> dict[str, Any]:
-            return self._finish(await handler(request, call), call)
+            return self._finish(await self._answered(request, call, handler(request, call)), call)
 
         return simple
+
+    async def _open_interaction(self, request: Request, call: CallContext, *, consume: bool) -> None:
+        """How the request's questions reach its client (``interactive``): 2026, rounds on the
+        methods that may answer InputRequiredResult (a bad requestState is refused here, before
+        any work); 2025, requests on the call's stream. Loaded on first use, not at start."""
+        if request.method not in INPUT_METHODS:
+            return  # nothing else may ask (completion, lists, ...): ctx.elicit there is refused
+        if call.modern:
+            from mcp_platform.interactive.rounds import open_round
+
+            call.interaction = await open_round(request, call, self.services.interactive, consume=consume)
+        elif call.transport_session_id is not None and self.services.interactive is not None:
+            call.interaction = self.services.interactive.outbound.for_call(call)
+
+    async def _answered(self, request: Request, call: CallContext, work: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+        """The work's result; a run that stopped for input answers an InputRequiredResult."""
+        try:
+            return await work
+        except InputRequired as needed:
+            from mcp_platform.interactive.rounds import input_required_result
+
+            return await input_required_result(needed, request, call, self.services.interactive)
 
     async def handle(self, request: Request, call: CallContext) -> dict[str, Any]:
         return await (await self.bind(request, call))()

@@ -6,7 +6,8 @@ returns the original result without running the tool again.
 The commit follows the tool's declared effect (:mod:`mcp_platform.mcp.tools`):
 ``read_only`` commits nothing; ``append_only`` commits on "alive" alone, so parallel calls
 never conflict; ``read_modify_write`` commits under the version condition and, on a lost
-race, runs the tool again on the fresh state. Unexpected tool failures are never committed.
+race, runs the tool again on the fresh state. Unexpected tool failures are never committed, nor is
+a 2026 round that stopped for input (``InputRequired`` leaves the run before commit and event).
 
 Critical path AWS calls for a session tool: one consistent BatchGetItem (session + marker),
 plus one TransactWriteItems (record + marker + metadata) unless read-only; the Kinesis event
@@ -175,6 +176,8 @@ class ToolCallRunner:
             notify=call.notify,
             cancelled=call.cancelled,
             effect=prepared.spec.effect,
+            interaction=call.interaction,  # per request: a rerun after a lost race reuses its answers
+            client_capabilities=call.client_capabilities,
         )
 
     def call_limit(self, spec: ToolSpec) -> float:

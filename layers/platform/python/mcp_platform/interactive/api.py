@@ -1,0 +1,185 @@
+"""The interactive tool API, the same in both protocol eras.
+
+A tool (prompt, resource read) awaits ``ctx.elicit(...)``, ``ctx.sample(...)``,
+``ctx.list_roots()``, or ``ctx.ask_all({...})`` for several questions at once. Each question has
+a key: the one given, else ``<kind>-<n>`` (the n-th question of this run), so a deterministic tool
+asks the same keys whenever it runs again. Two rules follow from the 2026-07-28 wire, where the
+tool runs again from the start with the answers so far:
+
+* a tool must not do what it cannot undo before its last question (the run may be cut there);
+* its questions must follow from its arguments and earlier answers (not from the clock).
+
+A question needs the client capability it uses (``elicitation``, ``sampling``, ``roots``):
+without it the request is refused with -32021. ``ctx.supports(capability)`` lets a tool ask only
+what the client can answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from mcp_platform.mcp.jsonrpc import INVALID_REQUEST, MISSING_REQUIRED_CLIENT_CAPABILITY, JsonRpcError
+
+ELICIT = "elicitation/create"
+SAMPLE = "sampling/createMessage"
+ROOTS = "roots/list"
+CAPABILITY = {ELICIT: "elicitation", SAMPLE: "sampling", ROOTS: "roots"}
+_SHORT = {ELICIT: "elicit", SAMPLE: "sample", ROOTS: "roots"}
+ELICIT_ACTIONS = ("accept", "decline", "cancel")
+INPUT_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+"""2026-07-28: the requests that may answer InputRequiredResult (mrtr.mdx, "Supported Requests")."""
+
+
+@dataclass(frozen=True)
+class InputRequest:
+    """One question for the client: a server-to-client request without its JSON-RPC framing."""
+
+    method: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"method": self.method, "params": self.params}
+
+
+class InputRequired(Exception):
+    """2026-07-28: the run needs answers the request does not carry; the server answers an
+    InputRequiredResult asking ``requests``. Never committed, never cached."""
+
+    def __init__(self, requests: Mapping[str, InputRequest]) -> None:
+        super().__init__(f"input required: {', '.join(requests)}")
+        self.requests = dict(requests)
+
+
+class InvalidInputResponse(ValueError):
+    """A client's answer that does not have the shape of its request's result."""
+
+
+class Interaction(Protocol):
+    """How a request's questions reach its client (one object per request)."""
+
+    round: int
+    """2026-07-28: 1 on the first request, n+1 once n verified ``requestState`` came back."""
+
+    async def ask(self, requests: Mapping[str, InputRequest]) -> dict[str, dict[str, Any]]:
+        """Every request's answer (each checked by :func:`check_answer`), keyed like ``requests``."""
+        ...
+
+
+@dataclass(frozen=True)
+class Elicited:
+    action: str
+    """``accept``, ``decline`` or ``cancel``."""
+    content: dict[str, Any]
+    """What the user submitted (empty unless accepted)."""
+
+    @property
+    def accepted(self) -> bool:
+        return self.action == "accept"
+
+
+@dataclass(frozen=True)
+class Sampled:
+    role: str
+    content: Any
+    model: str
+    stop_reason: str | None
+
+    @property
+    def text(self) -> str | None:
+        """The text of a single text content block, else None."""
+        if isinstance(self.content, dict) and self.content.get("type") == "text":
+            return str(self.content.get("text", ""))
+        return None
+
+
+def elicitation(message: str, requested_schema: dict[str, Any]) -> InputRequest:
+    """A form elicitation (``mode`` omitted: form is the default in every revision)."""
+    return InputRequest(ELICIT, {"message": message, "requestedSchema": requested_schema})
+
+
+def sampling(messages: str | Sequence[dict[str, Any]], *, max_tokens: int, **options: Any) -> InputRequest:
+    """A sampling request; ``options`` are further params by their wire name (``systemPrompt``,
+    ``temperature``, ``stopSequences``, ``modelPreferences``, ``metadata``, ...)."""
+    if isinstance(messages, str):
+        messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
+    return InputRequest(SAMPLE, {"messages": list(messages), "maxTokens": max_tokens, **options})
+
+
+def roots() -> InputRequest:
+    return InputRequest(ROOTS, {})
+
+
+def check_answer(method: str, answer: Any) -> dict[str, Any]:
+    """``answer`` when it has the shape of ``method``'s result; raises InvalidInputResponse."""
+    if not isinstance(answer, dict):
+        raise InvalidInputResponse(f"must be an object (the result of {method})")
+    if method == ELICIT:
+        if answer.get("action") not in ELICIT_ACTIONS:
+            raise InvalidInputResponse(f"action must be one of {', '.join(ELICIT_ACTIONS)}")
+        if not isinstance(answer.get("content", {}), dict):
+            raise InvalidInputResponse("content must be an object")
+    elif method == SAMPLE:
+        if answer.get("role") not in ("user", "assistant") or not isinstance(answer.get("model"), str):
+            raise InvalidInputResponse("a sampling result needs role (user|assistant) and model (string)")
+        if not isinstance(answer.get("content"), dict | list):
+            raise InvalidInputResponse("a sampling result needs content (a block or a list of blocks)")
+    elif method == ROOTS:
+        found = answer.get("roots")
+        if not isinstance(found, list) or not all(isinstance(r, dict) and isinstance(r.get("uri"), str) for r in found):
+            raise InvalidInputResponse("roots must be a list of objects with a uri")
+    return answer
+
+
+class Interactive:
+    """Mixed into ``ToolContext``: the methods a tool uses to ask its client."""
+
+    interaction: Interaction | None
+    client_capabilities: dict[str, Any] | None
+    _asked = 0  # questions of this run: the default keys (set per instance on first use)
+
+    @property
+    def round(self) -> int:
+        """2026-07-28: how many times this request has come back with a verified requestState, + 1."""
+        return self.interaction.round if self.interaction is not None else 1
+
+    def supports(self, capability: str) -> bool:
+        """Whether the client declared ``capability`` (unknown capabilities: assumed declared)."""
+        return self.client_capabilities is None or capability in self.client_capabilities
+
+    async def elicit(self, message: str, requested_schema: dict[str, Any], *, key: str | None = None) -> Elicited:
+        answer = await self._one(key, elicitation(message, requested_schema))
+        content = answer.get("content") if answer["action"] == "accept" else None
+        return Elicited(answer["action"], dict(content or {}))
+
+    async def sample(
+        self, messages: str | Sequence[dict[str, Any]], *, max_tokens: int, key: str | None = None, **options: Any
+    ) -> Sampled:
+        answer = await self._one(key, sampling(messages, max_tokens=max_tokens, **options))
+        return Sampled(answer["role"], answer["content"], answer["model"], answer.get("stopReason"))
+
+    async def list_roots(self, *, key: str | None = None) -> list[dict[str, Any]]:
+        answer = await self._one(key, roots())
+        return list(answer["roots"])
+
+    async def ask_all(self, requests: Mapping[str, InputRequest]) -> dict[str, dict[str, Any]]:
+        """Several questions in one round (2026: one InputRequiredResult; 2025: sent together).
+        Answers are the raw results, each checked against its request's result shape."""
+        missing = {CAPABILITY[r.method] for r in requests.values() if not self.supports(CAPABILITY[r.method])}
+        if missing:
+            raise JsonRpcError(
+                MISSING_REQUIRED_CLIENT_CAPABILITY,
+                f"This request needs client capabilities it did not declare: {', '.join(sorted(missing))}",
+                {"requiredCapabilities": {name: {} for name in sorted(missing)}},
+            )
+        if not requests:
+            return {}
+        if self.interaction is None:
+            raise JsonRpcError(INVALID_REQUEST, "This request cannot ask the client for input")
+        return await self.interaction.ask(requests)
+
+    async def _one(self, key: str | None, request: InputRequest) -> dict[str, Any]:
+        self._asked += 1
+        name = key or f"{_SHORT[request.method]}-{self._asked}"
+        return (await self.ask_all({name: request}))[name]

@@ -1,0 +1,245 @@
+"""Subscriptions over two instances on one emulator (stack option ``subscriptions``).
+
+On Lambda the request that changes a resource and the stream that announces it run in different
+execution environments; here they are two endpoint instances sharing one moto table. Each test
+reads its stream until a marker (a list change it published *after* what it checks) and judges
+what arrived before it: the reader delivers everything published before an entry no later than
+that entry (``mcp_platform.notifications.reader``), so no verdict depends on timing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+import mcp_platform.notifications as notifications_module
+from examples import conformance
+from examples.conformance.subscriptions import WATCHED
+from mcp_platform.auth.api_keys import ApiKeyStore
+from tests.support.aws import fake_credentials
+from tests.support.endpoint import AwsStack, Instance, aws_stack, endpoint_instance
+from tests.support.mcp_http import CAPS_META, MODERN, call, headers, initialize, modern_call
+from tests.support.naive_log import InMemoryLog
+from tests.support.sse import Event, EventStream
+
+pytestmark = pytest.mark.integration
+
+LEGACY = "2025-11-25"
+UPDATED = "notifications/resources/updated"
+TOOLS_CHANGED = "notifications/tools/list_changed"
+PROMPTS_CHANGED = "notifications/prompts/list_changed"
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+
+
+@pytest.fixture()
+def aws() -> Iterator[AwsStack]:
+    """A fresh emulator per test: nothing one test published is in another's log."""
+    with fake_credentials(), aws_stack() as stack:
+        yield stack
+
+
+@pytest.fixture()
+def keys(aws: AwsStack) -> dict[str, str]:
+    store = ApiKeyStore(aws.table, aws.client("dynamodb"))
+    return {"alice": store.mint("alice"), "bob": store.mint("bob")}
+
+
+@pytest.fixture()
+def pair(aws: AwsStack) -> Iterator[tuple[Instance, Instance]]:
+    with (
+        endpoint_instance(aws, extra_tools=(conformance,), MCP_SUBSCRIPTIONS="true") as a,
+        endpoint_instance(aws, extra_tools=(conformance,), MCP_SUBSCRIPTIONS="true") as b,
+    ):
+        yield a, b
+    # Every message both sent, checked against the official models.
+    assert sum(instance.recorder.validate_all() for instance in (a, b)) > 0
+
+
+def legacy(key: str, session_id: str, **extra: str) -> dict[str, str]:
+    return headers(key, **{"Mcp-Session-Id": session_id, "MCP-Protocol-Version": LEGACY, **extra})
+
+
+def get_stream(instance: Instance, key: str, session_id: str, **extra: str) -> EventStream:
+    return EventStream("GET", instance.url, {**legacy(key, session_id, **extra), "Accept": "text/event-stream"})
+
+
+def trigger(instance: Instance, key: str, session_id: str, request_id: int, tool: str) -> None:
+    response = call(instance.url, key, session_id, request_id, "tools/call", {"name": tool, "arguments": {}})
+    assert response.status_code == 200 and '"isError":false' in response.text, response.text
+
+
+def modern_trigger(instance: Instance, key: str, request_id: int, tool: str) -> None:
+    params = {"name": tool, "arguments": {}, "_meta": CAPS_META}
+    assert modern_call(instance.url, key, request_id, "tools/call", params).status_code == 200
+
+
+def result(response: httpx.Response) -> Any:
+    message = response.json()
+    assert "result" in message, message
+    return message["result"]
+
+
+def methods(events: list[Event]) -> list[str]:
+    return [event.data.get("method", "") for event in events]
+
+
+def update_reaches_stream_on_b(pair: tuple[Instance, Instance], key: str) -> list[Event]:
+    """The GET stream opens on B first; the subscribe and the update go to A; the marker (a tool
+    list change) is published on B after the update. Returns what B's stream delivered up to it."""
+    a, b = pair
+    session_id = initialize(a.url, key)
+    with get_stream(b, key, session_id) as stream:
+        assert stream.status == 200 and stream.response_headers["content-type"] == "text/event-stream"
+        assert result(call(a.url, key, session_id, 2, "resources/subscribe", {"uri": WATCHED})) == {}
+        trigger(a, key, session_id, 3, "test_trigger_resource_update")
+        trigger(b, key, session_id, 4, "test_trigger_tool_change")
+        return stream.until(lambda message: message.get("method") == TOOLS_CHANGED)
+
+
+def assert_update_then_marker(delivered: list[Event]) -> None:
+    assert methods(delivered) == [UPDATED, TOOLS_CHANGED]
+    assert delivered[0].data["params"] == {"uri": WATCHED}
+    assert all(event.id for event in delivered)  # ids a reconnecting client resumes after
+
+
+def test_2025_update_published_on_a_reaches_a_get_stream_on_b(
+    pair: tuple[Instance, Instance], keys: dict[str, str]
+) -> None:
+    """Given a GET stream on B and a subscription made on A, When a tool on A announces an update
+    of the resource, Then B's stream delivers notifications/resources/updated for it (before the
+    later marker)."""
+    assert_update_then_marker(update_reaches_stream_on_b(pair, keys["alice"]))
+
+
+def test_control_an_in_memory_log_fails_the_cross_instance_test(
+    aws: AwsStack, keys: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Control: with the log kept in each instance's memory, B's stream gets B's marker but never
+    A's update, so the test above detects a log that is not shared."""
+    monkeypatch.setattr(notifications_module, "NotificationLog", InMemoryLog)
+    with (
+        endpoint_instance(aws, extra_tools=(conformance,), MCP_SUBSCRIPTIONS="true") as a,
+        endpoint_instance(aws, extra_tools=(conformance,), MCP_SUBSCRIPTIONS="true") as b,
+    ):
+        delivered = update_reaches_stream_on_b((a, b), keys["alice"])
+    with pytest.raises(AssertionError):
+        assert_update_then_marker(delivered)
+    assert methods(delivered) == [TOOLS_CHANGED]  # why: the update published on A never arrived
+
+
+def test_2026_listen_on_b_receives_what_a_publishes(pair: tuple[Instance, Instance], keys: dict[str, str]) -> None:
+    """Given subscriptions/listen on B for the watched resource and tool list changes, When A
+    announces an update and then a tool list change, Then B acknowledges first (with the honoured
+    filter, an unknown URI left out) and delivers both, every message tagged with the request id."""
+    a, b = pair
+    key = keys["alice"]
+    wanted = {"toolsListChanged": True, "resourceSubscriptions": [WATCHED, "test://no-such-resource"]}
+    body = {"jsonrpc": "2.0", "id": "sub-1", "method": "subscriptions/listen",
+            "params": {"_meta": CAPS_META, "notifications": wanted}}  # fmt: skip
+    listen_headers = headers(key, **{"MCP-Protocol-Version": MODERN, "Mcp-Method": "subscriptions/listen"})
+    with EventStream("POST", b.url, listen_headers, body) as stream:
+        ack = stream.until(lambda message: True)[0].data
+        assert ack["method"] == "notifications/subscriptions/acknowledged"
+        assert ack["params"] == {
+            "_meta": {SUBSCRIPTION_ID: "sub-1"},
+            "notifications": {"toolsListChanged": True, "resourceSubscriptions": [WATCHED]},
+        }
+        modern_trigger(a, key, 2, "test_trigger_resource_update")
+        modern_trigger(a, key, 3, "test_trigger_tool_change")
+        delivered = stream.until(lambda message: message.get("method") == TOOLS_CHANGED)
+    assert methods(delivered) == [UPDATED, TOOLS_CHANGED]
+    assert delivered[0].data["params"]["uri"] == WATCHED
+    assert all(event.data["params"]["_meta"] == {SUBSCRIPTION_ID: "sub-1"} for event in delivered)
+
+
+def test_2025_unsubscribe_stops_delivery(pair: tuple[Instance, Instance], keys: dict[str, str]) -> None:
+    """Given a delivered update, When the client unsubscribes (on A) and the resource is updated
+    again, Then no further update reaches the stream on B before the next marker."""
+    a, b = pair
+    key = keys["alice"]
+    session_id = initialize(a.url, key)
+    assert result(call(a.url, key, session_id, 2, "resources/subscribe", {"uri": WATCHED})) == {}
+    with get_stream(b, key, session_id) as stream:
+        trigger(a, key, session_id, 3, "test_trigger_resource_update")
+        trigger(a, key, session_id, 4, "test_trigger_tool_change")
+        assert methods(stream.until(lambda message: message.get("method") == TOOLS_CHANGED)) == [UPDATED, TOOLS_CHANGED]
+        assert result(call(a.url, key, session_id, 5, "resources/unsubscribe", {"uri": WATCHED})) == {}
+        trigger(a, key, session_id, 6, "test_trigger_resource_update")
+        trigger(b, key, session_id, 7, "test_trigger_tool_change")
+        assert methods(stream.until(lambda message: message.get("method") == TOOLS_CHANGED)) == [TOOLS_CHANGED]
+
+
+def test_another_principal_cannot_subscribe_or_listen_on_your_session(
+    pair: tuple[Instance, Instance], keys: dict[str, str]
+) -> None:
+    """Given alice's transport session, When bob subscribes on it or opens its GET stream (on
+    either instance), Then both get 404, as for a session that does not exist."""
+    a, b = pair
+    session_id = initialize(a.url, keys["alice"])
+    subscribe = call(b.url, keys["bob"], session_id, 2, "resources/subscribe", {"uri": WATCHED})
+    assert subscribe.status_code == 404
+    foreign = httpx.get(a.url, headers={**legacy(keys["bob"], session_id), "Accept": "text/event-stream"}, timeout=30)
+    assert foreign.status_code == 404
+    assert result(call(a.url, keys["alice"], session_id, 3, "resources/subscribe", {"uri": WATCHED})) == {}
+
+
+def test_delete_ends_the_subscriptions_and_the_stream(
+    pair: tuple[Instance, Instance], keys: dict[str, str], aws: AwsStack
+) -> None:
+    """Given a subscription and a GET stream on B, When the session is deleted on A, Then the
+    stream ends without delivering what is published afterwards (a tool list change, from a
+    2026 call), and nothing of the subscription is left in the table."""
+    a, b = pair
+    key = keys["alice"]
+    session_id = initialize(a.url, key)
+    assert result(call(a.url, key, session_id, 2, "resources/subscribe", {"uri": WATCHED})) == {}
+    with get_stream(b, key, session_id) as stream:
+        assert httpx.delete(a.url, headers=legacy(key, session_id), timeout=30).status_code == 200
+        modern_trigger(a, key, 3, "test_trigger_tool_change")
+        assert stream.rest() == []  # ended by the server (before the 20 s cap), nothing delivered
+    left = aws.client("dynamodb").query(
+        TableName=aws.table,
+        KeyConditionExpression="pk = :pk",
+        ExpressionAttributeValues={":pk": {"S": f"subs#{session_id}"}},
+        ConsistentRead=True,
+    )
+    assert left["Items"] == []
+
+
+def test_a_newer_get_stream_replaces_the_older_one(pair: tuple[Instance, Instance], keys: dict[str, str]) -> None:
+    """Given a GET stream on A, When the client opens another on B (a reconnect that A never saw
+    as a disconnect, as behind a Function URL), Then once B delivers, A ends without delivering
+    anything published after: each message goes on one stream only (2025 transport)."""
+    a, b = pair
+    key = keys["alice"]
+    session_id = initialize(a.url, key)
+    with get_stream(a, key, session_id) as older, get_stream(b, key, session_id) as newer:
+        trigger(a, key, session_id, 2, "test_trigger_tool_change")
+        assert methods(newer.until(lambda message: message.get("method") == TOOLS_CHANGED)) == [TOOLS_CHANGED]
+        trigger(a, key, session_id, 3, "test_trigger_prompt_change")  # after B holds the stream
+        assert methods(newer.until(lambda message: message.get("method") == PROMPTS_CHANGED)) == [PROMPTS_CHANGED]
+        assert PROMPTS_CHANGED not in methods(older.rest())  # A ended (before its 20 s cap)
+
+
+def test_off_advertises_nothing_and_the_methods_are_not_found(aws: AwsStack, keys: dict[str, str]) -> None:
+    """Given the stack option off (the default), Then neither era advertises subscribe or
+    listChanged, resources/subscribe and subscriptions/listen answer -32601, and GET is 405."""
+    key = keys["alice"]
+    with endpoint_instance(aws, extra_tools=(conformance,)) as instance:
+        params = {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+        init = httpx.post(instance.url, headers=headers(key), json=body, timeout=30)
+        session_id = init.headers["mcp-session-id"]
+        discover = result(modern_call(instance.url, key, 2, "server/discover", {"_meta": CAPS_META}))
+        for capabilities in (result(init)["capabilities"], discover["capabilities"]):
+            assert "subscribe" not in capabilities["resources"]
+            assert not any(capabilities[name].get("listChanged") for name in ("tools", "resources", "prompts"))
+        subscribe = call(instance.url, key, session_id, 3, "resources/subscribe", {"uri": WATCHED}).json()
+        assert subscribe["error"]["code"] == -32601
+        listen = modern_call(instance.url, key, 4, "subscriptions/listen", {"_meta": CAPS_META, "notifications": {}})
+        assert (listen.status_code, listen.json()["error"]["code"]) == (404, -32601)
+        get = httpx.get(instance.url, headers={**legacy(key, session_id), "Accept": "text/event-stream"}, timeout=30)
+        assert get.status_code == 405 and "GET" not in get.headers["allow"]

@@ -1,0 +1,1 @@
+"""Test-only interactive tools (loaded with ``extra_tools``, never deployed)."""

@@ -1,0 +1,146 @@
+"""2025 server-to-client requests without a network (the table is a fake that counts its calls),
+and the cold-start rule: nothing of the interactive machinery loads at start."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_platform.interactive.api import elicitation
+from mcp_platform.interactive.outbound import ClientRequestFailed, ReplyRefused, ServerRequests
+from mcp_platform.mcp.server import CallContext
+
+ROOT = Path(__file__).resolve().parents[3]
+NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+LAZY_MODULES = (
+    "mcp_platform.interactive.rounds",
+    "mcp_platform.interactive.state",
+    "mcp_platform.interactive.keys",
+    "mcp_platform.interactive.vault",
+    "mcp_platform.interactive.outbound",
+    "mcp_platform.interactive.replies",
+)
+
+
+class FakeReplies:
+    """The reply items in memory: ``answers`` is what other instances delivered."""
+
+    def __init__(self) -> None:
+        self.expected: list[str] = []
+        self.answers: dict[str, str] = {}
+        self.calls = 0
+
+    def expect(self, session_id: str, request_id: str, *, owner: str, method: str, ttl_seconds: int) -> None:
+        self.calls += 1
+        self.expected.append(request_id)
+
+    def deliver(self, session_id: str, request_id: str, *, owner: str, response: str) -> bool:
+        self.calls += 1
+        return False
+
+    def read(self, session_id: str, request_id: str, *, owner: str) -> str | None:
+        self.calls += 1
+        return self.answers.get(request_id)
+
+    def discard(self, session_id: str, request_id: str) -> None:
+        self.calls += 1
+
+
+def accept() -> dict[str, Any]:
+    return {"action": "accept", "content": {"name": "Al"}}
+
+
+def legacy_call(sent: list[dict[str, Any]]) -> CallContext:
+    async def notify(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    return CallContext("alice", "2025-11-25", False, transport_session_id="s" * 32, notify=notify)
+
+
+def test_ids_that_cannot_be_ours_are_refused_without_an_aws_call() -> None:
+    replies = FakeReplies()
+    outbound = ServerRequests(replies, timeout_seconds=5)  # type: ignore[arg-type]
+    for request_id in (7, "1", "srv-short", "srv-" + "A" * 22 + "x"):
+        with pytest.raises(ReplyRefused) as refused:
+            asyncio.run(outbound.receive("s" * 32, {"id": request_id, "result": {}}, owner="alice"))
+        assert refused.value.status == 400
+    assert replies.calls == 0
+
+
+def test_an_answer_on_the_same_instance_is_handed_over_in_process_and_asked_once_per_key() -> None:
+    replies, sent = FakeReplies(), []
+    outbound = ServerRequests(replies, timeout_seconds=30)  # type: ignore[arg-type]
+    call = legacy_call(sent)
+
+    async def scenario() -> list[dict[str, Any]]:
+        asker = outbound.for_call(call)
+        question = {"name": elicitation("Name?", NAME)}
+        waiting = asyncio.ensure_future(asker.ask(question))
+        while not sent:
+            await asyncio.sleep(0)
+        await outbound.receive(
+            call.transport_session_id or "", {"id": sent[0]["id"], "result": accept()}, owner="alice"
+        )
+        first = await waiting
+        again = await asker.ask(question)  # a rerun of the tool: answered from what this call holds
+        return [first, again]
+
+    first, again = asyncio.run(scenario())
+    assert first == again == {"name": accept()}
+    assert len(sent) == 1 and sent[0]["method"] == "elicitation/create" and sent[0]["id"] in replies.expected
+    assert not any(request_id == sent[0]["id"] for request_id in replies.answers)  # nothing went to the table
+
+
+def test_an_answer_delivered_elsewhere_is_polled_and_a_malformed_one_fails_the_call() -> None:
+    replies, sent = FakeReplies(), []
+    outbound = ServerRequests(replies, timeout_seconds=30, poll_base_seconds=0.001)  # type: ignore[arg-type]
+    call = legacy_call(sent)
+
+    async def scenario(result: Any) -> Any:
+        before = len(sent)
+        waiting = asyncio.ensure_future(outbound.for_call(call).ask({"k": elicitation("Name?", NAME)}))
+        while len(sent) == before:  # the request is out (its item was written before it)
+            await asyncio.sleep(0)
+        replies.answers[replies.expected[-1]] = json.dumps({"jsonrpc": "2.0", "id": "x", "result": result})
+        return await waiting
+
+    assert asyncio.run(scenario(accept())) == {"k": accept()}
+    with pytest.raises(ClientRequestFailed, match="malformed"):
+        asyncio.run(scenario({"action": "sure"}))
+
+
+def test_an_unanswered_request_ends_with_a_clear_error() -> None:
+    outbound = ServerRequests(FakeReplies(), timeout_seconds=0.01, poll_base_seconds=0.001)  # type: ignore[arg-type]
+    with pytest.raises(ClientRequestFailed, match="did not answer elicitation/create"):
+        asyncio.run(outbound.for_call(legacy_call([])).ask({"k": elicitation("Name?", NAME)}))
+
+
+def test_nothing_of_the_interactive_machinery_is_imported_at_start() -> None:
+    """Cold start: the request-state codec, the secret fetch and the reply plumbing load on first use."""
+    probe = (
+        f"MODULES = {LAZY_MODULES!r}; import json, sys, endpoint_app; "
+        "print(json.dumps([m for m in MODULES if m in sys.modules]))"
+    )
+    env = {
+        **os.environ,
+        "SESSION_TABLE_NAME": "sessions",
+        "AWS_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "MCP_AUTH": "api_key",
+        "MCP_REQUEST_STATE_SECRET_ARN": "arn:aws:secretsmanager:us-east-1:000000000000:secret:keys",
+        "PYTHONPATH": os.pathsep.join(str(ROOT / p) for p in ("layers/platform/python", "functions/endpoint")),
+    }
+    env.pop("AWS_LAMBDA_FUNCTION_NAME", None)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60, check=True
+    )
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []

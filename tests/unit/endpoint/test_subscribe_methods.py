@@ -1,0 +1,112 @@
+"""Capabilities and 2025 resources/subscribe through the protocol core, option on and off."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from mcp_platform.mcp.catalog import Catalog
+from mcp_platform.mcp.context import Services, ToolContext
+from mcp_platform.mcp.jsonrpc import (
+    INVALID_PARAMS,
+    LIMIT_EXCEEDED,
+    METHOD_NOT_FOUND,
+    RESOURCE_NOT_FOUND,
+    JsonRpcError,
+    Request,
+)
+from mcp_platform.mcp.prompts import prompt, user
+from mcp_platform.mcp.resources import resource
+from mcp_platform.mcp.server import CallContext, McpServer
+from mcp_platform.mcp.tool_calls import ToolCallRunner
+from mcp_platform.notifications import NotificationLog, Notifications, SessionSubscriptions
+from mcp_platform.sessions import SessionStore
+from tests.support.tables import create_session_table
+
+SESSION = "s" * 32
+
+
+@resource(uri="test://watched", description="Watched.")
+async def watched(ctx: ToolContext) -> str:
+    return "w"
+
+
+@prompt(description="Greets.")
+async def hello(ctx: ToolContext) -> list[dict[str, Any]]:
+    return [user("hello")]
+
+
+@pytest.fixture
+def notifications(aws_env: None) -> Iterator[Notifications]:
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        name = f"sessions-{uuid.uuid4().hex[:8]}"
+        create_session_table(client, name)
+        gateway = SessionStore(name, client=client).gateway
+        subscriptions = SessionSubscriptions(name, gateway, max_per_session=2)
+        yield Notifications(NotificationLog(name, gateway), subscriptions)
+
+
+def server(notifications: Notifications | None) -> McpServer:
+    services = Services(notifications=notifications)
+    return McpServer(Catalog.of([watched, hello]), ToolCallRunner(services), services=services)
+
+
+def legacy_call(srv: McpServer, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    call = CallContext(principal="alice", protocol_version="2025-11-25", modern=False, transport_session_id=SESSION)
+    return asyncio.run(srv.handle(Request(method, params, 1), call))
+
+
+def test_capabilities_advertise_subscribe_and_list_changes_only_when_on(notifications: Notifications) -> None:
+    for modern in (False, True):
+        off = server(None).capabilities(modern)
+        assert off["resources"] == {"listChanged": False} and not off["tools"]["listChanged"]
+        assert not off["prompts"]["listChanged"]
+        on = server(notifications).capabilities(modern)
+        assert on["resources"] == {"subscribe": True, "listChanged": True}
+        assert on["tools"] == {"listChanged": True} and on["prompts"] == {"listChanged": True}
+
+
+def test_subscribe_exists_in_the_2025_era_only_and_only_when_on(notifications: Notifications) -> None:
+    modern = CallContext(principal="alice", protocol_version="2026-07-28", modern=True)
+    for srv, call in ((server(None), None), (server(notifications), modern)):
+        with pytest.raises(JsonRpcError) as missing:
+            if call is None:
+                legacy_call(srv, "resources/subscribe", {"uri": "test://watched"})
+            else:
+                asyncio.run(srv.handle(Request("resources/subscribe", {"uri": "test://watched"}, 1), call))
+        assert missing.value.code == METHOD_NOT_FOUND
+
+
+def test_subscribe_stores_known_uris_up_to_the_limit(notifications: Notifications) -> None:
+    srv = server(notifications)
+    assert legacy_call(srv, "resources/subscribe", {"uri": "test://watched"}) == {}
+    assert legacy_call(srv, "resources/subscribe", {"uri": "test://watched"}) == {}  # again: renewed
+    assert set(notifications.subscriptions.snapshot(SESSION, owner="alice").since) == {"test://watched"}
+    assert notifications.subscriptions.snapshot(SESSION, owner="bob").since == {}  # the owner's only
+    for params, code in (
+        ({"uri": "test://unknown"}, RESOURCE_NOT_FOUND),
+        ({"uri": ""}, INVALID_PARAMS),
+        ({}, INVALID_PARAMS),
+    ):
+        with pytest.raises(JsonRpcError) as refused:
+            legacy_call(srv, "resources/subscribe", params)
+        assert refused.value.code == code
+    assert legacy_call(srv, "resources/unsubscribe", {"uri": "test://watched"}) == {}
+    assert notifications.subscriptions.snapshot(SESSION, owner="alice").since == {}
+
+
+def test_a_session_watches_a_bounded_number_of_resources(notifications: Notifications) -> None:
+    subscriptions = notifications.subscriptions  # max_per_session=2 here (32 by default)
+    subscriptions.subscribe(SESSION, "test://a", owner="alice")
+    subscriptions.subscribe(SESSION, "test://b", owner="alice")
+    srv = server(notifications)
+    with pytest.raises(JsonRpcError) as full:
+        legacy_call(srv, "resources/subscribe", {"uri": "test://watched"})
+    assert full.value.code == LIMIT_EXCEEDED and full.value.data == {"limit": "subscriptions", "max": 2}
