@@ -20,6 +20,7 @@ from mcp_platform.mcp.server import CallContext
 ROOT = Path(__file__).resolve().parents[3]
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 LAZY_MODULES = (
+    "mcp_platform.interactive.api",
     "mcp_platform.interactive.rounds",
     "mcp_platform.interactive.state",
     "mcp_platform.interactive.keys",
@@ -123,7 +124,8 @@ def test_an_unanswered_request_ends_with_a_clear_error() -> None:
 
 
 def test_nothing_of_the_interactive_machinery_is_imported_at_start() -> None:
-    """Cold start: the request-state codec, the secret fetch and the reply plumbing load on first use."""
+    """Cold start: the API, the request-state codec, the secret fetch and the reply plumbing load on
+    first use (only the package itself, InputRequired and the method set, loads at start)."""
     probe = (
         f"MODULES = {LAZY_MODULES!r}; import json, sys, endpoint_app; "
         "print(json.dumps([m for m in MODULES if m in sys.modules]))"

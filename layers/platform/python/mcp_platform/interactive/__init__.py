@@ -1,7 +1,7 @@
 """Interactive tools: a call (or a prompt, or a resource read) asks its client for input.
 
-One API for both protocol eras (:mod:`.api`, mixed into ``ToolContext``): ``elicit``, ``sample``,
-``list_roots`` and ``ask_all``. How the question travels depends on the request:
+One API for both protocol eras (:mod:`.api`, behind ``ToolContext``'s ``elicit``, ``sample``,
+``list_roots`` and ``ask_all``). How the question travels depends on the request:
 
 * 2026-07-28 (:mod:`.rounds`): the request is answered with an ``InputRequiredResult``; the
   client retries with ``inputResponses`` and the echoed ``requestState``, which any instance
@@ -11,16 +11,32 @@ One API for both protocol eras (:mod:`.api`, mixed into ``ToolContext``): ``elic
 
 :class:`InteractiveServices` is built at start but imports nothing of that: each side is loaded
 on first use, so an endpoint whose tools never ask pays neither the imports nor the secret fetch.
+This module, loaded at start, holds only that and what the server's dispatch must recognise.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mcp_platform.interactive.api import InputRequest
     from mcp_platform.interactive.outbound import ServerRequests
     from mcp_platform.interactive.vault import RequestStateVault
+
+INPUT_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+"""2026-07-28: the requests that may answer InputRequiredResult (mrtr.mdx, "Supported Requests")."""
+
+
+class InputRequired(Exception):
+    """2026-07-28: the run needs answers the request does not carry; the server answers an
+    InputRequiredResult asking ``requests``. Never committed, never cached."""
+
+    def __init__(self, requests: Mapping[str, InputRequest]) -> None:
+        super().__init__(f"input required: {', '.join(requests)}")
+        self.requests = dict(requests)
+
 
 DEFAULT_CLIENT_REQUEST_TIMEOUT_SECONDS = 300.0
 """2025: how long a call waits for the client's answer (the call's own time limit may be shorter)."""

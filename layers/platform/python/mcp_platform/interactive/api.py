@@ -1,4 +1,5 @@
-"""The interactive tool API, the same in both protocol eras.
+"""The interactive tool API, the same in both protocol eras (behind ``ToolContext``'s methods,
+loaded on the first question: a tool that never asks never imports it).
 
 A tool (prompt, resource read) awaits ``ctx.elicit(...)``, ``ctx.sample(...)``,
 ``ctx.list_roots()``, or ``ctx.ask_all({...})`` for several questions at once. Each question has
@@ -17,10 +18,15 @@ what the client can answer.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from mcp_platform.interactive import INPUT_METHODS, InputRequired
 from mcp_platform.mcp.jsonrpc import INVALID_REQUEST, MISSING_REQUIRED_CLIENT_CAPABILITY, JsonRpcError
+
+if TYPE_CHECKING:
+    from mcp_platform.mcp.context import ToolContext
+
+__all__ = ["INPUT_METHODS", "InputRequest", "InputRequired", "elicitation", "roots", "sampling"]
 
 ELICIT = "elicitation/create"
 SAMPLE = "sampling/createMessage"
@@ -28,28 +34,22 @@ ROOTS = "roots/list"
 CAPABILITY = {ELICIT: "elicitation", SAMPLE: "sampling", ROOTS: "roots"}
 _SHORT = {ELICIT: "elicit", SAMPLE: "sample", ROOTS: "roots"}
 ELICIT_ACTIONS = ("accept", "decline", "cancel")
-INPUT_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
-"""2026-07-28: the requests that may answer InputRequiredResult (mrtr.mdx, "Supported Requests")."""
 
 
-@dataclass(frozen=True)
 class InputRequest:
     """One question for the client: a server-to-client request without its JSON-RPC framing."""
 
-    method: str
-    params: dict[str, Any] = field(default_factory=dict)
+    __slots__ = ("method", "params")
+
+    def __init__(self, method: str, params: dict[str, Any] | None = None) -> None:
+        self.method = method
+        self.params = params if params is not None else {}
+
+    def __repr__(self) -> str:
+        return f"InputRequest({self.method!r}, {self.params!r})"
 
     def to_wire(self) -> dict[str, Any]:
         return {"method": self.method, "params": self.params}
-
-
-class InputRequired(Exception):
-    """2026-07-28: the run needs answers the request does not carry; the server answers an
-    InputRequiredResult asking ``requests``. Never committed, never cached."""
-
-    def __init__(self, requests: Mapping[str, InputRequest]) -> None:
-        super().__init__(f"input required: {', '.join(requests)}")
-        self.requests = dict(requests)
 
 
 class InvalidInputResponse(ValueError):
@@ -67,24 +67,37 @@ class Interaction(Protocol):
         ...
 
 
-@dataclass(frozen=True)
 class Elicited:
-    action: str
-    """``accept``, ``decline`` or ``cancel``."""
-    content: dict[str, Any]
-    """What the user submitted (empty unless accepted)."""
+    """An elicitation's answer: ``action`` (accept, decline, cancel) and what the user submitted
+    (``content``: empty unless accepted)."""
+
+    __slots__ = ("action", "content")
+
+    def __init__(self, action: str, content: dict[str, Any]) -> None:
+        self.action = action
+        self.content = content
+
+    def __repr__(self) -> str:
+        return f"Elicited({self.action!r}, {self.content!r})"
 
     @property
     def accepted(self) -> bool:
         return self.action == "accept"
 
 
-@dataclass(frozen=True)
 class Sampled:
-    role: str
-    content: Any
-    model: str
-    stop_reason: str | None
+    """A sampling answer: the message the client's model produced."""
+
+    __slots__ = ("content", "model", "role", "stop_reason")
+
+    def __init__(self, role: str, content: Any, model: str, stop_reason: str | None) -> None:
+        self.role = role
+        self.content = content
+        self.model = model
+        self.stop_reason = stop_reason
+
+    def __repr__(self) -> str:
+        return f"Sampled({self.role!r}, {self.content!r}, {self.model!r}, {self.stop_reason!r})"
 
     @property
     def text(self) -> str | None:
@@ -132,54 +145,48 @@ def check_answer(method: str, answer: Any) -> dict[str, Any]:
     return answer
 
 
-class Interactive:
-    """Mixed into ``ToolContext``: the methods a tool uses to ask its client."""
+def supports(ctx: ToolContext, capability: str) -> bool:
+    """Whether the client declared ``capability`` (unknown capabilities: assumed declared)."""
+    return ctx.client_capabilities is None or capability in ctx.client_capabilities
 
-    interaction: Interaction | None
-    client_capabilities: dict[str, Any] | None
-    _asked = 0  # questions of this run: the default keys (set per instance on first use)
 
-    @property
-    def round(self) -> int:
-        """2026-07-28: how many times this request has come back with a verified requestState, + 1."""
-        return self.interaction.round if self.interaction is not None else 1
+async def elicit(ctx: ToolContext, message: str, requested_schema: dict[str, Any], key: str | None) -> Elicited:
+    answer = await _one(ctx, key, elicitation(message, requested_schema))
+    content = answer.get("content") if answer["action"] == "accept" else None
+    return Elicited(answer["action"], dict(content or {}))
 
-    def supports(self, capability: str) -> bool:
-        """Whether the client declared ``capability`` (unknown capabilities: assumed declared)."""
-        return self.client_capabilities is None or capability in self.client_capabilities
 
-    async def elicit(self, message: str, requested_schema: dict[str, Any], *, key: str | None = None) -> Elicited:
-        answer = await self._one(key, elicitation(message, requested_schema))
-        content = answer.get("content") if answer["action"] == "accept" else None
-        return Elicited(answer["action"], dict(content or {}))
+async def sample(
+    ctx: ToolContext, messages: str | Sequence[dict[str, Any]], max_tokens: int, key: str | None, **options: Any
+) -> Sampled:
+    answer = await _one(ctx, key, sampling(messages, max_tokens=max_tokens, **options))
+    return Sampled(answer["role"], answer["content"], answer["model"], answer.get("stopReason"))
 
-    async def sample(
-        self, messages: str | Sequence[dict[str, Any]], *, max_tokens: int, key: str | None = None, **options: Any
-    ) -> Sampled:
-        answer = await self._one(key, sampling(messages, max_tokens=max_tokens, **options))
-        return Sampled(answer["role"], answer["content"], answer["model"], answer.get("stopReason"))
 
-    async def list_roots(self, *, key: str | None = None) -> list[dict[str, Any]]:
-        answer = await self._one(key, roots())
-        return list(answer["roots"])
+async def list_roots(ctx: ToolContext, key: str | None) -> list[dict[str, Any]]:
+    answer = await _one(ctx, key, roots())
+    return list(answer["roots"])
 
-    async def ask_all(self, requests: Mapping[str, InputRequest]) -> dict[str, dict[str, Any]]:
-        """Several questions in one round (2026: one InputRequiredResult; 2025: sent together).
-        Answers are the raw results, each checked against its request's result shape."""
-        missing = {CAPABILITY[r.method] for r in requests.values() if not self.supports(CAPABILITY[r.method])}
-        if missing:
-            raise JsonRpcError(
-                MISSING_REQUIRED_CLIENT_CAPABILITY,
-                f"This request needs client capabilities it did not declare: {', '.join(sorted(missing))}",
-                {"requiredCapabilities": {name: {} for name in sorted(missing)}},
-            )
-        if not requests:
-            return {}
-        if self.interaction is None:
-            raise JsonRpcError(INVALID_REQUEST, "This request cannot ask the client for input")
-        return await self.interaction.ask(requests)
 
-    async def _one(self, key: str | None, request: InputRequest) -> dict[str, Any]:
-        self._asked += 1
-        name = key or f"{_SHORT[request.method]}-{self._asked}"
-        return (await self.ask_all({name: request}))[name]
+async def ask_all(ctx: ToolContext, requests: Mapping[str, InputRequest]) -> dict[str, dict[str, Any]]:
+    """Several questions in one round (2026: one InputRequiredResult; 2025: sent together).
+    Answers are the raw results, each checked against its request's result shape."""
+    missing = {CAPABILITY[r.method] for r in requests.values() if not supports(ctx, CAPABILITY[r.method])}
+    if missing:
+        raise JsonRpcError(
+            MISSING_REQUIRED_CLIENT_CAPABILITY,
+            f"This request needs client capabilities it did not declare: {', '.join(sorted(missing))}",
+            {"requiredCapabilities": {name: {} for name in sorted(missing)}},
+        )
+    if not requests:
+        return {}
+    if ctx.interaction is None:
+        raise JsonRpcError(INVALID_REQUEST, "This request cannot ask the client for input")
+    answers: dict[str, dict[str, Any]] = await ctx.interaction.ask(requests)
+    return answers
+
+
+async def _one(ctx: ToolContext, key: str | None, request: InputRequest) -> dict[str, Any]:
+    ctx.questions_asked += 1
+    name = key or f"{_SHORT[request.method]}-{ctx.questions_asked}"
+    return (await ask_all(ctx, {name: request}))[name]

@@ -21,7 +21,8 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from mcp_platform.interactive.api import InputRequest, InputRequired, InvalidInputResponse, check_answer
+from mcp_platform.interactive import InputRequired
+from mcp_platform.interactive.api import InputRequest, InvalidInputResponse, check_answer
 from mcp_platform.mcp.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, LIMIT_EXCEEDED, JsonRpcError, Request
 
 if TYPE_CHECKING:

@@ -1,16 +1,19 @@
 """What a running tool can see and do: caller, session, progress, logs, cancellation, effects,
-and asking its client for input (``elicit``, ``sample``, ``list_roots``: :mod:`mcp_platform.interactive.api`)."""
+and asking its client for input (``elicit``, ``sample``, ``list_roots``, ``ask_all``; the API in
+:mod:`mcp_platform.interactive.api`, loaded on a tool's first question)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp_platform.interactive.api import Interaction, Interactive
 from mcp_platform.mcp.jsonrpc import notification_message
 from mcp_platform.sessions.model import ConditionCheck, ExtraPut
+
+if TYPE_CHECKING:  # the interactive API loads on a tool's first question, not at start
+    from mcp_platform.interactive.api import Elicited, InputRequest, Interaction, Sampled
 
 Notify = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -36,7 +39,7 @@ class Services:
 
 
 @dataclass
-class ToolContext(Interactive):
+class ToolContext:
     """Per-call context handed to a tool as its ``ctx`` argument."""
 
     principal: str
@@ -62,6 +65,8 @@ class ToolContext(Interactive):
     """How this request's questions reach the client; None: this request cannot ask."""
     client_capabilities: dict[str, Any] | None = None
     """What the client declared (None: unknown, nothing refused); see ``supports``."""
+    questions_asked: int = 0
+    """Questions of this run so far: an unnamed question's key is ``<kind>-<n>``."""
 
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send notifications/progress when the caller asked for it (a progressToken)."""
@@ -96,6 +101,42 @@ class ToolContext(Interactive):
         changed. A no-op when subscriptions are off."""
         if self.services.notifications is not None:
             await self.services.notifications.list_changed(kind)
+
+    # -- asking the client (interactive.api: the same code on both protocol eras) ----------------
+    @property
+    def round(self) -> int:
+        """2026-07-28: 1, or n+1 once the request came back with n verified requestStates."""
+        return self.interaction.round if self.interaction is not None else 1
+
+    def supports(self, capability: str) -> bool:
+        """Whether the client declared ``capability`` (elicitation, sampling, roots)."""
+        return self.client_capabilities is None or capability in self.client_capabilities
+
+    async def elicit(self, message: str, requested_schema: dict[str, Any], *, key: str | None = None) -> Elicited:
+        """Ask the user to fill in a form; needs the client's ``elicitation`` capability (-32021)."""
+        from mcp_platform.interactive import api
+
+        return await api.elicit(self, message, requested_schema, key)
+
+    async def sample(
+        self, messages: str | Sequence[dict[str, Any]], *, max_tokens: int, key: str | None = None, **options: Any
+    ) -> Sampled:
+        """Ask the client's model (``sampling``); ``options`` are further params by wire name."""
+        from mcp_platform.interactive import api
+
+        return await api.sample(self, messages, max_tokens, key, **options)
+
+    async def list_roots(self, *, key: str | None = None) -> list[dict[str, Any]]:
+        """The client's roots (``roots``)."""
+        from mcp_platform.interactive import api
+
+        return await api.list_roots(self, key)
+
+    async def ask_all(self, requests: Mapping[str, InputRequest]) -> dict[str, dict[str, Any]]:
+        """Several questions in one round; raw answers, each checked against its result shape."""
+        from mcp_platform.interactive import api
+
+        return await api.ask_all(self, requests)
 
     def append_to_session(self, *messages: dict[str, Any]) -> None:
         """Queue context messages, committed atomically with the tool-call record (D3, D10)."""

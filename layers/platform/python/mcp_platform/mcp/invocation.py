@@ -14,7 +14,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from mcp_platform.events.schema import STATUS_ERROR, STATUS_OK, ToolCallEvent
-from mcp_platform.interactive.api import InputRequired
+from mcp_platform.interactive import InputRequired
 from mcp_platform.mcp.admission import Inadmissible, check_storable
 from mcp_platform.mcp.context import ToolContext
 from mcp_platform.mcp.effects import is_throttle, unavailable

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_platform.interactive.api import INPUT_METHODS, InputRequired
+from mcp_platform.interactive import INPUT_METHODS, InputRequired
 from mcp_platform.mcp.catalog import Catalog
 from mcp_platform.mcp.context import LOG_LEVELS, Notify, Services, _discard
 from mcp_platform.mcp.features import FEATURES
