@@ -5,6 +5,7 @@ The fakes keep items in a dict and ignore conditions: they measure our CPU, not 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import Counter
 from typing import Any
@@ -88,12 +89,16 @@ async def asgi_post(
     }
     sent = False
     response: dict[str, Any] = {"status": 0, "headers": {}, "body": b""}
+    finished = asyncio.Event()
 
     async def receive() -> dict[str, Any]:
+        # As a server sees a client that stays connected: the body, then nothing until the
+        # response has ended (a disconnect only after it; a streaming server watches for it).
         nonlocal sent
         if not sent:
             sent = True
             return {"type": "http.request", "body": payload, "more_body": False}
+        await finished.wait()
         return {"type": "http.disconnect"}
 
     async def send(message: dict[str, Any]) -> None:
@@ -102,6 +107,9 @@ async def asgi_post(
             response["headers"] = {k.decode(): v.decode() for k, v in message.get("headers", [])}
         elif message["type"] == "http.response.body":
             response["body"] += message.get("body", b"")
+            if not message.get("more_body", False):
+                finished.set()
 
     await app(scope, receive, send)
+    finished.set()
     return response["status"], response["headers"], response["body"]

@@ -1,4 +1,9 @@
-"""``make bench``: every benchmark, one table, ratios side by side in one run."""
+"""``make bench``: every benchmark, one table; each of our figures next to its like-for-like peer
+(measured in the same run), the ratio ours/peer, and a note saying what work both do.
+
+``python bench/run.py [suite ...]`` runs some suites only (endpoint, loopback, aws, producer,
+audit, parallel). Sizes can be lowered with the BENCH_* variables the suites read.
+"""
 
 from __future__ import annotations
 
@@ -10,24 +15,45 @@ for extra in (ROOT / "layers/platform/python", ROOT / "functions/endpoint", ROOT
     sys.path.insert(0, str(extra))
 
 import bench_audit  # noqa: E402
+import bench_aws_calls  # noqa: E402
 import bench_endpoint  # noqa: E402
+import bench_loopback  # noqa: E402
 import bench_parallel  # noqa: E402
 import bench_producer  # noqa: E402
 
-SUITES = {"endpoint": bench_endpoint, "parallel": bench_parallel, "producer": bench_producer, "audit": bench_audit}
+SUITES = {
+    "endpoint": bench_endpoint,
+    "loopback": bench_loopback,
+    "aws": bench_aws_calls,
+    "producer": bench_producer,
+    "audit": bench_audit,
+    "parallel": bench_parallel,
+}
+COLUMNS = ("suite", "metric", "ours", "peer", "ratio", "unit")
 
 
 def main(selected: list[str]) -> int:
+    unknown = [name for name in selected if name not in SUITES]
+    if unknown:
+        print(f"unknown suite(s): {', '.join(unknown)}; choose from {', '.join(SUITES)}", file=sys.stderr)
+        return 2
     rows = []
     for name, module in SUITES.items():
         if selected and name not in selected:
             continue
         print(f"running {name} ...", file=sys.stderr, flush=True)
         rows += [{"suite": name, **row} for row in module.run()]
-    width = max(len(str(row["metric"])) for row in rows)
-    print(f"{'suite':<9} {'metric':<{width}} {'value':>10} unit   note")
+    widths = {column: max(len(column), *(len(str(row.get(column, ""))) for row in rows)) for column in COLUMNS}
+    header = "  ".join(f"{column:<{widths[column]}}" for column in COLUMNS) + "  note"
+    print(header)
+    print("-" * len(header))
     for row in rows:
-        print(f"{row['suite']:<9} {row['metric']:<{width}} {row['value']!s:>10} {row['unit']:<6} {row.get('note', '')}")
+        cells = []
+        for column in COLUMNS:
+            value = str(row.get(column, ""))
+            numeric = column in ("ours", "peer", "ratio")
+            cells.append(f"{value:>{widths[column]}}" if numeric else f"{value:<{widths[column]}}")
+        print("  ".join(cells) + f"  {row.get('note', '')}")
     return 0
 
 

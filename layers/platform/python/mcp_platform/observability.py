@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import sys
 import time
 from typing import TextIO
@@ -45,11 +46,30 @@ class MetricsWriter:
         self.namespace = namespace
         self.service = service
         self.stream = stream or sys.stdout
+        self._parts: dict[tuple[str, str], tuple[str, str]] = {}
 
     def emit(self, name: str, value: float, unit: str = "Milliseconds") -> None:
-        record = {
+        """One EMF line; the same text as ``json.dumps`` of the record, built from cached parts
+        (one line per request: TimeToFirstByte)."""
+        parts = self._parts.get((name, unit))
+        if parts is None:
+            parts = self._parts[(name, unit)] = self._template(name, unit)
+        if (type(value) is float or type(value) is int) and math.isfinite(value):
+            text = repr(value)  # what json.dumps writes for a finite int or float
+        else:
+            text = json.dumps(value)
+        self.stream.write(f"{parts[0]}{int(time.time() * 1000)}{parts[1]}{text}}}\n")
+
+    def _template(self, name: str, unit: str) -> tuple[str, str]:
+        marker = -987654321
+        line = json.dumps(self._record(name, 0.0, unit, marker), separators=(",", ":"))
+        head, tail = line.split(str(marker), 1)
+        return head, tail[: -len("0.0}")]
+
+    def _record(self, name: str, value: float, unit: str, timestamp: int) -> dict[str, object]:
+        return {
             "_aws": {
-                "Timestamp": int(time.time() * 1000),
+                "Timestamp": timestamp,
                 "CloudWatchMetrics": [
                     {
                         "Namespace": self.namespace,
@@ -61,4 +81,3 @@ class MetricsWriter:
             "service": self.service,
             name: value,
         }
-        self.stream.write(json.dumps(record, separators=(",", ":")) + "\n")

@@ -5,6 +5,7 @@ Refused at start-up inside Lambda, where the Web Adapter proxies every request f
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 
 from mcp_platform.auth.base import AuthError, Principal
@@ -12,6 +13,7 @@ from mcp_platform.auth.base import AuthError, Principal
 ANONYMOUS = Principal(id="local-anonymous", kind="anonymous")
 
 
+@functools.lru_cache(maxsize=64)  # a pure function of the peer address, asked on every request
 def is_loopback(host: str) -> bool:
     try:
         return ipaddress.ip_address(host).is_loopback

@@ -3,7 +3,9 @@
 Usage on the endpoint: ``add()`` each tool-call event while serving (cheap: serialize, size
 check, append), then ``await producer.flush_async()`` after the result has been sent and
 before the response stream ends. ``flush`` is a plain blocking method; ``flush_async`` runs it
-in a worker thread (``asyncio.to_thread``) so the event loop never waits on Kinesis.
+in a worker thread (``asyncio.to_thread``) so the event loop never waits on Kinesis, except
+while the request flushing is the only one in flight (Lambda's pattern, see
+:mod:`mcp_platform.blocking`), where the hop would buy nothing.
 
 Delivery is at-least-once: a timed-out call that did land is resent, so consumers dedupe by
 event id (the ingest function does). **Per-key ordering can change on retry**: a failed record
@@ -24,6 +26,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from mcp_platform import blocking
 from mcp_platform.events.batching import (
     MAX_BYTES_PER_CALL,
     MAX_RECORD_BYTES,
@@ -98,6 +101,8 @@ class EventProducer:
         self._buffer: list[Entry] = []
         self._lock = threading.Lock()
         self._seq = 0
+        self._running: asyncio.Future[FlushResult] | None = None  # the worker-thread flush under way
+        self._next: asyncio.Future[FlushResult] | None = None  # the one queued behind it
 
     def __len__(self) -> int:
         return len(self._buffer)
@@ -159,7 +164,40 @@ class EventProducer:
                 self._buffer[:0] = entries
 
     async def flush_async(self) -> FlushResult:
-        return await asyncio.to_thread(self.flush)
+        """``flush`` inline while the calling request is the only one in flight (Lambda's
+        pattern, :mod:`mcp_platform.blocking`), else in a worker thread shared by concurrent
+        callers (group commit): a caller that finds a flush running joins the one flush queued
+        behind it, which sends what every waiting caller buffered, so each caller's events are
+        sent (or back in the buffer) when it returns. The shutdown flush has no request in
+        flight: it hops. A shared flush's result and error are every joined caller's."""
+        if blocking.alone():
+            return self.flush()
+        loop = asyncio.get_running_loop()
+        running = self._running
+        if running is not None and (running.done() or running.get_loop() is not loop):
+            running = self._running = None  # finished, or left behind by a closed loop
+        flight: asyncio.Future[FlushResult]
+        if running is None:
+            flight = self._running = asyncio.ensure_future(self._flight(None))
+        else:
+            queued = self._next
+            if queued is None or queued.done() or queued.get_loop() is not loop:
+                queued = self._next = asyncio.ensure_future(self._flight(running))
+            flight = queued
+        return await asyncio.shield(flight)  # a cancelled caller leaves the shared flush running
+
+    async def _flight(self, previous: asyncio.Future[FlushResult] | None) -> FlushResult:
+        if previous is not None:
+            await asyncio.wait({previous})  # its outcome belongs to its own callers
+        me = asyncio.current_task()
+        if self._next is me:
+            self._next = None  # callers arriving from now on queue behind this flight
+        self._running = me
+        try:
+            return await asyncio.to_thread(self.flush)
+        finally:
+            if self._running is me:
+                self._running = None
 
     def _send_batch(self, batch: Sequence[Entry], result: FlushResult, settled: set[int]) -> list[FailedRecord]:
         pending = list(batch)  # kept in original order; resent subsets stay in that order

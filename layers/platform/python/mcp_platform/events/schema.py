@@ -32,7 +32,7 @@ class EventSchemaError(ValueError):
 
 def utc_now_iso() -> str:
     """Fixed-width ISO 8601 UTC (microseconds, ``Z``), the session store's sort-key format."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.now(UTC).isoformat(timespec="microseconds")[:-6] + "Z"  # = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
 def parse_iso8601(value: str, name: str) -> datetime:
@@ -168,7 +168,7 @@ class ToolCallEvent:
         return body
 
     def to_bytes(self) -> bytes:
-        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        return _WIRE_ENCODER.encode(self.to_dict()).encode("utf-8")
 
     @classmethod
     def from_bytes(cls, data: bytes) -> ToolCallEvent:
@@ -187,3 +187,4 @@ class ToolCallEvent:
 
 
 _WIRE_FIELDS = tuple(f.name for f in fields(ToolCallEvent) if f.name != "schema_version")
+_WIRE_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)  # built once, not per event

@@ -15,6 +15,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
+from mcp_platform import blocking
 from mcp_platform.auth.base import Authenticator, AuthError, Principal
 from mcp_platform.http.legacy import HandshakeEra
 from mcp_platform.http.messages import HttpError, HttpRequest, decode_json, read_body, send_empty, send_http_error
@@ -105,7 +106,8 @@ class McpEndpoint(HandshakeEra):
             await send(message)
 
         try:
-            await self._route(request, receive, tracked_send, cors)
+            with blocking.request():  # alone in flight: its AWS calls skip the thread hop
+                await self._route(request, receive, tracked_send, cors)
         except HttpError as exc:
             exc.headers.update(cors)
             await send_http_error(tracked_send, exc)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from mcp_platform import blocking
 from mcp_platform.http.messages import HttpError, HttpRequest, send_empty
 from mcp_platform.http.messages import send_json as _send_json
 from mcp_platform.http.streaming import ResponseStreamer
@@ -151,7 +152,7 @@ class HandshakeEra:
     async def _transport_session(self, session_id: str, principal: str) -> Any:
         try:
             # Consistent: session existence decides 404 for every instance (X4).
-            session = await asyncio.to_thread(self.sessions.get_session, session_id, owner=principal, consistent=True)
+            session = await blocking.call(self.sessions.get_session, session_id, owner=principal, consistent=True)
         except session_errors.SessionNotFound as exc:
             raise HttpError(404, "Session not found") from exc
         if session.kind != KIND_TRANSPORT:

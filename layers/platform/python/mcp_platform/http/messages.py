@@ -6,6 +6,7 @@ import asyncio
 import json
 from typing import Any
 
+from mcp_platform.deadlines import first_step
 from mcp_platform.mcp.jsonrpc import INVALID_REQUEST, PARSE_ERROR, JsonRpcError, error_message
 
 Scope = dict[str, Any]
@@ -44,7 +45,7 @@ REFUSED = ("q=0", "q=0.0", "q=0.00", "q=0.000")  # RFC 9110: q=0 means "not acce
 class HttpRequest:
     """The parts of an ASGI HTTP scope the transport reads (header names lower-cased)."""
 
-    __slots__ = ("client_host", "header_list", "headers", "method", "path")
+    __slots__ = ("_repeats", "client_host", "header_list", "headers", "method", "path")
 
     def __init__(self, scope: Scope) -> None:
         self.method: str = scope["method"]
@@ -53,10 +54,13 @@ class HttpRequest:
             (name.decode("latin-1").lower(), value.decode("latin-1")) for name, value in scope.get("headers", [])
         ]
         self.headers: dict[str, str] = dict(self.header_list)
+        self._repeats = len(self.headers) != len(self.header_list)  # some header name appears twice
         client = scope.get("client")
         self.client_host: str = client[0] if client else ""
 
     def count(self, name: str) -> int:
+        if not self._repeats:
+            return 1 if name in self.headers else 0
         return sum(1 for key, _ in self.header_list if key == name)
 
     def accepts(self, media_type: str) -> bool:
@@ -88,8 +92,11 @@ async def read_body(receive: Any, limit: int, declared: str | None, timeout_seco
     while True:
         budget = asyncio.timeout_at(deadline)
         try:
-            async with budget:
-                message = await receive()
+            # A body already buffered is returned without suspending: no timer (deadlines).
+            done, message = first_step(receive())
+            if not done:
+                async with budget:
+                    message = await message
         except TimeoutError as exc:
             if not budget.expired():
                 raise
@@ -118,8 +125,11 @@ def decode_json(body: bytes) -> Any:
         raise HttpError(400, "Parse error: request body is not valid JSON", PARSE_ERROR) from exc
 
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"), default=str)  # built once, not per response
+
+
 def dumps(message: dict[str, Any]) -> bytes:
-    return json.dumps(message, separators=(",", ":"), default=str).encode()
+    return _COMPACT.encode(message).encode()
 
 
 def sse_event(message: dict[str, Any]) -> bytes:

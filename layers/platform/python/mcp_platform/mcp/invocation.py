@@ -13,6 +13,7 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
+from mcp_platform.deadlines import first_step
 from mcp_platform.events.schema import STATUS_ERROR, STATUS_OK, ToolCallEvent
 from mcp_platform.interactive import InputRequired
 from mcp_platform.mcp.admission import Inadmissible, check_storable
@@ -31,6 +32,7 @@ logger = logging.getLogger(__name__)
 # Matches the default stream cap (Settings.stream_max_seconds): a call answered as plain JSON,
 # which no stream cap ends, is bounded all the same. The endpoint passes the configured cap.
 DEFAULT_MAX_CALL_SECONDS = 840.0
+_COMPACT = json.JSONEncoder(separators=(",", ":"), default=str)  # built once, not per call
 
 
 def call_limit(spec: ToolSpec, cap: float) -> float:
@@ -54,8 +56,12 @@ async def invoke(spec: ToolSpec, ctx: ToolContext, arguments: dict[str, Any], de
     other failure a JsonRpcError (never committed, so a retry runs the tool again)."""
     budget = asyncio.timeout_at(deadline)
     try:
-        async with budget:
-            return to_result(await spec.function(ctx, **arguments))
+        # A tool that returns without suspending needs no timer (mcp_platform.deadlines).
+        done, value = first_step(spec.function(ctx, **arguments))
+        if not done:
+            async with budget:
+                value = await value
+        return to_result(value)
     except ToolError as exc:
         return error_result(str(exc))  # an expected failure: a result, committed as such
     except (JsonRpcError, InputRequired):
@@ -92,5 +98,5 @@ def call_event(
         finished_at=iso_utc(finished),
         duration_ms=round((finished - started) * 1000, 3),
         request_bytes=prepared.request_bytes,
-        response_bytes=len(json.dumps(result, separators=(",", ":"), default=str)),
+        response_bytes=len(_COMPACT.encode(result)),
     )

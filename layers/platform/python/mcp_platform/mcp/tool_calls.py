@@ -22,6 +22,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any, Protocol
 
+from mcp_platform import blocking
 from mcp_platform.mcp.context import Services, ToolContext
 from mcp_platform.mcp.effects import RERUN_BACKOFF, SessionLocks, store_error
 from mcp_platform.mcp.invocation import DEFAULT_MAX_CALL_SECONDS, admit_result, call_event, call_limit, invoke
@@ -83,7 +84,7 @@ class ToolCallRunner:
         if prepared.session_id is None or prepared.invalid_arguments is not None:
             return
         try:
-            session, prior = await asyncio.to_thread(
+            session, prior = await blocking.call(
                 self.services.sessions.load_for_tool_call,
                 prepared.session_id,
                 prepared.tool_call_id,
@@ -214,6 +215,8 @@ class ToolCallRunner:
             request_hash=prepared.request_hash,
         )
         try:
+            # Always in a worker thread: a cancellation posted while the commit runs must be
+            # read meanwhile (the call then ends without a response, its event still flushed).
             done = await asyncio.to_thread(
                 self.services.sessions.commit_tool_call,
                 session,

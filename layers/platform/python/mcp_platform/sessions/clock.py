@@ -41,4 +41,5 @@ class ManualClock:
 
 def iso_utc(epoch_seconds: float) -> str:
     """Fixed-width ISO 8601 UTC (microseconds, ``Z``): sorts lexicographically in time order."""
-    return datetime.fromtimestamp(epoch_seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # isoformat, not strftime: the same text at a third of the cost (tools/call path, twice a call).
+    return datetime.fromtimestamp(epoch_seconds, UTC).isoformat(timespec="microseconds")[:-6] + "Z"

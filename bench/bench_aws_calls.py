@@ -1,0 +1,200 @@
+"""AWS round trips on each operation's critical path, counted (deterministic), not estimated.
+
+Our endpoint runs in-process on real boto3 clients against a local moto server; a botocore
+``before-call`` hook on every client counts each API call (service.Operation). Each operation
+runs once to warm the caches (API-key verification, the request-state key secret), then is
+counted on its second run: the warm figure, what a warm Lambda environment pays. The peer (the
+official SDK) makes no AWS call at all: its 2025 sessions live in one process's memory (so a
+second instance cannot serve them) and it emits no events; the ``peer`` column shows that 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+import os
+from collections import Counter
+from typing import Any
+
+from common import (
+    BENCH_KEY,
+    BOTH,
+    HANDSHAKE,
+    INITIALIZE,
+    INITIALIZED,
+    MODERN,
+    modern_call,
+    modern_request,
+    row,
+    tool_call,
+)
+from fakes import asgi_post
+
+ELICITING = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+}
+
+
+class CallCounter:
+    def __init__(self) -> None:
+        self.calls: Counter[str] = Counter()
+
+    def attach(self, client: Any) -> Any:
+        client.meta.events.register("before-call", self._count)
+        return client
+
+    def _count(self, model: Any, **_: Any) -> None:
+        self.calls[f"{model.service_model.service_name}.{model.name}"] += 1
+
+
+def _counted_app(aws: Any, counter: CallCounter) -> Any:
+    import mcp_tools
+    from mcp_platform.auth.api_keys import ApiKeyStore
+    from mcp_platform.http.app import build_app
+    from tests.support import ask_tools
+
+    dynamodb = counter.attach(aws.client("dynamodb"))
+    ApiKeyStore(aws.table, aws.client("dynamodb")).mint("bench", key=BENCH_KEY)
+    return build_app(
+        aws.settings(),
+        mcp_tools,
+        ask_tools,
+        dynamodb=dynamodb,
+        kinesis=counter.attach(aws.client("kinesis")),
+        sqs=counter.attach(aws.client("sqs")),
+        secretsmanager=counter.attach(aws.client("secretsmanager")),
+        metrics_stream=io.StringIO(),
+    )
+
+
+async def _operations(app: Any, counter: CallCounter) -> list[tuple[str, dict[str, int], str]]:
+    bearer = {"authorization": f"Bearer {BENCH_KEY}"}
+    out: list[tuple[str, dict[str, int], str]] = []
+
+    async def post(headers: dict[str, str], body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
+        status, answer_headers, raw = await asgi_post(app, "/mcp", {**bearer, **headers}, body)
+        assert status in (200, 202), (status, raw[:300])
+        return status, answer_headers, raw
+
+    async def counted(label: str, note: str, make: Any) -> Any:
+        await make(0)  # warm: caches filled, lazy clients built
+        counter.calls.clear()
+        result = await make(1)
+        out.append((label, dict(counter.calls), note))
+        return result
+
+    import json
+
+    async def modern(name: str, arguments: dict[str, Any], **params: Any) -> dict[str, Any]:
+        headers, body = modern_call("x", name, arguments)
+        body["params"].update(params)
+        _, _, raw = await post(headers, body)
+        answer: dict[str, Any] = json.loads(raw)
+        return answer
+
+    opened = await modern("open_session", {})
+    handle = opened["result"]["structuredContent"]["session"]
+    await counted("2026 tools/call, no session", "echo", lambda _: modern("echo", {"text": "hi"}))
+    await counted(
+        "2026 tools/call, append-only session tool",
+        "append_note on a session handle",
+        lambda _: modern("append_note", {"session": handle, "text": "n"}),
+    )
+    await counted(
+        "2026 tools/call, read-only session tool",
+        "session_info on a session handle",
+        lambda _: modern("session_info", {"session": handle}),
+    )
+
+    async def modern_list(_: int) -> Any:
+        return await post(*modern_request("l", "tools/list"))
+
+    await counted("2026 tools/list", "", modern_list)
+
+    async def input_round(attempt: int) -> Any:
+        meta = {**ELICITING, "io.modelcontextprotocol/idempotencyKey": f"note-{attempt}"}
+        arguments = {"session": handle, "tag": f"t{attempt}"}
+        first = await modern("noted_answer", arguments, _meta=meta)
+        assert first["result"]["resultType"] == "input_required", first
+        return first, meta, arguments
+
+    first, meta, arguments = await counted(
+        "2026 input-required round 1", "noted_answer asks: InputRequiredResult + sealed requestState", input_round
+    )
+
+    counter.calls.clear()  # round 2 of the counted round 1 (warm: the key secret is cached)
+    answer = {"note": {"action": "accept", "content": {"note": "hello"}}}
+    state = first["result"]["requestState"]
+    done = await modern("noted_answer", arguments, _meta=meta, inputResponses=answer, requestState=state)
+    assert done["result"]["structuredContent"]["note"] == "hello", done
+    out.append(
+        (
+            "2026 input-required round 2",
+            dict(counter.calls),
+            "the answer: state consumed (one-time), session read, commit, event",
+        )
+    )
+
+    async def initialize(_: int) -> dict[str, str]:
+        _, answer_headers, _ = await post({"accept": BOTH}, INITIALIZE)
+        session = {
+            "accept": BOTH,
+            "mcp-session-id": answer_headers["mcp-session-id"],
+            "mcp-protocol-version": HANDSHAKE,
+        }
+        await post(session, INITIALIZED)
+        return session
+
+    session = await counted(
+        "2025 initialize + notifications/initialized",
+        "initialize persists the transport session (PutItem); the notification checks it (GetItem)",
+        initialize,
+    )
+    await counted(
+        "2025 tools/call in a session, no session tool",
+        "echo: the Mcp-Session-Id read",
+        lambda i: post(session, tool_call(f"e{i}", "echo", {"text": "hi"})),
+    )
+    await counted(
+        "2025 tools/call, session tool on the transport session",
+        "append_note: its BatchGet doubles as the session check",
+        lambda i: post(session, tool_call(f"a{i}", "append_note", {"text": "n"})),
+    )
+    await counted(
+        "2025 tools/list", "", lambda i: post(session, {"jsonrpc": "2.0", "id": f"l{i}", "method": "tools/list"})
+    )
+    return out
+
+
+def run() -> list[dict[str, Any]]:
+    from tests.support.aws import FAKE_CREDENTIALS
+    from tests.support.endpoint import aws_stack
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's request log
+    saved = {name: os.environ.get(name) for name in FAKE_CREDENTIALS}
+    os.environ.update(FAKE_CREDENTIALS)
+    try:
+        with aws_stack() as aws:
+            counter = CallCounter()
+            app = _counted_app(aws, counter)
+            counted = asyncio.run(_operations(app, counter))
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    rows = []
+    for label, calls, note in counted:
+        detail = ", ".join(f"{name}={n}" for name, n in sorted(calls.items())) or "none"
+        rows.append(
+            row(f"AWS calls: {label}", sum(calls.values()), 0, "calls", f"{detail}{'; ' + note if note else ''}")
+        )
+    return rows
+
+
+if __name__ == "__main__":
+    for line in run():
+        print(line)

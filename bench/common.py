@@ -1,0 +1,140 @@
+"""What the benchmark suites share: paths, the row shape, request builders, our app on fakes,
+and uvicorn's command line exactly as the endpoint function's run.sh starts it on Lambda."""
+
+from __future__ import annotations
+
+import io
+import re
+import shlex
+import socket
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+for extra in (ROOT / "layers/platform/python", ROOT / "functions/endpoint", ROOT, ROOT / "bench"):
+    if str(extra) not in sys.path:
+        sys.path.insert(0, str(extra))
+
+RUN_SH = ROOT / "functions/endpoint/run.sh"
+BENCH_KEY = "bench-key"
+MODERN = "2026-07-28"
+HANDSHAKE = "2025-11-25"
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+BOTH = "application/json, text/event-stream"
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def row(
+    metric: str, ours: Any, peer: Any, unit: str, note: str, *, ratio: float | None = None, digits: int = 2
+) -> dict[str, Any]:
+    """One line of the table: our figure, the like-for-like peer's, ours/peer, what both do."""
+    if ratio is None and isinstance(ours, int | float) and isinstance(peer, int | float) and peer:
+        ratio = ours / peer
+    return {
+        "metric": metric,
+        "ours": ours,
+        "peer": peer if peer is not None else "-",
+        "ratio": round(ratio, digits) if ratio is not None else "-",
+        "unit": unit,
+        "note": note,
+    }
+
+
+def p50_us(samples: list[float]) -> float:
+    return statistics.median(samples) * 1e6
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def lambda_uvicorn_args(app: str, port: int) -> list[str]:
+    """uvicorn's arguments exactly as run.sh has them (the app and the port substituted)."""
+    text = RUN_SH.read_text().replace("\\\n", " ")
+    line = next(raw for raw in text.splitlines() if re.match(r"\s*exec\s", raw) and "uvicorn" in raw)
+    words = shlex.split(line)
+    args = words[words.index("uvicorn") + 1 :]
+    out: list[str] = []
+    skip = False
+    for index, word in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        if word == "--port":
+            out += ["--port", str(port)]
+            skip = True
+        elif index == 0 or word.endswith(":app"):
+            out.append(app)
+        else:
+            out.append(word)
+    return out
+
+
+def modern_call(request_id: int | str, name: str, arguments: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
+    """A 2026-07-28 tools/call: the ``_meta`` envelope and its mirror headers (plain JSON)."""
+    headers = {
+        "accept": "application/json",
+        "mcp-protocol-version": MODERN,
+        "mcp-method": "tools/call",
+        "mcp-name": name,
+    }
+    body = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments, "_meta": MODERN_META},
+    }
+    return headers, body
+
+
+def modern_request(request_id: int | str, method: str, params: dict[str, Any] | None = None) -> tuple[dict, dict]:
+    headers = {"accept": "application/json", "mcp-protocol-version": MODERN, "mcp-method": method}
+    body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {**(params or {}), "_meta": MODERN_META}}
+    return headers, body
+
+
+def tool_call(request_id: int | str, name: str, arguments: dict[str, Any], meta: dict | None = None) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": name, "arguments": arguments}
+    if meta:
+        params["_meta"] = meta
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def our_app(*, auth: bool, dynamodb: Any = None, kinesis: Any = None, extra_tools: tuple = ()) -> Any:
+    """Our endpoint on zero-latency fakes (or the given clients): auth ``api_key`` with the
+    bench key minted, or ``none`` (loopback only). Metric lines go to an in-memory sink:
+    written (their cost is measured), not printed."""
+    from fakes import FakeDynamo, FakeKinesis, FakeSqs
+
+    import mcp_tools
+    from mcp_platform.auth.api_keys import ApiKeyStore
+    from mcp_platform.config import Settings
+    from mcp_platform.http.app import build_app
+
+    dynamodb = dynamodb if dynamodb is not None else FakeDynamo()
+    kinesis = kinesis if kinesis is not None else FakeKinesis()
+    env = {"SESSION_TABLE_NAME": "bench", "EVENT_STREAM_NAME": "bench", "PRODUCER_DLQ_URL": "dlq"}
+    if not auth:
+        env["MCP_AUTH"] = "none"
+    settings = Settings.from_mapping(env)
+    if auth:
+        ApiKeyStore("bench", dynamodb).mint("bench", key=BENCH_KEY)
+    return build_app(
+        settings,
+        mcp_tools,
+        *extra_tools,
+        dynamodb=dynamodb,
+        kinesis=kinesis,
+        sqs=FakeSqs(),
+        metrics_stream=io.StringIO(),
+    )
