@@ -42,11 +42,20 @@ def render(running: Running) -> str:
     lines += [f"    queue     {q.name}" for q in plan.queues]
     if running.pollers:
         lines += ["", "  Event source mappings (local pollers):"]
+        queues = {q.logical_id: q for q in plan.queues}
         for spec in plan.mappings:
             function = plan.function(spec.function_logical_id)
+            head = f"    {function.name}  <- {spec.source_logical_id}  handler {running.handlers.get(spec.logical_id)}"
+            queue = queues.get(spec.source_logical_id)
+            if queue is not None:  # an SQS source: retries and DLQ are the queue's redrive policy
+                lines.append(
+                    f"{head}  batch {spec.batch_size}, {len(running.queue_pollers)} environments,"
+                    f" visibility {queue.visibility_timeout_s} s, DLQ"
+                    f" {_queue_name(running, queue.dead_letter_logical_id)} after {queue.max_receive_count} receives"
+                )
+                continue
             lines.append(
-                f"    {function.name}  <- {spec.source_logical_id}  handler {running.handlers.get(spec.logical_id)}"
-                f"  batch {spec.batch_size}, retries {spec.max_retries}, bisect {spec.bisect_on_error},"
+                f"{head}  batch {spec.batch_size}, retries {spec.max_retries}, bisect {spec.bisect_on_error},"
                 f" DLQ {_queue_name(running, spec.on_failure_logical_id)}"
             )
     if running.sweepers:

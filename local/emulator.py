@@ -134,9 +134,21 @@ def provision(plan: ResourcePlan, clients: Clients) -> None:
             "StreamARN"
         ]
         clients.kinesis.register_stream_consumer(StreamARN=stream_arn, ConsumerName=consumer.name)
+    queue_urls = {}
     for queue in plan.queues:
         attributes = {"MessageRetentionPeriod": str(queue.retention_seconds)} if queue.retention_seconds else {}
-        clients.sqs.create_queue(QueueName=queue.name, Attributes=attributes)
+        if queue.visibility_timeout_s is not None:
+            attributes["VisibilityTimeout"] = str(queue.visibility_timeout_s)
+        queue_urls[queue.logical_id] = clients.sqs.create_queue(QueueName=queue.name, Attributes=attributes)["QueueUrl"]
+    for queue in plan.queues:  # redrive once every dead-letter queue exists
+        if queue.dead_letter_logical_id is not None and queue.max_receive_count is not None:
+            target_url = queue_urls[queue.dead_letter_logical_id]
+            target = clients.sqs.get_queue_attributes(QueueUrl=target_url, AttributeNames=["QueueArn"])
+            target_arn = target["Attributes"]["QueueArn"]
+            redrive = {"deadLetterTargetArn": target_arn, "maxReceiveCount": queue.max_receive_count}
+            clients.sqs.set_queue_attributes(
+                QueueUrl=queue_urls[queue.logical_id], Attributes={"RedrivePolicy": json.dumps(redrive)}
+            )
     for secret in plan.secrets:
         # What CloudFormation's GenerateSecretString does, once per emulator: every instance that
         # attaches reads this same value (the request-state keys), and nothing prints it.

@@ -77,3 +77,20 @@ def invoker(handler: Handler, spec: FunctionSpec, function_arn: str) -> Callable
         return handler(event, context)
 
     return invoke
+
+
+def handler_factory(spec: FunctionSpec, env: Mapping[str, str], *packages: Any) -> Callable[[], Handler]:
+    """The task worker: builds one handler per local execution environment, each with its own
+    warm state, through the composition root its handler module calls at import, serving the
+    given feature packages (the fixture packs of the local endpoint too)."""
+    from mcp_platform.config import Settings
+    from mcp_platform.tasks.handler import build_handler
+
+    resolve_handler(spec, env)  # the module the template names must load, as Lambda would load it
+    settings = Settings.from_mapping(env)
+
+    def new_handler() -> Handler:
+        with environment(env):
+            return cast(Handler, build_handler(settings, *packages))
+
+    return new_handler

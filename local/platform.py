@@ -14,10 +14,11 @@ from local.emulator import Attributes, Clients, Emulator, describe, provision, w
 from local.endpoint import EndpointServer
 from local.environment import endpoint_environment, function_environment
 from local.fixtures import fixture_packages
-from local.functions import invoker, resolve_handler
+from local.functions import handler_factory, invoker, resolve_handler
 from local.health import HealthReporter, PipelineBacklog, RequestCounter
 from local.mapping import EventSourceMapping, MappingConfig
 from local.pollers import KinesisShards, ShardSource, StreamPoller, TableStreamShards
+from local.queue_poller import QueuePoller
 from local.records import SourceKind
 from local.resources import MappingSpec, ResourcePlan, plan_from_template
 from local.template import release_jsii_runtime, synthesize
@@ -26,6 +27,7 @@ from local.ttl import TtlDeletions, TtlSweeper
 logger = logging.getLogger(__name__)
 DEV_PRINCIPAL = "local-developer"
 STOP_BUDGET_S = 4.0  # Ctrl-C / SIGTERM to exit, under load too
+LOCAL_QUEUE_ENVIRONMENTS = 4  # concurrent task-worker environments (Lambda scales them out)
 ENDPOINT_STOP_S = 2.0  # in-flight requests finish and buffered events flush (uvicorn's lifespan)
 
 
@@ -43,6 +45,7 @@ class Running:
     endpoint: EndpointServer | None = None
     pollers: list[StreamPoller] = field(default_factory=list)
     sweepers: list[TtlSweeper] = field(default_factory=list)
+    queue_pollers: list[QueuePoller] = field(default_factory=list)
     health: HealthReporter | None = None
     stop_event: threading.Event = field(default_factory=threading.Event)
 
@@ -54,7 +57,8 @@ class Running:
         self.stop_event.set()
         if self.endpoint is not None:
             self.endpoint.stop(timeout_s=ENDPOINT_STOP_S)
-        workers: list[StreamPoller | TtlSweeper | HealthReporter] = [*self.pollers, *self.sweepers]
+        workers: list[StreamPoller | TtlSweeper | HealthReporter | QueuePoller] = [*self.pollers, *self.sweepers]
+        workers += self.queue_pollers
         workers += [self.health] if self.health is not None else []
         for worker in workers:
             worker.join(timeout=max(0.1, deadline - time.monotonic()))
@@ -95,11 +99,15 @@ def start(options: LocalOptions, running_hook: Any = None) -> Running:
         running_hook(running)
     if not options.attach:
         deletions = _ttl_deletions(plan, options)
+        queues = {queue.logical_id for queue in plan.queues}
         for spec in plan.mappings:
-            running.pollers.append(_poller(spec, plan, attributes, clients, options, running, deletions))
+            if spec.source_logical_id in queues:
+                running.queue_pollers += _queue_pollers(spec, plan, attributes, clients, options, running)
+            else:
+                running.pollers.append(_poller(spec, plan, attributes, clients, options, running, deletions))
         running.sweepers = _ttl_sweepers(plan, clients, options, deletions, running.stop_event)
-        workers: list[StreamPoller | TtlSweeper] = [*running.pollers, *running.sweepers]
-        for worker in workers:
+        workers: list[StreamPoller | TtlSweeper | QueuePoller] = [*running.pollers, *running.sweepers]
+        for worker in [*workers, *running.queue_pollers]:
             worker.start()
     running.endpoint, running.api_key, counter = _endpoint(env, options, clients)
     backlog = PipelineBacklog(emulator, running.pollers, options.stream_retention_s) if emulator else None
@@ -176,6 +184,40 @@ def _poller(
     invoke = invoker(handler, function, config.function_arn)
     mapping = EventSourceMapping(config, invoke, _dlq(spec, attributes, clients))
     return StreamPoller(function.name, source, mapping, running.stop_event)
+
+
+def _queue_pollers(
+    spec: MappingSpec,
+    plan: ResourcePlan,
+    attributes: Attributes,
+    clients: Clients,
+    options: LocalOptions,
+    running: Running,
+) -> list[QueuePoller]:
+    """The task worker: LOCAL_QUEUE_ENVIRONMENTS concurrent environments on its queue, serving
+    the endpoint's tools and fixture packs (a task runs the tool its endpoint listed)."""
+    import mcp_tools
+
+    function = plan.function(spec.function_logical_id)
+    new_handler = handler_factory(
+        function, function_environment(function, attributes, options), mcp_tools, *fixture_packages(options.fixtures)
+    )
+    running.handlers[spec.logical_id] = function.handler
+    queue = attributes[spec.source_logical_id]
+    function_arn = attributes[function.logical_id]["Arn"]
+    return [
+        QueuePoller(
+            f"{function.name}-{index}",
+            clients.sqs,
+            queue["Ref"],
+            queue["Arn"],
+            invoker(new_handler(), function, function_arn),
+            batch_size=spec.batch_size,
+            region=options.region,
+            stop=running.stop_event,
+        )
+        for index in range(LOCAL_QUEUE_ENVIRONMENTS)
+    ]
 
 
 def _ttl_deletions(plan: ResourcePlan, options: LocalOptions) -> dict[str, TtlDeletions]:

@@ -54,6 +54,9 @@ class QueueSpec:
     logical_id: str
     name: str
     retention_seconds: int | None
+    visibility_timeout_s: int | None = None
+    dead_letter_logical_id: str | None = None  # RedrivePolicy.deadLetterTargetArn (GetAtt of a queue)
+    max_receive_count: int | None = None
 
 
 @dataclass(frozen=True)
@@ -136,8 +139,7 @@ def plan_from_template(template: dict[str, Any], stage: str) -> ResourcePlan:
         elif kind == "AWS::Kinesis::StreamConsumer":
             plan.consumers.append(ConsumerSpec(logical_id, props["ConsumerName"], props["StreamARN"]["Fn::GetAtt"][0]))
         elif kind == "AWS::SQS::Queue":
-            retention = props.get("MessageRetentionPeriod")
-            plan.queues.append(QueueSpec(logical_id, name, int(retention) if retention else None))
+            plan.queues.append(_queue(logical_id, name, props))
         elif kind == "AWS::Lambda::Function" and str(props.get("Runtime", "")).startswith("python"):
             # Only our Python functions run locally; CDK's Node.js custom-resource providers
             # configure AWS-side features (e.g. K8 enhanced monitoring) that moto ignores.
@@ -165,6 +167,21 @@ def plan_from_template(template: dict[str, Any], stage: str) -> ResourcePlan:
                 )
             )
     return plan
+
+
+def _queue(logical_id: str, name: str, props: dict[str, Any]) -> QueueSpec:
+    retention = props.get("MessageRetentionPeriod")
+    visibility = props.get("VisibilityTimeout")
+    redrive = props.get("RedrivePolicy") or {}
+    target = redrive.get("deadLetterTargetArn")
+    return QueueSpec(
+        logical_id,
+        name,
+        int(retention) if retention else None,
+        int(visibility) if visibility else None,
+        str(target["Fn::GetAtt"][0]) if isinstance(target, dict) else None,
+        int(redrive["maxReceiveCount"]) if "maxReceiveCount" in redrive else None,
+    )
 
 
 def _table(logical_id: str, name: str, props: dict[str, Any]) -> TableSpec:

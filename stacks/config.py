@@ -56,6 +56,9 @@ DEFAULTS: dict[str, Any] = {
     "session_ttl_seconds": 3600,
     "audit_retention_days": 365,
     "subscriptions": False,  # notification streams (GET, subscriptions/listen): each open one holds a Lambda
+    "tasks": True,  # the task worker (tasks extension): idle, it costs nothing but its queue's polling
+    "task_max_attempts": 3,  # worker attempts of one task before it is recorded failed
+    "task_worker_concurrency": None,  # reserved concurrency of the task worker; None = unreserved
 }
 
 
@@ -95,6 +98,9 @@ class PlatformConfig:
     session_ttl_seconds: int
     audit_retention_days: int
     subscriptions: bool
+    tasks: bool
+    task_max_attempts: int
+    task_worker_concurrency: int | None
 
     @property
     def is_dev(self) -> bool:
@@ -144,7 +150,14 @@ class PlatformConfig:
             session_ttl_seconds=_int("session_ttl_seconds", raw("session_ttl_seconds"), 60, 30 * 86_400),
             audit_retention_days=_int("audit_retention_days", raw("audit_retention_days"), 1, 3650),
             subscriptions=_bool("subscriptions", raw("subscriptions")),
+            tasks=_bool("tasks", raw("tasks")),
+            task_max_attempts=_int("task_max_attempts", raw("task_max_attempts"), 1, 10),
+            task_worker_concurrency=_optional_int("task_worker_concurrency", raw("task_worker_concurrency"), 1, 1000),
         )
+
+
+def _optional_int(key: str, value: Any, minimum: int, maximum: int) -> int | None:
+    return None if value is None else _int(key, value, minimum, maximum)
 
 
 def _fail(key: str, expected: str, value: Any) -> ContextError:

@@ -76,13 +76,8 @@ class Endpoint(Construct):
             **({EnvVars.REQUEST_STATE_SECRET: request_state.secret.secret_arn} if request_state else {}),
             **self._oauth_environment(config, cognito),
         }
-        vpc_props: dict[str, object] = {}
-        if network is not None:
-            vpc_props = {
-                "vpc": network.vpc,
-                "vpc_subnets": network.private_subnets,
-                "security_groups": [network.function_sg],
-            }
+        vpc_props = network.function_placement() if network is not None else {}
+        self.environment = dict(environment)  # what the task worker's function starts from
         self.function = lambda_.Function(
             self,
             "Function",

@@ -29,6 +29,7 @@ class Monitored:
     dlqs: dict[str, sqs.IQueue]
     service_name: str
     metrics_namespace: str
+    task_worker: lambda_.Function | None = None
 
 
 class Monitoring(Construct):
@@ -63,6 +64,8 @@ class Monitoring(Construct):
             self._alarm(f"{name}DlqNotEmpty", visible, 0, f"messages waiting in the {name} dead-letter queue")
 
         functions = {"Endpoint": watched.endpoint, "Ingest": watched.ingest, "Audit": watched.audit}
+        if watched.task_worker is not None:
+            functions["TaskWorker"] = watched.task_worker
         for name, fn in functions.items():
             self._alarm(f"{name}Errors", fn.metric_errors(statistic="Sum", period=PERIOD), 0, f"{name} errors")
             self._alarm(f"{name}Throttles", fn.metric_throttles(statistic="Sum", period=PERIOD), 0, f"{name} throttled")

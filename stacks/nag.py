@@ -66,6 +66,13 @@ def acknowledge(stack: PlatformStack) -> None:
     _function(stack.endpoint.function, table, in_vpc=in_vpc, lists_streams=False)
     _function(stack.processing.ingest, table, in_vpc=False, lists_streams=False)
     _function(stack.processing.audit, table, in_vpc=False, lists_streams=True)
+    if stack.tasks is not None:
+        _function(stack.tasks.function, table, in_vpc=in_vpc, lists_streams=False)
+        _ack(
+            stack.tasks.dlq,
+            "AwsSolutions-SQS3",
+            "This queue is itself the task queue's dead-letter queue; a DLQ of a DLQ would only move the problem.",
+        )
 
     if stack.dax is not None:
         _ack(stack.dax.role, _index_rule(table), "DAX serves Query on the session table's own indexes only.")

@@ -88,3 +88,7 @@ class Network(Construct):
                 private_dns_enabled=True,
                 open=False,
             )
+
+    def function_placement(self) -> dict[str, object]:
+        """Where a function that talks to DAX runs: the private subnets, behind the function SG."""
+        return {"vpc": self.vpc, "vpc_subnets": self.private_subnets, "security_groups": [self.function_sg]}

@@ -20,6 +20,7 @@ from stacks.processing import Processing
 from stacks.request_state import RequestStateKey
 from stacks.shared_layer import SharedLayer
 from stacks.stream import EventStream
+from stacks.tasks import TaskWorker
 
 
 class PlatformStack(Stack):
@@ -65,6 +66,24 @@ class PlatformStack(Stack):
             cognito=self.cognito,
             request_state=self.request_state,
         )
+        # Tasks extension: long tool calls run durably in their own worker, fed by a queue.
+        self.tasks = (
+            TaskWorker(
+                self,
+                "Tasks",
+                config=config,
+                key=key,
+                layer=layer,
+                data=self.data,
+                stream=self.stream,
+                endpoint=self.endpoint,
+                producer_dlq=self.dlqs["Producer"],
+                network=self.network,
+                dax=self.dax,
+            )
+            if config.tasks
+            else None
+        )
         self.processing = Processing(
             self,
             "Processing",
@@ -85,7 +104,8 @@ class PlatformStack(Stack):
                 endpoint=self.endpoint.function,
                 ingest=self.processing.ingest,
                 audit=self.processing.audit,
-                dlqs=dict(self.dlqs),
+                dlqs={**self.dlqs, **({"TaskWorker": self.tasks.dlq} if self.tasks else {})},
+                task_worker=self.tasks.function if self.tasks else None,
                 service_name=SERVICE_NAME,
                 metrics_namespace=METRICS_NAMESPACE,
             ),

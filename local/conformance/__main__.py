@@ -93,7 +93,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{verdict.revision}:")
         print("\n".join(details(verdict, args.expected)))
     write_summary(args.out / "summary.json", summary(verdicts, suite, seconds, counts))
-    problems = crashed + [f"{v.revision}: unexpected failures or stale entries" for v in verdicts if not v.ok]
+    problems = crashed + [
+        f"{v.revision}: unexpected failures, stale entries or failing extension scenarios" for v in verdicts if not v.ok
+    ]
     print(f"\nresults: {args.out} (checks.json per scenario, suite.log per revision, instance logs)")
     if problems:
         print("\nFAILED: " + "; ".join(problems), file=sys.stderr)

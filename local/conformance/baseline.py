@@ -89,6 +89,12 @@ class Outcome:
         return self.ran and not self.failing
 
     @property
+    def skipped(self) -> bool:
+        """The suite skipped every check itself (e.g. tasks-status-notifications, whose harness
+        awaits a rewrite): nothing was judged, so it is neither a pass nor a failure."""
+        return self.ran and bool(self.checks) and all(c.get("status") == "SKIPPED" for c in self.checks)
+
+    @property
     def suite_passed(self) -> bool:
         """How the suite's own score counts it: no FAILURE (warnings and empty runs pass)."""
         return self.ran and not any(c.get("status") == "FAILURE" for c in self.checks)
@@ -116,7 +122,13 @@ class Verdict:
 
     @property
     def ok(self) -> bool:
-        return not (self.unexpected or self.stale or self.unknown)
+        return not (self.unexpected or self.stale or self.unknown or self.failed_extensions)
+
+    @property
+    def failed_extensions(self) -> list[Outcome]:
+        """Extension scenarios the suite runs but does not score (tasks): this platform serves the
+        extensions it advertises, so each of them must pass all the same."""
+        return [o for o, reason in self.not_scored if reason == "extension" and not o.passed and not o.skipped]
 
     @property
     def passed(self) -> list[Outcome]:

@@ -46,8 +46,10 @@ def details(verdict: Verdict, expected_path: Path) -> list[str]:
     for entry in verdict.unknown:
         lines.append(f"  UNKNOWN     {entry.key} is not a required scenario of {verdict.revision}")
     for result, reason in verdict.not_scored:
-        mark = "pass" if result.passed else "fail"
-        lines.append(f"  not scored  {result.scenario} ({reason}): {mark}{_first_failure(result)}")
+        mark = "pass" if result.passed else "skipped by the suite" if result.skipped else "fail"
+        failing_extension = reason == "extension" and not result.passed and not result.skipped
+        must = " (an extension this platform serves: it must pass)" if failing_extension else ""
+        lines.append(f"  not scored  {result.scenario} ({reason}): {mark}{_first_failure(result)}{must}")
     return lines
 
 

@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.infra, pytest.mark.xdist_group("infra")]
 
 PLATFORM_ENV = {v for k, v in vars(EnvVars).items() if k.isupper()}
 WEB_ADAPTER_ENV = {"AWS_LAMBDA_EXEC_WRAPPER", "AWS_LWA_INVOKE_MODE", "AWS_LWA_READINESS_CHECK_PATH", "AWS_LWA_PORT"}
-HANDLERS = {"run.sh", "ingest_handler.lambda_handler", "audit_handler.lambda_handler"}
+HANDLERS = {"run.sh", "ingest_handler.lambda_handler", "audit_handler.lambda_handler", "task_worker.lambda_handler"}
 
 
 def platform_functions(s: Synthesized) -> dict[str, dict]:
@@ -29,7 +29,7 @@ def function_by_handler(s: Synthesized, handler: str) -> dict:
     return next(f["Properties"] for f in platform_functions(s).values() if f["Properties"]["Handler"] == handler)
 
 
-def test_three_functions_on_the_newest_python_runtime(variant: Synthesized) -> None:
+def test_four_functions_on_the_newest_python_runtime(variant: Synthesized) -> None:
     functions = platform_functions(variant)
     assert {f["Properties"]["Handler"] for f in functions.values()} == HANDLERS
     assert {f["Properties"]["Runtime"] for f in functions.values()} == {"python3.14"}
@@ -94,8 +94,9 @@ def test_endpoint_in_vpc_only_with_dax(default: Synthesized, alt: Synthesized) -
 
 
 def test_a1_a5_event_source_mappings(variant: Synthesized) -> None:
-    # Then both mappings (Kinesis EFO and table stream) retry, bisect, report and dead-letter
-    mappings = list(variant.resources("AWS::Lambda::EventSourceMapping").values())
+    # Then both stream mappings (Kinesis EFO and table stream) retry, bisect, report and dead-letter
+    all_mappings = variant.resources("AWS::Lambda::EventSourceMapping").values()
+    mappings = [m for m in all_mappings if "StartingPosition" in m["Properties"]]
     assert len(mappings) == 2
     queues = variant.resources("AWS::SQS::Queue")
     for mapping in mappings:
@@ -120,16 +121,17 @@ def test_a1_audit_mapping_reads_the_session_table_stream(variant: Synthesized) -
 
 
 def test_dlqs_encrypted_14_days_tls_only(variant: Synthesized) -> None:
-    # Then four DLQs (producer, ingest, audit, expiry events), each KMS-encrypted for 14 days
-    queues = variant.resources("AWS::SQS::Queue")
-    assert len(queues) == 4
+    # Then five DLQs (producer, ingest, audit, expiry events, task worker), each KMS-encrypted for
+    # 14 days; the task queue itself (the one with a redrive policy) is tested in test_tasks.py
+    queues = {k: v for k, v in variant.resources("AWS::SQS::Queue").items() if "RedrivePolicy" not in v["Properties"]}
+    assert len(queues) == 5
     for queue in queues.values():
         assert queue["Properties"]["MessageRetentionPeriod"] == 14 * 24 * 3600
         assert "KmsMasterKeyId" in queue["Properties"]
     policies = [
         p["Properties"]["PolicyDocument"]["Statement"] for p in variant.resources("AWS::SQS::QueuePolicy").values()
     ]
-    assert len(policies) == 4
+    assert len(policies) == 6  # every queue, the task queue included, is TLS-only
     for statements in policies:
         assert any(s["Effect"] == "Deny" and "aws:SecureTransport" in json.dumps(s) for s in statements)
 

@@ -39,16 +39,20 @@ def without_asset_keys(value: Any) -> Any:
 
 
 def test_on_differs_from_off_by_the_variable_alone(default: Synthesized, subscribed: Synthesized) -> None:
-    """Same resources, same policies; only the endpoint's MCP_SUBSCRIPTIONS differs."""
+    """Same resources, same policies; only MCP_SUBSCRIPTIONS of the functions that run tools (the
+    endpoint, and the task worker: a task may announce a resource update) differs."""
     on, off = (without_asset_keys(json.loads(json.dumps(s.json["Resources"]))) for s in (subscribed, default))
     assert set(on) == set(off)
     for template in (on, off):
-        endpoint_env_of = next(
+        tool_runners = [
             r
             for r in template.values()
-            if r["Type"] == "AWS::Lambda::Function" and r["Properties"]["Handler"] == "run.sh"
-        )
-        endpoint_env_of["Properties"]["Environment"]["Variables"].pop(EnvVars.SUBSCRIPTIONS)
+            if r["Type"] == "AWS::Lambda::Function"
+            and r["Properties"]["Handler"] in ("run.sh", "task_worker.lambda_handler")
+        ]
+        assert len(tool_runners) == 2
+        for function in tool_runners:
+            function["Properties"]["Environment"]["Variables"].pop(EnvVars.SUBSCRIPTIONS)
     assert on == off
 
 

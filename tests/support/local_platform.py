@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -51,8 +51,11 @@ def wait_for(probe: Callable[[], T | None], deadline_s: float, what: str) -> T:
 
 
 @contextlib.contextmanager
-def local_platform(log_dir: Path, env: Mapping[str, str] | None = None) -> Iterator[LocalPlatform]:
-    """The whole local platform, healthy, with a fixed API key; ``env`` adds settings."""
+def local_platform(
+    log_dir: Path, env: Mapping[str, str] | None = None, args: Sequence[str] = ()
+) -> Iterator[LocalPlatform]:
+    """The whole local platform, healthy, with a fixed API key; ``env`` adds settings, ``args``
+    command-line options (e.g. ``--fixtures conformance``)."""
     mcp_port, aws_port = free_port(), free_port()
     api_key = f"mcpk_e2e_{uuid.uuid4().hex}"
     full_env = {**os.environ, "MCP_PORT": str(mcp_port), "LOCAL_AWS_PORT": str(aws_port), "MCP_API_KEY": api_key}
@@ -62,7 +65,7 @@ def local_platform(log_dir: Path, env: Mapping[str, str] | None = None) -> Itera
     started = time.monotonic()
     with log_path.open("w") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "local"], cwd=ROOT, env=full_env, stdout=log, stderr=subprocess.STDOUT
+            [sys.executable, "-m", "local", *args], cwd=ROOT, env=full_env, stdout=log, stderr=subprocess.STDOUT
         )
     try:
 

@@ -7,6 +7,8 @@ from typing import Any
 
 import httpx
 
+from mcp_platform.http.modern import NAME_BEARING
+
 ACCEPT_BOTH = "application/json, text/event-stream"
 MODERN = "2026-07-28"
 CAPS_META = {
@@ -66,7 +68,7 @@ def call(
 
 def modern_call(url: str, key: str, request_id: int | str, method: str, params: dict[str, Any]) -> httpx.Response:
     extra = {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
-    name_key = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}.get(method)
+    name_key = NAME_BEARING.get(method)
     if name_key is not None:
         extra["Mcp-Name"] = params[name_key]
     body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}

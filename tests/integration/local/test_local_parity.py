@@ -8,6 +8,7 @@ itself (not against the local plan, so a translation bug cannot hide).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -91,14 +92,28 @@ def test_mappings_and_function_environments_resolve(emulated: tuple[dict[str, An
     attributes = describe(plan, clients, REGION)
     mappings = _of_type(template, "AWS::Lambda::EventSourceMapping")
     assert {m.logical_id for m in plan.mappings} == set(mappings)
+    queues = {q.logical_id: q for q in plan.queues}
     for spec in plan.mappings:
         props = mappings[spec.logical_id]
         assert spec.batch_size == props["BatchSize"]
+        assert spec.source_logical_id in attributes
+        if spec.source_logical_id in queues:
+            # The task queue: retries and the DLQ are the queue's own (redrive), applied locally
+            # by the emulator's SQS exactly as the template sets them.
+            queue = _of_type(template, "AWS::SQS::Queue")[spec.source_logical_id]
+            local_queue = queues[spec.source_logical_id]
+            assert local_queue.max_receive_count == queue["RedrivePolicy"]["maxReceiveCount"]
+            assert local_queue.visibility_timeout_s == queue["VisibilityTimeout"]
+            assert local_queue.dead_letter_logical_id in attributes
+            redrive = clients.sqs.get_queue_attributes(
+                QueueUrl=attributes[spec.source_logical_id]["Ref"], AttributeNames=["RedrivePolicy"]
+            )["Attributes"]["RedrivePolicy"]
+            assert json.loads(redrive)["deadLetterTargetArn"] == attributes[local_queue.dead_letter_logical_id]["Arn"]
+            continue
         assert spec.max_retries == props["MaximumRetryAttempts"]
         assert spec.bisect_on_error == props["BisectBatchOnFunctionError"]
         assert spec.max_record_age_s == props["MaximumRecordAgeInSeconds"]
         assert spec.on_failure_logical_id in attributes  # the DLQ exists locally
-        assert spec.source_logical_id in attributes
     from local.bootstrap import LocalOptions
     from local.environment import function_environment
 

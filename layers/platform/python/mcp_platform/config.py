@@ -51,6 +51,9 @@ class EnvVars:
     # The Secrets Manager secret (ARN) with the 2026 requestState keys: its id, never its value.
     REQUEST_STATE_SECRET = "MCP_REQUEST_STATE_SECRET_ARN"  # noqa: S105 - a variable name, not a secret
     CLIENT_REQUEST_TIMEOUT_SECONDS = "MCP_CLIENT_REQUEST_TIMEOUT_SECONDS"  # 2025: wait for elicitation etc.
+    TASK_QUEUE_URL = "MCP_TASK_QUEUE_URL"  # the task worker's SQS queue; empty = tasks extension off
+    TASK_TTL_SECONDS = "MCP_TASK_TTL_SECONDS"  # how long a task (and its result) stays readable
+    TASK_MAX_ATTEMPTS = "MCP_TASK_MAX_ATTEMPTS"  # worker attempts of one task before it is failed
     AWS_ENDPOINT_URL = "AWS_ENDPOINT_URL"  # local emulator only
     LOG_LEVEL = "POWERTOOLS_LOG_LEVEL"
     SERVICE_NAME = "POWERTOOLS_SERVICE_NAME"
@@ -171,6 +174,10 @@ class Settings:
     request_state_secret: str = ""
     """Empty: 2026 multi-round requests are refused (-32603) until a secret is configured."""
     client_request_timeout_seconds: int = 300
+    task_queue_url: str = ""
+    """The task worker's queue: the tasks extension is advertised and served only when set."""
+    task_ttl_seconds: int = 3600
+    task_max_attempts: int = 3
     aws_endpoint_url: str = ""
     service_name: str = "mcp-platform"
     metrics_namespace: str = "McpPlatform"
@@ -227,6 +234,9 @@ class Settings:
             notify_poll_max_seconds=_int(env, EnvVars.NOTIFY_POLL_MAX_SECONDS, 5, 1, 60),
             request_state_secret=env.get(EnvVars.REQUEST_STATE_SECRET, ""),
             client_request_timeout_seconds=_int(env, EnvVars.CLIENT_REQUEST_TIMEOUT_SECONDS, 300, 1, 900),
+            task_queue_url=env.get(EnvVars.TASK_QUEUE_URL, ""),
+            task_ttl_seconds=_int(env, EnvVars.TASK_TTL_SECONDS, 3600, 60, 7 * 24 * 3600),
+            task_max_attempts=_int(env, EnvVars.TASK_MAX_ATTEMPTS, 3, 1, 10),
             aws_endpoint_url=env.get(EnvVars.AWS_ENDPOINT_URL, ""),
             service_name=env.get(EnvVars.SERVICE_NAME, "mcp-platform") or "mcp-platform",
             metrics_namespace=env.get(EnvVars.METRICS_NAMESPACE, "McpPlatform") or "McpPlatform",

@@ -35,12 +35,18 @@ pk                          sk                                     item
                                                                    method, ttl; then ``response``)
 ``rstate#<nonce>``          ``used``                               a consumed 2026 requestState
                                                                    (ttl: its expiry + a margin)
+``task#<task id>``         ``task``                               a task of the tasks extension:
+                                                                   owner, task_status, request,
+                                                                   result or error, ttl
 ==========================  =====================================  ===============================
 
 Only ``session#`` items are audited; the audit processor skips every other prefix. The
 notification log and the subscription items are kept out of ``session#`` on purpose: they churn
 (a lease per stream, an entry per change) and carry no session state worth an audit trail;
-so are the interactive items (``reply#``, ``rstate#``): short-lived transport plumbing.
+so are the interactive items (``reply#``, ``rstate#``): short-lived transport plumbing. Task
+items keep their state in ``task_status``, not ``status``, so they never enter the status/ttl
+GSI (D8) that finds expiring sessions; a session tool run as a task is audited through its
+session's own items like any other call.
 """
 
 from __future__ import annotations
@@ -239,3 +245,12 @@ def client_reply_sk(request_id: str | int) -> str:
 
 def request_state_pk(nonce: str) -> str:
     return f"{REQUEST_STATE_PREFIX}{nonce}"
+
+
+# -- tasks extension (io.modelcontextprotocol/tasks) -----------------------------------------
+TASK_PREFIX = "task#"
+TASK_SK = "task"
+
+
+def task_pk(task_id: str) -> str:
+    return f"{TASK_PREFIX}{task_id}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from mcp_platform.interactive import InteractiveServices
     from mcp_platform.notifications import Notifications
     from mcp_platform.sessions import SessionStore
+    from mcp_platform.tasks.service import TaskService
 
 logger = logging.getLogger(__name__)
 
@@ -78,31 +80,40 @@ def build_authenticator(
     return KeyOrToken(api_keys, oauth) if "api_key" in settings.auth_modes else oauth
 
 
-def build_app(
+@dataclass
+class Runtime:
+    """What the endpoint and the task worker share: the catalog, the services, the runner."""
+
+    catalog: Catalog
+    services: Services
+    runner: ToolCallRunner
+    producer: EventProducer | None
+    store: SessionStore
+    dynamodb: Any
+
+
+def build_runtime(
     settings: Settings,
-    tools_package: ModuleType,
-    *more_tools: ModuleType,
+    *packages: ModuleType,
     dynamodb: Any | None = None,
     kinesis: Any | None = None,
     sqs: Any | None = None,
-    bind_host: str = "127.0.0.1",
-    port: int | None = None,
     extra_services: dict[str, Any] | None = None,
-    metrics_stream: TextIO | None = None,
     secretsmanager: Any | None = None,
-) -> McpEndpoint:
+    max_call_seconds: float | None = None,
+) -> Runtime:
     from mcp_platform.events.dead_letters import DeadLetterQueue
     from mcp_platform.events.producer import EventProducer
     from mcp_platform.sessions import SessionStore
 
     dynamodb = dynamodb or aws_client("dynamodb", settings)
     store = SessionStore.from_settings(settings, dynamodb=dynamodb)
+    sqs = sqs or LazyClient("sqs", settings)
     producer = event_reader = None
     if settings.event_stream:
         from mcp_platform.events.shard_reader import ShardReader
 
         kinesis = kinesis or LazyClient("kinesis", settings)
-        sqs = sqs or LazyClient("sqs", settings)
         producer = EventProducer(
             kinesis,
             settings.event_stream,
@@ -123,10 +134,39 @@ def build_app(
         extra=dict(extra_services or {}),
         notifications=notifications,
         interactive=build_interactive(settings, store, secretsmanager),
+        tasks=build_tasks(settings, store, sqs) if settings.task_queue_url else None,
     )
-    catalog = Catalog.discover(tools_package, *more_tools)
+    catalog = Catalog.discover(*packages)
     # Every call, streamed or plain JSON, is bounded by the stream cap (a tool may declare less).
-    runner = ToolCallRunner(services, producer, max_call_seconds=settings.stream_max_seconds)
+    limit = max_call_seconds if max_call_seconds is not None else settings.stream_max_seconds
+    runner = ToolCallRunner(services, producer, max_call_seconds=limit)
+    return Runtime(catalog, services, runner, producer, store, dynamodb)
+
+
+def build_app(
+    settings: Settings,
+    tools_package: ModuleType,
+    *more_tools: ModuleType,
+    dynamodb: Any | None = None,
+    kinesis: Any | None = None,
+    sqs: Any | None = None,
+    bind_host: str = "127.0.0.1",
+    port: int | None = None,
+    extra_services: dict[str, Any] | None = None,
+    metrics_stream: TextIO | None = None,
+    secretsmanager: Any | None = None,
+) -> McpEndpoint:
+    runtime = build_runtime(
+        settings,
+        tools_package,
+        *more_tools,
+        dynamodb=dynamodb,
+        kinesis=kinesis,
+        sqs=sqs,
+        extra_services=extra_services,
+        secretsmanager=secretsmanager,
+    )
+    catalog, services, runner, producer = runtime.catalog, runtime.services, runtime.runner, runtime.producer
     server = McpServer(catalog, runner, instructions=INSTRUCTIONS, services=services)
     allowed_hosts = settings.allowed_hosts
     if not allowed_hosts and settings.auth_mode == "none" and port is not None:
@@ -135,7 +175,7 @@ def build_app(
         allowed_hosts = loopback_hosts(port)
     metrics = MetricsWriter(settings.metrics_namespace, settings.service_name, metrics_stream)
     # 2025 cancellations posted to another instance meet the call through the session table.
-    cancel_flags = CancelFlags(settings.session_table, store.gateway, clock=store.clock)
+    cancel_flags = CancelFlags(settings.session_table, runtime.store.gateway, clock=runtime.store.clock)
     streamer = ResponseStreamer(
         server,
         metrics,
@@ -148,15 +188,25 @@ def build_app(
     resource = build_protected_resource(settings, catalog)
     return McpEndpoint(
         server,
-        build_authenticator(settings, dynamodb, bind_host=bind_host, resource=resource),
+        build_authenticator(settings, runtime.dynamodb, bind_host=bind_host, resource=resource),
         RequestGuard(allowed_hosts, settings.allowed_origins),
         streamer,
         max_request_bytes=settings.max_request_bytes,
         body_timeout_seconds=settings.body_timeout_seconds,
         cancel_flags=cancel_flags,
         protected_resource=resource,
-        listener=build_streams(settings, notifications, server) if notifications is not None else None,
+        listener=build_streams(settings, services.notifications, server) if services.notifications else None,
     )
+
+
+def build_tasks(settings: Settings, store: SessionStore, sqs: Any) -> TaskService:
+    """Tasks extension (the stack deploys the task worker and its queue): its items live in the
+    session table, through the store's gateway (retries, throttling typed as elsewhere)."""
+    from mcp_platform.tasks.service import TaskService
+    from mcp_platform.tasks.store import TaskStore
+
+    tasks = TaskStore(settings.session_table, store.gateway, clock=store.clock)
+    return TaskService(tasks, sqs, settings.task_queue_url, ttl_seconds=settings.task_ttl_seconds)
 
 
 def build_interactive(settings: Settings, store: SessionStore, secretsmanager: Any | None) -> InteractiveServices:

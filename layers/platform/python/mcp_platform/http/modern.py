@@ -19,7 +19,15 @@ from mcp_platform.mcp.versions import (
 )
 
 _BASE64_VALUE = re.compile(r"^=\?base64\?(?P<payload>.*)\?=$")
-NAME_BEARING = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAME_BEARING = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # Tasks extension: the task id routes, like a tool name (SEP-2663, HTTP routing).
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 
 
 def decode_header_value(value: str | None) -> str | None:

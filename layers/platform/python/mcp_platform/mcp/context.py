@@ -36,6 +36,8 @@ class Services:
     """``notifications.Notifications`` when the stack option ``subscriptions`` is on, else None."""
     interactive: Any = None
     """``interactive.InteractiveServices``: request-state keys (2026), reply delivery (2025)."""
+    tasks: Any = None
+    """``tasks.TaskService`` when the task worker is deployed (tasks extension), else None."""
 
 
 @dataclass

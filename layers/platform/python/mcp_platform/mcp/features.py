@@ -35,7 +35,8 @@ class Feature:
     def active(self) -> bool:
         raise NotImplementedError
 
-    def capability(self, modern: bool) -> dict[str, Any]:
+    def capability(self, modern: bool) -> dict[str, Any] | None:
+        """What the feature advertises in ``modern`` or 2025 capabilities; None: nothing."""
         # listChanged only with the notification streams that deliver it (stack option).
         return {"listChanged": self.services.notifications is not None}
 
@@ -44,6 +45,10 @@ class Feature:
 
     def legacy_methods(self) -> Mapping[str, Handler]:
         """Methods of the 2025 revisions only (2026-07-28 removed them)."""
+        return {}
+
+    def modern_methods(self) -> Mapping[str, Handler]:
+        """Methods of 2026-07-28 only (extensions that the 2025 wire does not define)."""
         return {}
 
     def _context(self, call: CallContext) -> ToolContext:
@@ -195,4 +200,28 @@ class CompletionFeature(Feature):
         raise JsonRpcError(INVALID_PARAMS, f"Unknown completion reference: {ref}")
 
 
-FEATURES: tuple[type[Feature], ...] = (ResourcesFeature, PromptsFeature, CompletionFeature)
+class TasksFeature(Feature):
+    """The tasks extension (``tasks/get``, ``tasks/update``, ``tasks/cancel``; the task creation
+    itself is part of tools/call): served when the task worker is deployed. The removed methods
+    ``tasks/result`` and ``tasks/list`` are not served (-32601)."""
+
+    capability_key = "extensions"
+
+    @property
+    def active(self) -> bool:
+        return self.services.tasks is not None
+
+    def capability(self, modern: bool) -> dict[str, Any] | None:
+        from mcp_platform.tasks.model import EXTENSION_ID
+
+        return {EXTENSION_ID: {}} if modern else None  # undefined on the 2025 wire
+
+    def methods(self) -> Mapping[str, Handler]:
+        return {}
+
+    def modern_methods(self) -> Mapping[str, Handler]:
+        tasks = self.services.tasks
+        return {"tasks/get": tasks.get, "tasks/update": tasks.update, "tasks/cancel": tasks.cancel}
+
+
+FEATURES: tuple[type[Feature], ...] = (ResourcesFeature, PromptsFeature, CompletionFeature, TasksFeature)

@@ -15,11 +15,16 @@ from typing import Any
 
 from mcp_platform.interactive import INPUT_METHODS, InputRequired
 from mcp_platform.mcp.catalog import Catalog
-from mcp_platform.mcp.context import LOG_LEVELS, Notify, Services, _discard
+from mcp_platform.mcp.context import LOG_LEVELS, Notify, Services, ToolContext, _discard
 from mcp_platform.mcp.features import FEATURES
-from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError, Request
+from mcp_platform.mcp.jsonrpc import (
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    JsonRpcError,
+    Request,
+)
 from mcp_platform.mcp.pagination import LIST_TTL_MS, page
-from mcp_platform.mcp.preparation import require_client_capabilities
+from mcp_platform.mcp.preparation import PreparedCall, require_client_capabilities
 from mcp_platform.mcp.tool_calls import ToolCallRunner
 from mcp_platform.mcp.tools import ToolCatalog
 from mcp_platform.mcp.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION, MODERN_VERSIONS
@@ -46,6 +51,9 @@ class CallContext:
     unknown (a session from before capabilities were kept), so nothing is refused for it."""
     interaction: Any = None
     """How this request asks its client for input (``interactive.api.Interaction``), set by bind."""
+    prepared: Any = None
+    """The tools/call as ``defers_transport_check`` prepared it; ``bind`` reuses it (preparing reads
+    nothing the transport-session check changes)."""
 
     def attach_transport_session(self, session: Any) -> None:
         """2025: the validated Mcp-Session-Id session, and what its initialize negotiated."""
@@ -81,17 +89,21 @@ class McpServer:
         self.features = [f for f in (cls(self.catalog, self.services, page_size) for cls in FEATURES) if f.active]
         common: dict[str, Handler] = {"tools/list": self._tools_list}
         legacy: dict[str, Handler] = {"ping": self._ping, "logging/setLevel": self._set_level}
+        modern: dict[str, Handler] = {"server/discover": self._discover}
         for feature in self.features:
             common.update(feature.methods())
             legacy.update(feature.legacy_methods())
+            modern.update(feature.modern_methods())
         self._legacy: dict[str, Handler] = {**common, **legacy}
-        self._modern: dict[str, Handler] = {**common, "server/discover": self._discover}
+        self._modern: dict[str, Handler] = {**common, **modern}
 
     def capabilities(self, modern: bool) -> dict[str, Any]:
         # listChanged only when the notification streams that deliver it are on (stack option).
         capabilities: dict[str, Any] = {"tools": {"listChanged": self.services.notifications is not None}}
         for feature in self.features:
-            capabilities[feature.capability_key] = feature.capability(modern)
+            advertised = feature.capability(modern)
+            if advertised is not None:
+                capabilities[feature.capability_key] = advertised
         if not modern:
             capabilities["logging"] = {}
         return capabilities
@@ -124,7 +136,7 @@ class McpServer:
         if request.method != "tools/call":
             return False
         try:
-            prepared = self.runner.prepare(request, call, self.catalog.tools)
+            prepared = call.prepared = self.runner.prepare(request, call, self.catalog.tools)
         except JsonRpcError:
             return False
         return prepared.invalid_arguments is None and prepared.session_id == call.transport_session_id
@@ -134,9 +146,18 @@ class McpServer:
         missing session) and return the coroutine function that does the work. The transport
         answers refusals as plain JSON and commits to a stream only for work."""
         if request.method == "tools/call":
-            prepared = self.runner.prepare(request, call, self.catalog.tools)
+            prepared = call.prepared or self.runner.prepare(request, call, self.catalog.tools)
             await self.runner.load(prepared, call)
             require_client_capabilities(prepared.spec, call)
+            if self._runs_as_task(prepared, call):
+                await self._open_interaction(request, call, consume=True)  # the questions before it starts
+
+                async def start() -> dict[str, Any]:
+                    return self._finish(
+                        await self._answered(request, call, self._start_task(request, prepared, call)), call
+                    )
+
+                return start
             # A replay of a committed call is answered from its marker: its state is not used up.
             await self._open_interaction(request, call, consume=prepared.prior_result is None)
 
@@ -151,6 +172,35 @@ class McpServer:
             return self._finish(await self._answered(request, call, handler(request, call)), call)
 
         return simple
+
+    def _runs_as_task(self, prepared: PreparedCall, call: CallContext) -> bool:
+        """Tasks extension: the worker runs it (a replay or a refused argument is answered here)."""
+        if prepared.spec.task_support == "forbidden" or prepared.prior_result is not None:
+            return False
+        if self.services.tasks is None:
+            if prepared.spec.task_support == "required":
+                from mcp_platform.tasks.service import missing_extension
+
+                raise missing_extension(f"Tool {prepared.spec.name} runs only as a task, and tasks are not deployed")
+            return False
+        return prepared.invalid_arguments is None and bool(self.services.tasks.wants_task(prepared.spec, call))
+
+    async def _start_task(self, request: Request, prepared: PreparedCall, call: CallContext) -> dict[str, Any]:
+        """The tool's ``ask_first`` questions (an InputRequiredResult until answered), then the task."""
+        answers: dict[str, dict[str, Any]] = {}
+        if prepared.spec.ask_first is not None:
+            from mcp_platform.interactive.api import ask_all
+
+            questions = prepared.spec.ask_first(**prepared.arguments)
+            context = ToolContext(
+                principal=call.principal,
+                services=self.services,
+                interaction=call.interaction,
+                client_capabilities=call.client_capabilities,
+            )
+            answers = await ask_all(context, questions)
+        created: dict[str, Any] = await self.services.tasks.start(request, prepared, call, answers)
+        return created
 
     async def _open_interaction(self, request: Request, call: CallContext, *, consume: bool) -> None:
         """How the request's questions reach its client (``interactive``): 2026, rounds on the

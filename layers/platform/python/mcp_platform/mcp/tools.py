@@ -13,7 +13,7 @@ import inspect
 import json
 import pkgutil
 import re
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Literal
@@ -23,6 +23,8 @@ from mcp_platform.mcp.versions import SESSION_HANDLE_ARGUMENT
 
 SessionUse = Literal["none", "required"]
 Effect = Literal["read_only", "append_only", "read_modify_write"]
+TaskSupport = Literal["forbidden", "optional", "required"]
+TASK_SUPPORT: tuple[TaskSupport, ...] = ("forbidden", "optional", "required")
 ToolFunction = Callable[..., Awaitable[Any]]
 
 READ_ONLY: Effect = "read_only"
@@ -98,6 +100,14 @@ class ToolSpec:
     scopes: tuple[str, ...] = ()
     """OAuth scopes a token must carry to call it (403 insufficient_scope otherwise); credentials
     that are not scope-limited (API keys) may call it."""
+    task_support: TaskSupport = "forbidden"
+    """Tasks extension: ``optional``/``required`` run the call in the task worker when the client
+    declared the extension (``required`` refuses the call otherwise, -32021). Server-side only:
+    the extension defines no tools/list field for it."""
+    ask_first: Callable[..., Mapping[str, Any]] | None = None
+    """A task's questions asked before it starts (2026 rounds on the tools/call itself): called
+    with the call's arguments, it returns ``{key: InputRequest}``; the answers reach the running
+    task (``ctx.elicit(..., key=key)`` returns them)."""
 
     def validate_arguments(self, arguments: dict[str, Any]) -> None:
         if self.explicit_schema:
@@ -119,6 +129,8 @@ def tool(
     requires_client: dict[str, Any] | None = None,
     explicit_schema: dict[str, Any] | None = None,
     scopes: Iterable[str] = (),
+    task: TaskSupport = "forbidden",
+    ask_first: Callable[..., Mapping[str, Any]] | None = None,
 ) -> Callable[[ToolFunction], ToolSpec]:
     """Turn an ``async def tool(ctx, ...)`` into a :class:`ToolSpec` (no global registration).
 
@@ -128,7 +140,9 @@ def tool(
     ``max_seconds`` is the longest one call may run (at most the endpoint's stream cap).
     ``requires_client`` names the client capabilities a call needs; ``explicit_schema`` serves a
     hand-written JSON Schema 2020-12 input schema intact and validates calls against it.
-    ``scopes`` are the OAuth scopes a token needs to call the tool."""
+    ``scopes`` are the OAuth scopes a token needs to call the tool. ``task`` (``optional``,
+    ``required``) lets a long call run as a durable task in the task worker (tasks extension);
+    ``ask_first(**arguments)`` names the questions answered before the task starts."""
 
     def build(function: ToolFunction) -> ToolSpec:
         if not inspect.iscoroutinefunction(function):
@@ -136,6 +150,10 @@ def tool(
         if max_seconds is not None and not 0 < max_seconds <= MAX_TOOL_SECONDS:
             raise TypeError(f"tool {function.__name__}: max_seconds must be in (0, {MAX_TOOL_SECONDS}]")
         declared = _session_effect(function.__name__, session, effect, annotations or {})
+        if ask_first is not None and task == "forbidden":
+            raise TypeError(f"tool {function.__name__}: ask_first applies only to task tools")
+        if task not in TASK_SUPPORT:
+            raise TypeError(f"tool {function.__name__}: task must be one of {', '.join(TASK_SUPPORT)}, got {task!r}")
         required = tuple(dict.fromkeys(scopes))
         if any(not SCOPE_TOKEN.fullmatch(scope) for scope in required):  # RFC 6749 section 3.3
             raise TypeError(f"tool {function.__name__}: scopes must be scope tokens, got {required!r}")
@@ -166,6 +184,8 @@ def tool(
             client_capabilities=dict(requires_client or {}),
             explicit_schema=explicit_schema is not None,
             scopes=required,
+            task_support=task,
+            ask_first=ask_first,
         )
 
     return build

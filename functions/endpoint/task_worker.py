@@ -1,0 +1,18 @@
+"""Task worker function: runs the tasks the endpoint queued (tasks extension), one SQS message
+per invocation, with the endpoint's own tool modules (this function ships the same code asset).
+
+Everything is built once at import (module scope) and reused by every warm invocation.
+"""
+
+from __future__ import annotations
+
+import os
+
+import mcp_tools
+from mcp_platform.config import EnvVars, Settings
+from mcp_platform.observability import configure_logging
+from mcp_platform.tasks.handler import build_handler
+
+settings = Settings.from_env()
+configure_logging(settings.service_name, os.environ.get(EnvVars.LOG_LEVEL, "INFO"))
+lambda_handler = build_handler(settings, mcp_tools)

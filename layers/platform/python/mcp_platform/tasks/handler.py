@@ -1,0 +1,45 @@
+"""Composition root of the task worker function: settings + clients in, Lambda handler out.
+
+Built once per process (module scope of ``functions/endpoint/task_worker.py``) and reused by
+every warm invocation, the event loop included, so clients and the runner's per-session state
+survive between invocations. The local platform calls it too (one handler per emulated
+execution environment), and tests inject their clients.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+from mcp_platform.config import Settings
+from mcp_platform.http.app import build_runtime
+from mcp_platform.tasks.store import TaskStore
+from mcp_platform.tasks.worker import TaskWorker
+
+# A run is stopped this long before the invocation's own deadline, so its outcome is recorded.
+TIMEOUT_MARGIN_SECONDS = 30
+Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+
+
+def build_handler(settings: Settings, *packages: ModuleType, **clients: Any) -> Handler:
+    """The SQS handler serving ``packages`` (the endpoint's own tool packages)."""
+    runtime = build_runtime(settings, *packages, **clients)
+    store = TaskStore(settings.session_table, runtime.store.gateway, clock=runtime.store.clock)
+    producer = runtime.producer
+
+    async def flush() -> None:
+        if producer is not None and len(producer):
+            await producer.flush_async()
+
+    worker = TaskWorker(store, runtime.runner, runtime.catalog, flush, max_attempts=settings.task_max_attempts)
+    loop = asyncio.new_event_loop()
+
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        # One attempt may use what is left of this invocation (a tool may declare less, max_seconds).
+        remaining = context.get_remaining_time_in_millis() / 1000 - TIMEOUT_MARGIN_SECONDS
+        runtime.runner.max_call_seconds = max(1.0, remaining)
+        return loop.run_until_complete(worker.handle(event))
+
+    return handler

@@ -1,0 +1,1 @@
+"""Test-only task tools (loaded with ``extra_tools``, never deployed)."""
