@@ -12,6 +12,7 @@ EXPECTED_TOOLS = [
     "recent_tool_events",
     "session_audit",
     "session_info",
+    "session_report",
 ]
 EXPECTED_TEMPLATES = {"session_notes": "session://{session}/notes", "session_summary": "session://{session}"}
 EXPECTED_PROMPTS = ["summarize_session"]

@@ -367,3 +367,30 @@ def initialize_body(capabilities: dict[str, Any]) -> dict[str, Any]:
             "clientInfo": {"name": "t", "version": "1"},
         },
     }
+
+
+def test_a_shipped_tool_runs_as_a_task_for_a_declaring_client_and_plainly_otherwise(
+    pair: tuple[Instance, Instance], keys: dict[str, str], worker: None
+) -> None:
+    """session_report (functions/endpoint/mcp_tools) is task-optional: the worker runs it for a
+    client that declared the extension, the endpoint runs it for one that did not; same report."""
+    a, b = pair
+    handle = open_handle(a.url, keys["alice"])
+    for i in range(3):
+        appended = rpc(
+            b.url,
+            keys["alice"],
+            "tools/call",
+            {"name": "append_note", "arguments": {"session": handle, "text": f"n{i}"}},
+        )
+        assert not appended["result"]["isError"], appended
+    task_id = start(a.url, keys["alice"], "session_report", {"session": handle})
+    report = terminal(b.url, keys["alice"], task_id)
+    assert report["status"] == "completed", report
+    assert report["statusMessage"] == "read 3 calls (1 pages)"  # its progress, recorded on the task
+    plain = rpc(
+        a.url, keys["alice"], "tools/call", {"name": "session_report", "arguments": {"session": handle}}, caps={}
+    )
+    assert "taskId" not in plain["result"]
+    for answer in (report["result"], plain["result"]):
+        assert answer["structuredContent"]["by_tool"]["append_note"] == {"calls": 3, "errors": 0}, answer

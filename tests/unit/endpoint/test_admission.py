@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 import mcp_tools
 from mcp_platform.audit.diff import to_plain
 from mcp_platform.mcp.admission import Inadmissible, check_storable
+from mcp_platform.mcp.call import CallContext
 from mcp_platform.mcp.catalog import Catalog
 from mcp_platform.mcp.context import Services
 from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
-from mcp_platform.mcp.server import CallContext
 from mcp_platform.mcp.tool_calls import ToolCallRunner
 from mcp_platform.mcp.versions import IDEMPOTENCY_KEY_META
 from mcp_platform.sessions.codec import attr_size, to_attr

@@ -8,12 +8,13 @@ from typing import Annotated, Any
 
 import pytest
 
+from mcp_platform.mcp.call import CallContext
 from mcp_platform.mcp.catalog import Catalog
 from mcp_platform.mcp.context import Services, ToolContext
 from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, JsonRpcError, Request
 from mcp_platform.mcp.prompts import prompt, user
 from mcp_platform.mcp.resources import ResourceNotFound, compile_template, resource, resource_template
-from mcp_platform.mcp.server import CallContext, McpServer
+from mcp_platform.mcp.server import McpServer
 from mcp_platform.mcp.tool_calls import ToolCallRunner
 
 LEGACY = CallContext(principal="p", protocol_version="2025-11-25", modern=False)

@@ -10,17 +10,17 @@ from typing import Any
 import pytest
 
 import mcp_tools
-from mcp_platform.http.legacy import stored_client_name
 from mcp_platform.http.messages import HttpError, HttpRequest, read_body
 from mcp_platform.http.security import RequestGuard, check_single_valued
 from mcp_platform.mcp.admission import Inadmissible
+from mcp_platform.mcp.call import CallContext
 from mcp_platform.mcp.catalog import Catalog
 from mcp_platform.mcp.context import Services, ToolContext
 from mcp_platform.mcp.effects import store_error
+from mcp_platform.mcp.handshake import stored_client_name
 from mcp_platform.mcp.invocation import DEFAULT_MAX_CALL_SECONDS
 from mcp_platform.mcp.jsonrpc import LIMIT_EXCEEDED, Request
 from mcp_platform.mcp.preparation import admit_arguments
-from mcp_platform.mcp.server import CallContext
 from mcp_platform.mcp.tool_calls import ToolCallRunner
 from mcp_platform.mcp.tools import ToolCatalog, tool
 from mcp_platform.sessions import CallRecordTooLarge

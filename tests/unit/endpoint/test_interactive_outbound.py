@@ -15,7 +15,7 @@ import pytest
 
 from mcp_platform.interactive.api import elicitation
 from mcp_platform.interactive.outbound import ClientRequestFailed, ReplyRefused, ServerRequests
-from mcp_platform.mcp.server import CallContext
+from mcp_platform.mcp.call import CallContext, TransportSession
 
 ROOT = Path(__file__).resolve().parents[3]
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
@@ -62,7 +62,7 @@ def legacy_call(sent: list[dict[str, Any]]) -> CallContext:
     async def notify(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    return CallContext("alice", "2025-11-25", False, transport_session_id="s" * 32, notify=notify)
+    return CallContext("alice", "2025-11-25", False, transport=TransportSession("s" * 32), notify=notify)
 
 
 def test_ids_that_cannot_be_ours_are_refused_without_an_aws_call() -> None:

@@ -20,6 +20,7 @@ from mcp_platform.interactive.api import InputRequired, elicitation
 from mcp_platform.interactive.keys import StaticKeyRing
 from mcp_platform.interactive.rounds import RoundInteraction
 from mcp_platform.interactive.vault import RequestStateVault
+from mcp_platform.mcp.call import CallContext
 from mcp_platform.mcp.catalog import Catalog
 from mcp_platform.mcp.context import Services, ToolContext
 from mcp_platform.mcp.jsonrpc import (
@@ -30,7 +31,7 @@ from mcp_platform.mcp.jsonrpc import (
     Request,
 )
 from mcp_platform.mcp.resources import resource
-from mcp_platform.mcp.server import CallContext, McpServer
+from mcp_platform.mcp.server import McpServer
 from mcp_platform.mcp.tool_calls import ToolCallRunner
 from mcp_platform.sessions.clock import ManualClock
 

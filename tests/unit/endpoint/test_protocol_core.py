@@ -9,11 +9,12 @@ from typing import Annotated, Any, Literal
 import pytest
 
 import mcp_tools
+from mcp_platform.mcp.call import CallContext, TransportSession
 from mcp_platform.mcp.catalog import Catalog
 from mcp_platform.mcp.context import Services
 from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError, Request, parse_message
 from mcp_platform.mcp.schema import SchemaError, input_schema, validate
-from mcp_platform.mcp.server import CallContext, McpServer
+from mcp_platform.mcp.server import McpServer
 from mcp_platform.mcp.tool_calls import ToolCallRunner
 from mcp_platform.mcp.tools import ToolCatalog, tool
 from tests.support.catalog import EXPECTED_PROMPTS, EXPECTED_TEMPLATES, EXPECTED_TOOLS
@@ -88,6 +89,40 @@ def test_method_sets_differ_per_era(method: str, call: CallContext, exists: bool
         with pytest.raises(JsonRpcError) as caught:
             srv.handler_for(method, call.modern)
         assert caught.value.code == METHOD_NOT_FOUND
+
+
+def test_the_binding_tells_the_transport_what_a_request_needs() -> None:
+    """The transport asks the binding, never the method's name: tools/call may stream; a session
+    tool on the request's own transport session validates it with its own read; a call refused
+    before that read (unknown tool, bad arguments) leaves the transport's 404 check first."""
+
+    async def note(ctx: object, text: str) -> str:
+        return text
+
+    async def plain(ctx: object) -> str:
+        return ""
+
+    catalog = ToolCatalog([tool(description="d", session="required")(note), tool(description="d")(plain)])
+    srv = McpServer(catalog, ToolCallRunner(Services()))
+    legacy = CallContext("p", "2025-11-25", modern=False, transport=TransportSession("s" * 32))
+
+    def bind(method: str, params: dict[str, Any], call: CallContext = legacy) -> Any:
+        return srv.bind(Request(method, params, 1), call)
+
+    on_transport_session = bind("tools/call", {"name": "note", "arguments": {"text": "x"}})
+    assert on_transport_session.streams and on_transport_session.validates_transport_session
+    other_session = {"name": "note", "arguments": {"text": "x", "session": "h" * 32}}
+    assert not bind("tools/call", other_session).validates_transport_session
+    assert not bind("tools/call", {"name": "note", "arguments": {"text": 1}}).validates_transport_session
+    assert not bind("tools/call", {"name": "plain"}).validates_transport_session
+    assert not bind("tools/call", {"name": "plain"}, MODERN).validates_transport_session
+    unknown = bind("tools/call", {"name": "missing"})
+    assert not unknown.validates_transport_session
+    with pytest.raises(JsonRpcError) as refused:
+        asyncio.run(unknown.admit())  # refused only when admitted: after the transport's checks
+    assert refused.value.code == INVALID_PARAMS
+    listing = bind("tools/list", {})
+    assert not listing.streams and not listing.validates_transport_session
 
 
 def test_modern_results_carry_result_type_and_cache_hints() -> None:

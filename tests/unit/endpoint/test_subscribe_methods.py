@@ -11,6 +11,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from mcp_platform.mcp.call import CallContext, TransportSession
 from mcp_platform.mcp.catalog import Catalog
 from mcp_platform.mcp.context import Services, ToolContext
 from mcp_platform.mcp.jsonrpc import (
@@ -23,7 +24,7 @@ from mcp_platform.mcp.jsonrpc import (
 )
 from mcp_platform.mcp.prompts import prompt, user
 from mcp_platform.mcp.resources import resource
-from mcp_platform.mcp.server import CallContext, McpServer
+from mcp_platform.mcp.server import McpServer
 from mcp_platform.mcp.tool_calls import ToolCallRunner
 from mcp_platform.notifications import NotificationLog, Notifications, SessionSubscriptions
 from mcp_platform.sessions import SessionStore
@@ -59,7 +60,7 @@ def server(notifications: Notifications | None) -> McpServer:
 
 
 def legacy_call(srv: McpServer, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    call = CallContext(principal="alice", protocol_version="2025-11-25", modern=False, transport_session_id=SESSION)
+    call = CallContext("alice", "2025-11-25", modern=False, transport=TransportSession(SESSION))
     return asyncio.run(srv.handle(Request(method, params, 1), call))
 
 

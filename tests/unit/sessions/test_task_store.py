@@ -74,12 +74,14 @@ def test_another_principal_cannot_cancel(tasks: TaskStore) -> None:
 
 def test_a_partial_answer_keeps_the_task_waiting_for_the_rest(tasks: TaskStore) -> None:
     created(tasks)
+    tasks.begin_attempt("t1")
     tasks.await_input("t1", QUESTIONS, "Waiting for input")
     waiting = tasks.get("t1")
     partial = tasks.deliver_input(waiting, {"name": {"action": "accept", "content": {"name": "Ada"}}})
     assert partial.status == "input_required" and list(partial.input_requests or {}) == ["confirm"]
     complete = tasks.deliver_input(partial, {"confirm": {"action": "accept", "content": {"confirm": True}}})
     assert complete.status == "working" and complete.input_requests is None
+    assert complete.attempts == 0  # a new round, not a retry: it does not use up the attempts
     assert set(complete.input_responses) == {"name", "confirm"} and complete.round == 3
 
 

@@ -177,7 +177,6 @@ def build_app(
     # 2025 cancellations posted to another instance meet the call through the session table.
     cancel_flags = CancelFlags(settings.session_table, runtime.store.gateway, clock=runtime.store.clock)
     streamer = ResponseStreamer(
-        server,
         metrics,
         _settle_then_flush(runner, producer),
         keepalive_seconds=settings.keepalive_seconds,

@@ -29,8 +29,9 @@ from mcp_platform.http.modern import (
 from mcp_platform.http.protected_resource import require_tool_scopes, serve_metadata
 from mcp_platform.http.security import RequestGuard, check_single_valued
 from mcp_platform.http.streaming import ResponseStreamer
+from mcp_platform.mcp.call import CallContext
 from mcp_platform.mcp.jsonrpc import INTERNAL_ERROR, JsonRpcError, Request, is_response, parse_message
-from mcp_platform.mcp.server import CallContext, McpServer
+from mcp_platform.mcp.server import McpServer
 from mcp_platform.mcp.versions import CLIENT_CAPABILITIES_META_KEY, is_modern
 from mcp_platform.sessions.cancellation import CancelFlags
 
@@ -207,7 +208,8 @@ class McpEndpoint(HandshakeEra):
             await self.listener.listen(request, message, receive, send, cors)  # off: -32601 below
             return
         # 2026: closing the response stream is how a client cancels.
-        await self.streamer.respond(request, message, call, send, cors, http_status_errors=True, receive=receive)
+        bound = self.server.bind(message, call)
+        await self.streamer.respond(request, bound, call, send, cors, http_status_errors=True, receive=receive)
 
     async def _lifespan(self, receive: Any, send: Any) -> None:
         while True:

@@ -1,10 +1,12 @@
-"""The 2025 revisions' transport: ``initialize``, ``Mcp-Session-Id`` sessions in DynamoDB, DELETE,
-``notifications/cancelled`` and the client's responses to server-to-client requests. Mixed into
-:class:`~mcp_platform.http.endpoint.McpEndpoint`.
+"""The 2025 revisions' transport: ``Mcp-Session-Id`` sessions in DynamoDB (created by
+``initialize``, ended by DELETE), ``notifications/cancelled`` and the client's responses to
+server-to-client requests. Mixed into :class:`~mcp_platform.http.endpoint.McpEndpoint`.
 
-Admission applies here too: what ``initialize`` stores (client name, capabilities) is checked before the
-write and refused with -32602, and a session id that cannot have been minted is "not found"
-before any AWS call (``table_schema.is_session_id``, checked where the store builds its keys).
+What initialize accepts, negotiates and keeps is the protocol's (``McpServer.initialize``,
+:mod:`mcp_platform.mcp.handshake`); here only the session write and its header. Whether a request
+needs the transport's own session check is the binding's word (``BoundRequest``). A session id
+that cannot have been minted is "not found" before any AWS call (``table_schema.is_session_id``,
+checked where the store builds its keys).
 """
 
 from __future__ import annotations
@@ -16,38 +18,15 @@ from mcp_platform import blocking
 from mcp_platform.http.messages import HttpError, HttpRequest, send_empty
 from mcp_platform.http.messages import send_json as _send_json
 from mcp_platform.http.streaming import ResponseStreamer
-from mcp_platform.mcp.admission import Inadmissible, check_storable, check_text
+from mcp_platform.mcp.call import CallContext, TransportSession
 from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, JsonRpcError, Request, error_message, result_message
-from mcp_platform.mcp.server import CallContext, McpServer
+from mcp_platform.mcp.server import McpServer
 from mcp_platform.mcp.versions import DEFAULT_HANDSHAKE_VERSION, HANDSHAKE_VERSIONS, is_modern
 from mcp_platform.sessions import errors as session_errors
 from mcp_platform.sessions.cancellation import CancelFlags
 from mcp_platform.table_schema import KIND_TRANSPORT
 
 SESSION_HEADER = "mcp-session-id"
-CLIENT_NAME_CHARS = 200
-
-
-MAX_CAPABILITIES_BYTES = 4096  # stored on the transport session, read by every call of it
-
-
-def check_stored_capabilities(capabilities: dict[str, Any]) -> None:
-    if check_storable(capabilities, "capabilities") > MAX_CAPABILITIES_BYTES:
-        raise Inadmissible("capabilities", f"larger than {MAX_CAPABILITIES_BYTES} bytes")
-
-
-def stored_client_name(client_info: Any) -> str:
-    """``clientInfo.name`` as the transport session stores it: a well-formed string, clipped.
-    Raises :class:`Inadmissible` for what cannot be stored (the write would fail: a 503)."""
-    if client_info is None:
-        return ""
-    if not isinstance(client_info, dict):
-        raise Inadmissible("params.clientInfo", "must be an object")
-    name = client_info.get("name", "")
-    if not isinstance(name, str):
-        raise Inadmissible("params.clientInfo.name", "must be a string")
-    check_text(name, "params.clientInfo.name")
-    return name[:CLIENT_NAME_CHARS]
 
 
 class HandshakeEra:
@@ -87,9 +66,10 @@ class HandshakeEra:
             principal=principal,
             protocol_version=version_header or DEFAULT_HANDSHAKE_VERSION,
             modern=False,
-            transport_session_id=session_id,
+            transport=TransportSession(session_id),
         )
-        if not self.server.defers_transport_check(message, call):
+        bound = self.server.bind(message, call)
+        if not bound.validates_transport_session:
             call.attach_transport_session(await self._transport_session(session_id, principal))
         key = (principal, session_id, message.id)
         self._inflight[key] = call.cancelled
@@ -97,43 +77,22 @@ class HandshakeEra:
             headers = {**cors, SESSION_HEADER: session_id}
             # This server offers no resumable streams (no Last-Event-ID), so a result can never
             # reach a client whose stream closed: a disconnect the transport sees stops the call.
-            await self.streamer.respond(
-                request, message, call, send, headers, http_status_errors=False, receive=receive
-            )
+            await self.streamer.respond(request, bound, call, send, headers, http_status_errors=False, receive=receive)
         finally:
             self._inflight.pop(key, None)
 
     async def _initialize(self, message: Request, principal: str, send: Any, cors: dict[str, str]) -> None:
         if message.is_notification:
             raise HttpError(400, "initialize must be a request")
-        requested = message.params.get("protocolVersion")
-        client_name, error = "", None
-        capabilities = message.params.get("capabilities", {})
-        if not isinstance(requested, str) or not isinstance(capabilities, dict):
-            error = JsonRpcError(INVALID_PARAMS, "initialize needs params.protocolVersion (string) and capabilities")
-        else:
-            try:
-                client_name = stored_client_name(message.params.get("clientInfo"))
-                check_stored_capabilities(capabilities)
-            except Inadmissible as exc:
-                error = JsonRpcError(INVALID_PARAMS, f"initialize: {exc}")
-        if error is not None:
+        try:
+            initialized = self.server.initialize(message)
+        except JsonRpcError as error:
             await _send_json(send, 200, error_message(message.id, error), cors)
             return
-        version = self.server.negotiate(requested)  # one of ours: safe to store
         session = await asyncio.to_thread(
-            self.sessions.create_session,
-            principal,
-            kind="transport",
-            attributes={
-                "protocol_version": version,
-                "client_name": client_name,
-                "log_level": "info",
-                # Kept so any instance can tell what this client declared (-32021 otherwise).
-                "client_capabilities": capabilities,
-            },
+            self.sessions.create_session, principal, kind="transport", attributes=initialized.session_attributes
         )
-        body = result_message(message.id if message.id is not None else 0, self.server.initialize_result(version))
+        body = result_message(message.id if message.id is not None else 0, initialized.result)
         await _send_json(send, 200, body, {**cors, SESSION_HEADER: session.id})
 
     async def _delete(self, request: HttpRequest, principal: str, send: Any, cors: dict[str, str]) -> None:

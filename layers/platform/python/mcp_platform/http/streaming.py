@@ -1,7 +1,8 @@
 """Writes one request's response: plain JSON, or an SSE stream obeying S2-S7.
 
-tools/call streams whenever the client accepts ``text/event-stream``: status and headers
-leave before the tool runs (S2, S4), followed by a first comment; progress and log
+A request streams when its binding says its work may send notifications before its result
+(``BoundRequest.streams``) and the client accepts ``text/event-stream``: status and
+headers leave before the work runs (S2, S4), followed by a first comment; progress and log
 notifications are events; keep-alive comments fill silences (S7); a duration cap below the
 function timeout ends runaway calls (S7); the final chunk is always written (S3).
 
@@ -29,6 +30,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mcp_platform.http.messages import HttpError, HttpRequest, end_body, send_json, sse_event, start_sse
+from mcp_platform.mcp.binding import BoundRequest
+from mcp_platform.mcp.call import CallContext
 from mcp_platform.mcp.effects import RETRY_AFTER_SECONDS
 from mcp_platform.mcp.jsonrpc import (
     HEADER_MISMATCH,
@@ -42,11 +45,9 @@ from mcp_platform.mcp.jsonrpc import (
     UNAVAILABLE,
     UNSUPPORTED_PROTOCOL_VERSION,
     JsonRpcError,
-    Request,
     error_message,
     result_message,
 )
-from mcp_platform.mcp.server import CallContext, McpServer
 from mcp_platform.mcp.tool_calls import TransportSessionNotFound
 from mcp_platform.observability import MetricsWriter
 from mcp_platform.sessions.cancellation import CancelCheckFailed, CancelFlags
@@ -63,7 +64,6 @@ MODERN_ERROR_STATUS = {
     UNAVAILABLE: 503,
     MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
 }
-STREAMED_METHODS = frozenset({"tools/call"})
 FIRST_EVENT = b": stream open\n\n"
 KEEPALIVE = b": keep-alive\n\n"
 
@@ -73,7 +73,6 @@ Flush = Callable[[], Awaitable[None]]
 class ResponseStreamer:
     def __init__(
         self,
-        server: McpServer,
         metrics: MetricsWriter | None = None,
         flush_events: Flush | None = None,
         *,
@@ -82,7 +81,6 @@ class ResponseStreamer:
         cancel_flags: CancelFlags | None = None,
         cancel_poll_seconds: float = 2.0,
     ) -> None:
-        self.server = server
         self.metrics = metrics
         self.flush_events = flush_events
         self.keepalive_seconds = keepalive_seconds
@@ -93,7 +91,7 @@ class ResponseStreamer:
     async def respond(
         self,
         request: HttpRequest,
-        message: Request,
+        bound: BoundRequest,
         call: CallContext,
         send: Any,
         headers: dict[str, str],
@@ -104,16 +102,16 @@ class ResponseStreamer:
         """``receive`` given: a client disconnect the transport sees cancels a streamed call
         (2026-07-28 semantics; in 2025 too, where no stream is resumable here)."""
         started = time.monotonic()
-        request_id = message.id
+        request_id = bound.request.id
         try:
-            work = await self.server.bind(message, call)
+            work = await bound.admit()
         except TransportSessionNotFound as exc:
             raise HttpError(404, "Session not found") from exc
         except JsonRpcError as exc:
             status, extra = _error_status(exc.code, http_status_errors)
             await send_json(send, status, error_message(request_id, exc), {**headers, **extra})
             return
-        if message.method in STREAMED_METHODS and request.accepts("text/event-stream"):
+        if bound.streams and request.accepts("text/event-stream"):
             await self._stream(work, request_id, call, send, headers, started, receive)
         else:
             body = await _outcome(work, request_id)

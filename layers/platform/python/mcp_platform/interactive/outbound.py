@@ -25,20 +25,17 @@ import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from mcp_platform.interactive.api import InputRequest, InvalidInputResponse, check_answer
 from mcp_platform.interactive.replies import MAX_RESPONSE_BYTES, ClientReplies
 from mcp_platform.interactive.rounds import question_digest
-from mcp_platform.mcp.context import _discard
+from mcp_platform.mcp.call import CallContext, discard_notification
 from mcp_platform.mcp.jsonrpc import INVALID_REQUEST, JsonRpcError, error_message
 from mcp_platform.mcp.tools import ToolError
 from mcp_platform.sessions.errors import SessionStoreError
-
-if TYPE_CHECKING:
-    from mcp_platform.mcp.server import CallContext
 
 logger = logging.getLogger(__name__)
 
@@ -185,7 +182,7 @@ class CallRequests:
         self._answers: dict[str, tuple[str, dict[str, Any]]] = {}
 
     async def ask(self, requests: Mapping[str, InputRequest]) -> dict[str, dict[str, Any]]:
-        if self._call.notify is _discard or self._call.transport_session_id is None:
+        if self._call.notify is discard_notification or self._call.transport_session_id is None:
             # Only a streamed response can carry a request to the client (Accept: text/event-stream).
             raise JsonRpcError(INVALID_REQUEST, "Asking the client needs the call's SSE stream and a session")
         answers: dict[str, dict[str, Any]] = {}

@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_platform.interactive import InputRequired
 from mcp_platform.interactive.api import InputRequest, InvalidInputResponse, check_answer
+from mcp_platform.mcp.call import CallContext
 from mcp_platform.mcp.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, LIMIT_EXCEEDED, JsonRpcError, Request
 
 if TYPE_CHECKING:
     from mcp_platform.interactive import InteractiveServices
     from mcp_platform.interactive.state import Binding
     from mcp_platform.interactive.vault import RequestStateVault
-    from mcp_platform.mcp.server import CallContext
 
 logger = logging.getLogger(__name__)
 

@@ -5,23 +5,18 @@ and asking its client for input (``elicit``, ``sample``, ``list_roots``, ``ask_a
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mcp_platform.mcp.call import Notify, discard_notification
 from mcp_platform.mcp.jsonrpc import notification_message
 from mcp_platform.sessions.model import ConditionCheck, ExtraPut
 
 if TYPE_CHECKING:  # the interactive API loads on a tool's first question, not at start
     from mcp_platform.interactive.api import Elicited, InputRequest, Interaction, Sampled
 
-Notify = Callable[[dict[str, Any]], Awaitable[None]]
-
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-
-
-async def _discard(_: dict[str, Any]) -> None:
-    return None
 
 
 @dataclass
@@ -52,7 +47,7 @@ class ToolContext:
     progress_token: str | int | None = None
     log_level: str | None = "info"
     """Minimum level of log notifications; None = the caller did not opt in (2026), send none."""
-    notify: Notify = _discard
+    notify: Notify = discard_notification
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     context_append: list[dict[str, Any]] = field(default_factory=list)
     extra_puts: list[ExtraPut] = field(default_factory=list)

@@ -5,8 +5,9 @@ that is not served (an empty feature's methods answer -32601 like any unknown me
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from mcp_platform.mcp.call import CallContext
 from mcp_platform.mcp.catalog import Catalog
 from mcp_platform.mcp.context import Services, ToolContext
 from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, JsonRpcError, Request
@@ -14,10 +15,7 @@ from mcp_platform.mcp.pagination import page
 from mcp_platform.mcp.prompts import PromptArgumentError, messages
 from mcp_platform.mcp.resources import ResourceNotFound, contents
 
-if TYPE_CHECKING:
-    from mcp_platform.mcp.server import CallContext
-
-Handler = Callable[[Request, "CallContext"], Awaitable[dict[str, Any]]]
+Handler = Callable[[Request, CallContext], Awaitable[dict[str, Any]]]
 MAX_COMPLETIONS = 100  # completion/complete returns at most 100 values (spec)
 
 

@@ -24,8 +24,8 @@ from mcp_platform.mcp.tools import ToolError, ToolSpec, error_result, to_result
 from mcp_platform.sessions.clock import iso_utc
 
 if TYPE_CHECKING:
+    from mcp_platform.mcp.call import CallContext
     from mcp_platform.mcp.preparation import PreparedCall
-    from mcp_platform.mcp.server import CallContext
 
 logger = logging.getLogger(__name__)
 

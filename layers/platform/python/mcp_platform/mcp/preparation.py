@@ -20,7 +20,7 @@ from mcp_platform.mcp.versions import IDEMPOTENCY_KEY_META, SESSION_HANDLE_ARGUM
 from mcp_platform.sessions._core import CALL_RECORD_BUDGET_BYTES
 
 if TYPE_CHECKING:
-    from mcp_platform.mcp.server import CallContext
+    from mcp_platform.mcp.call import CallContext
 
 MAX_IDEMPOTENCY_KEY = 128
 

@@ -1,22 +1,25 @@
 """Protocol dispatch: one JSON-RPC request in, one result (or JsonRpcError) out.
 
-Knows nothing about HTTP: the transport builds a :class:`CallContext` and renders what this
-returns. Method sets differ per era: ``initialize``, ``ping`` and ``logging/setLevel`` exist only
-in the 2025 revisions; ``server/discover`` only in 2026-07-28, where every result also carries
-``resultType`` and list results carry ``ttlMs``/``cacheScope``.
+Knows nothing about HTTP: the transport builds a :class:`~mcp_platform.mcp.call.CallContext`,
+asks :meth:`McpServer.bind` what the request needs of it (:mod:`mcp_platform.mcp.binding`) and
+renders what the request's work returns. Method sets differ per era: ``initialize``, ``ping``
+and ``logging/setLevel`` exist only in the 2025 revisions; ``server/discover`` only in
+2026-07-28, where every result also carries ``resultType`` and list results carry
+``ttlMs``/``cacheScope``.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_platform.interactive import INPUT_METHODS, InputRequired
+from mcp_platform.mcp.binding import BoundRequest, Work, refusal
+from mcp_platform.mcp.call import CallContext
 from mcp_platform.mcp.catalog import Catalog
-from mcp_platform.mcp.context import LOG_LEVELS, Notify, Services, ToolContext, _discard
+from mcp_platform.mcp.context import LOG_LEVELS, Services, ToolContext
 from mcp_platform.mcp.features import FEATURES
+from mcp_platform.mcp.handshake import Initialized, transport_session_attributes
 from mcp_platform.mcp.jsonrpc import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
@@ -27,42 +30,9 @@ from mcp_platform.mcp.pagination import LIST_TTL_MS, page
 from mcp_platform.mcp.preparation import PreparedCall, require_client_capabilities
 from mcp_platform.mcp.tool_calls import ToolCallRunner
 from mcp_platform.mcp.tools import ToolCatalog
-from mcp_platform.mcp.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION, MODERN_VERSIONS
+from mcp_platform.mcp.versions import MODERN_VERSIONS
 
 SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
-
-
-@dataclass
-class CallContext:
-    """Who is calling, in which era, over which transport session."""
-
-    principal: str
-    protocol_version: str
-    modern: bool
-    transport_session_id: str | None = None
-    """2025 era: the Mcp-Session-Id of the request."""
-    transport_session: Any = None
-    """The transport session once read (None until validated, see ``defers_transport_check``)."""
-    notify: Notify = _discard
-    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
-    log_level: str | None = "info"
-    client_capabilities: dict[str, Any] | None = None
-    """What the client declared (2026: the request's ``_meta``; 2025: its initialize); None:
-    unknown (a session from before capabilities were kept), so nothing is refused for it."""
-    interaction: Any = None
-    """How this request asks its client for input (``interactive.api.Interaction``), set by bind."""
-    prepared: Any = None
-    """The tools/call as ``defers_transport_check`` prepared it; ``bind`` reuses it (preparing reads
-    nothing the transport-session check changes)."""
-
-    def attach_transport_session(self, session: Any) -> None:
-        """2025: the validated Mcp-Session-Id session, and what its initialize negotiated."""
-        self.transport_session = session
-        self.log_level = str(session.attributes.get("log_level", self.log_level))
-        declared = session.attributes.get("client_capabilities")
-        if isinstance(declared, dict):
-            self.client_capabilities = declared
-
 
 Handler = Callable[[Request, CallContext], Awaitable[dict[str, Any]]]
 
@@ -108,9 +78,11 @@ class McpServer:
             capabilities["logging"] = {}
         return capabilities
 
-    def negotiate(self, requested: Any) -> str:
-        """initialize: echo a supported 2025 revision, else counter-offer the newest."""
-        return requested if requested in HANDSHAKE_VERSIONS else LATEST_HANDSHAKE_VERSION
+    def initialize(self, request: Request) -> Initialized:
+        """2025 initialize: what the new transport session keeps, and the InitializeResult.
+        Raises -32602 for params initialize cannot accept (nothing is stored then)."""
+        attributes = transport_session_attributes(request.params)
+        return Initialized(attributes, self.initialize_result(attributes["protocol_version"]))
 
     def initialize_result(self, version: str) -> dict[str, Any]:
         result: dict[str, Any] = {
@@ -128,43 +100,51 @@ class McpServer:
             raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
         return handler
 
-    def defers_transport_check(self, request: Request, call: CallContext) -> bool:
-        """True when a tools/call will run on the transport session itself: its one consistent
-        BatchGetItem (session + idempotency marker) then doubles as the session check. Any
-        call refused before that read (unknown tool, bad arguments or key) is not deferred,
-        so the transport still answers 404 for an unknown session first."""
-        if request.method != "tools/call":
-            return False
-        try:
-            prepared = call.prepared = self.runner.prepare(request, call, self.catalog.tools)
-        except JsonRpcError:
-            return False
-        return prepared.invalid_arguments is None and prepared.session_id == call.transport_session_id
-
-    async def bind(self, request: Request, call: CallContext) -> Callable[[], Awaitable[dict[str, Any]]]:
-        """Do everything that can refuse the request (unknown method or tool, bad params,
-        missing session) and return the coroutine function that does the work. The transport
-        answers refusals as plain JSON and commits to a stream only for work."""
+    def bind(self, request: Request, call: CallContext) -> BoundRequest:
+        """Match the request to what serves it, with no I/O and no refusal: what can refuse it
+        runs in ``admit``, after whatever checks the transport makes on the binding's word."""
         if request.method == "tools/call":
-            prepared = call.prepared or self.runner.prepare(request, call, self.catalog.tools)
-            await self.runner.load(prepared, call)
-            require_client_capabilities(prepared.spec, call)
-            if self._runs_as_task(prepared, call):
-                await self._open_interaction(request, call, consume=True)  # the questions before it starts
+            return self._bind_tool_call(request, call)
+        return BoundRequest(request, admit=lambda: self._admit(request, call))
 
-                async def start() -> dict[str, Any]:
-                    return self._finish(
-                        await self._answered(request, call, self._start_task(request, prepared, call)), call
-                    )
+    def _bind_tool_call(self, request: Request, call: CallContext) -> BoundRequest:
+        try:
+            # Preparing reads nothing the transport-session check changes, so it may run first.
+            prepared = self.runner.prepare(request, call, self.catalog.tools)
+        except JsonRpcError as refused:
+            return BoundRequest(request, admit=refusal(refused), streams=True)
+        on_transport_session = (
+            call.transport_session_id is not None
+            and prepared.invalid_arguments is None  # refused before any read
+            and prepared.session_id == call.transport_session_id
+        )
+        return BoundRequest(
+            request,
+            admit=lambda: self._admit_tool_call(request, prepared, call),
+            streams=True,  # progress, logs and 2025 questions travel on the call's stream
+            validates_transport_session=on_transport_session,
+        )
 
-                return start
-            # A replay of a committed call is answered from its marker: its state is not used up.
-            await self._open_interaction(request, call, consume=prepared.prior_result is None)
+    async def _admit_tool_call(self, request: Request, prepared: PreparedCall, call: CallContext) -> Work:
+        await self.runner.load(prepared, call)
+        require_client_capabilities(prepared.spec, call)
+        if self._runs_as_task(prepared, call):
+            await self._open_interaction(request, call, consume=True)  # the questions before it starts
 
-            async def work() -> dict[str, Any]:
-                return self._finish(await self._answered(request, call, self.runner.run(prepared, call)), call)
+            async def start() -> dict[str, Any]:
+                task = self._start_task(request, prepared, call)
+                return self._finish(await self._answered(request, call, task), call)
 
-            return work
+            return start
+        # A replay of a committed call is answered from its marker: its state is not used up.
+        await self._open_interaction(request, call, consume=prepared.prior_result is None)
+
+        async def work() -> dict[str, Any]:
+            return self._finish(await self._answered(request, call, self.runner.run(prepared, call)), call)
+
+        return work
+
+    async def _admit(self, request: Request, call: CallContext) -> Work:
         handler = self.handler_for(request.method, call.modern)
         await self._open_interaction(request, call, consume=True)
 
@@ -225,7 +205,9 @@ class McpServer:
             return await input_required_result(needed, request, call, self.services.interactive)
 
     async def handle(self, request: Request, call: CallContext) -> dict[str, Any]:
-        return await (await self.bind(request, call))()
+        """The request's result, or its JsonRpcError: the transport-free path."""
+        work = await self.bind(request, call).admit()
+        return await work()
 
     def _finish(self, result: dict[str, Any], call: CallContext) -> dict[str, Any]:
         if call.modern:

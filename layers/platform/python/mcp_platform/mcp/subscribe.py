@@ -10,8 +10,9 @@ holds the session's GET stream (:mod:`mcp_platform.notifications.subscriptions`)
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from mcp_platform.mcp.call import CallContext
 from mcp_platform.mcp.catalog import Catalog
 from mcp_platform.mcp.effects import store_error
 from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, LIMIT_EXCEEDED, RESOURCE_NOT_FOUND, JsonRpcError, Request
@@ -19,9 +20,6 @@ from mcp_platform.notifications import Notifications
 from mcp_platform.notifications.log import check_uri
 from mcp_platform.notifications.subscriptions import TooManySubscriptions
 from mcp_platform.sessions.errors import StoreThrottled
-
-if TYPE_CHECKING:
-    from mcp_platform.mcp.server import CallContext
 
 
 def knows_uri(catalog: Catalog, uri: str) -> bool:

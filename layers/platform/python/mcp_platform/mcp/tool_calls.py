@@ -20,9 +20,10 @@ import asyncio
 import dataclasses
 import logging
 import time
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from mcp_platform import blocking
+from mcp_platform.mcp.call import CallContext
 from mcp_platform.mcp.context import Services, ToolContext
 from mcp_platform.mcp.effects import RERUN_BACKOFF, SessionLocks, store_error
 from mcp_platform.mcp.invocation import DEFAULT_MAX_CALL_SECONDS, admit_result, call_event, call_limit, invoke
@@ -33,9 +34,6 @@ from mcp_platform.sessions import errors as session_errors
 from mcp_platform.sessions.model import ToolCall
 from mcp_platform.sessions.retry import Backoff
 from mcp_platform.table_schema import KIND_TRANSPORT
-
-if TYPE_CHECKING:
-    from mcp_platform.mcp.server import CallContext
 
 logger = logging.getLogger(__name__)
 

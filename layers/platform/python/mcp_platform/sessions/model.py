@@ -25,6 +25,9 @@ class Session:
     created_at: str = ""
     updated_at: str = ""
     tool_calls: int = 0
+    context_bytes: int | None = None
+    """The stored size of ``context`` as every write that grew it recorded it (None: an item
+    written before it was kept); lets a commit size the item it updates without walking it."""
 
     def is_alive(self, now: float) -> bool:
         return self.status == ts.STATUS_ACTIVE and self.ttl > now
@@ -44,6 +47,7 @@ class Session:
             created_at=values.get(ts.CREATED_AT, ""),
             updated_at=values.get(ts.UPDATED_AT, ""),
             tool_calls=int(values.get(ts.TOOL_CALLS, 0)),
+            context_bytes=int(values[ts.CONTEXT_BYTES]) if ts.CONTEXT_BYTES in values else None,
         )
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from mcp_platform import table_schema as ts
 from mcp_platform.sessions.actions import METADATA, ActionBuilders, decode_cursor, encode_cursor, reject_repeated_keys
-from mcp_platform.sessions.codec import AttributeValue, from_attr, item_size, to_attr, to_item
+from mcp_platform.sessions.codec import AttributeValue, attr_size, from_attr, item_size, to_attr, to_item
 from mcp_platform.sessions.errors import (
     DuplicateToolCall,
     IdempotencyTokenReused,
@@ -129,8 +129,7 @@ class ToolCallOps(ActionBuilders):
         labels = [p.label or f"extra_puts[{i}]" for i, p in enumerate(extra_puts)]
         labels += [c.label or f"condition_checks[{i}]" for i, c in enumerate(condition_checks)]
         reject_repeated_keys(actions)
-        held = to_item({ts.CONTEXT: session.context, ts.ATTRIBUTES: session.attributes})
-        check_limits(actions, extra_bytes=item_size(held))
+        check_limits(actions, extra_bytes=_held_bytes(session))
         try:
             transact_write(self.gateway, actions, client_request_token(call.id, actions), self.conflict_backoff)
         except ConditionFailed as cancel:
@@ -146,6 +145,7 @@ class ToolCallOps(ActionBuilders):
             attributes=held_attributes if held_attributes is not None else session.attributes,
             updated_at=result.committed_at,
             tool_calls=session.tool_calls + 1,
+            context_bytes=_grown_bytes(session.context_bytes, context_append),
         )
         # Append-only: calls committed in between are not in ``updated`` (version and context
         # are lower bounds then); read-modify-write: ``updated`` is exactly what is stored.
@@ -232,3 +232,19 @@ class ToolCallOps(ActionBuilders):
         )
         item = response.get("Item")
         return ToolCallResult.from_marker_item(item) if item else None
+
+
+def _held_bytes(session: Session) -> int:
+    """What the metadata update leaves in place: its context (the size its writes recorded, so a
+    160 KiB context is not walked on every call) and its attributes."""
+    held: dict[str, Any] = {ts.ATTRIBUTES: session.attributes}
+    if session.context_bytes is None:
+        held[ts.CONTEXT] = session.context  # an item from before context_bytes was kept
+    return item_size(to_item(held)) + (session.context_bytes or 0)
+
+
+def _grown_bytes(recorded: int | None, appended: Sequence[Any]) -> int | None:
+    """``context_bytes`` as the metadata update stores it: ``if_not_exists(0) + appended size``."""
+    if not appended:
+        return recorded
+    return (recorded or 0) + attr_size(to_attr(list(appended)))

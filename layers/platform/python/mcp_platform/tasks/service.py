@@ -17,6 +17,7 @@ import secrets
 from typing import TYPE_CHECKING, Any
 
 from mcp_platform.interactive.api import InvalidInputResponse, check_answer
+from mcp_platform.mcp.call import CallContext
 from mcp_platform.mcp.effects import unavailable
 from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, JsonRpcError, Request
 from mcp_platform.tasks.model import EXTENSION_ID, Task, TaskRequest, declares_tasks
@@ -24,7 +25,6 @@ from mcp_platform.tasks.store import TaskNotFound, TaskStore, TaskTransitionRefu
 
 if TYPE_CHECKING:
     from mcp_platform.mcp.preparation import PreparedCall
-    from mcp_platform.mcp.server import CallContext
     from mcp_platform.mcp.tools import ToolSpec
 
 logger = logging.getLogger(__name__)

@@ -110,10 +110,11 @@ class TaskStore:
             update = "SET #input_responses = :responses, #input_requests = :remaining, #round = #round + :one"
             values[":remaining"] = remaining
         else:
-            update = "SET #input_responses = :responses, #task_status = :status, #round = #round + :one "
-            update += "REMOVE #input_requests, #status_message"
-            values[":status"] = WORKING
-            names.append("status_message")
+            # The next run is a new round, not a retry: its attempts count from zero again.
+            update = "SET #input_responses = :responses, #task_status = :status, #round = #round + :one, "
+            update += "#attempts = :zero REMOVE #input_requests, #status_message"
+            values.update({":status": WORKING, ":zero": 0})
+            names += ["status_message", "attempts"]
         condition = "#round = :round AND #owner = :owner"
         return self._transition(task.task_id, (INPUT_REQUIRED,), update, values, names, condition)
 

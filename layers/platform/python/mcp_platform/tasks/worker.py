@@ -32,9 +32,9 @@ from typing import Any
 
 from mcp_platform.interactive import InputRequired
 from mcp_platform.interactive.api import InputRequest, check_answer
+from mcp_platform.mcp.call import CallContext, TransportSession
 from mcp_platform.mcp.catalog import Catalog
 from mcp_platform.mcp.jsonrpc import TOOL_FAILED, UNAVAILABLE, JsonRpcError, Request
-from mcp_platform.mcp.server import CallContext
 from mcp_platform.mcp.tool_calls import ToolCallRunner
 from mcp_platform.tasks.model import CANCELLED, COMPLETED, FAILED, WORKING, Task
 from mcp_platform.tasks.store import TaskNotFound, TaskStore, TaskTransitionRefused
@@ -133,6 +133,8 @@ class TaskWorker:
         try:
             prepared = self.runner.prepare(request, call, self.catalog.tools)
             prepared.tool_call_id = task.request.tool_call_id
+            # Progress always reaches the task (its statusMessage), asked for or not.
+            prepared.progress_token = prepared.progress_token if prepared.progress_token is not None else task.task_id
             await self.runner.load(prepared, call)
             result = await self.runner.run(prepared, call)
         except InputRequired as needed:
@@ -203,11 +205,12 @@ def task_id_of(record: dict[str, Any]) -> str:
 
 def _call_of(task: Task) -> CallContext:
     request = task.request
+    session_id = request.transport_session_id
     call = CallContext(
         principal=task.owner,
         protocol_version=request.protocol_version,
         modern=request.modern,
-        transport_session_id=request.transport_session_id,
+        transport=TransportSession(session_id) if session_id is not None else None,
         log_level=request.log_level,
         client_capabilities=request.client_capabilities,
     )

@@ -1,0 +1,43 @@
+"""The layering, checked from the source: the transport (``http``) is the only user of the
+protocol server; ``mcp.call`` and ``mcp.binding`` depend on nothing of the protocol core, so no
+module needs a ``TYPE_CHECKING`` import of the server to name a request's context."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import mcp_platform
+
+PACKAGE = Path(mcp_platform.__file__).parent
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every mcp_platform module the file imports, wherever the import is (also TYPE_CHECKING)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {name for name in found if name.startswith("mcp_platform.")}
+
+
+def module_name(path: Path) -> str:
+    return ".".join(("mcp_platform", *path.relative_to(PACKAGE).with_suffix("").parts)).removesuffix(".__init__")
+
+
+def test_only_the_transport_imports_the_protocol_server() -> None:
+    users = {
+        module_name(path)
+        for path in PACKAGE.rglob("*.py")
+        if "mcp_platform.mcp.server" in imported_modules(path) and path.name != "server.py"
+    }
+    assert users and all(name.startswith("mcp_platform.http.") for name in users), users
+
+
+def test_the_request_context_and_binding_import_nothing_of_the_protocol_core() -> None:
+    assert imported_modules(PACKAGE / "mcp" / "call.py") == set()
+    binding = imported_modules(PACKAGE / "mcp" / "binding.py")
+    assert all(name.startswith("mcp_platform.mcp.jsonrpc") for name in binding), binding
