@@ -6,11 +6,10 @@ cores measure the servers). Same request for both: a 2026-07-28 stateless echo, 
 bearer auth. Ours runs on zero-latency fake AWS clients (served_ours.py): its per-call Kinesis
 flush and cached key check cost CPU here, a network round trip on Lambda.
 
-The HTTP stack is compared too: uvicorn's default (h11 + asyncio, what run.sh gets from plain
-``uvicorn``) against ``uvicorn[standard]`` (httptools + uvloop), which is what the Web Adapter's
-loopback hop would cross on Lambda. The standard extras are not a dependency of the project:
-the rows run when ``httptools`` and ``uvloop`` import, from the venv or from
-``BENCH_STANDARD_PATH`` (a ``pip install --target`` directory), and say so otherwise.
+The HTTP stack is compared too: the one run.sh names (httptools + uvloop, in the shared layer),
+against uvicorn's pure-Python default (h11 + asyncio), on both servers. The rows for the former
+run when ``httptools`` and ``uvloop`` import, from the venv or from ``BENCH_STANDARD_PATH`` (a
+``pip install --target`` directory), and say so otherwise.
 """
 
 from __future__ import annotations

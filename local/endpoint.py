@@ -25,6 +25,8 @@ class EndpointServer:
             access_log=False,
             server_header=False,
             timeout_keep_alive=65,
+            http="httptools",
+            loop="uvloop",
         )
         self._server = uvicorn.Server(config)
         # Not the main thread: uvicorn then leaves SIGINT/SIGTERM to the platform's handler.
