@@ -173,10 +173,15 @@ def reject_repeated_keys(actions: list[dict[str, Any]]) -> None:
         keys = body.get("Key") or body["Item"]
         if ts.PK not in keys:
             continue  # another table's key schema: DynamoDB itself will judge it
-        ident = (body["TableName"], json.dumps(keys.get(ts.PK)), json.dumps(keys.get(ts.SK)))
+        ident = (body["TableName"], _key_value(keys.get(ts.PK)), _key_value(keys.get(ts.SK)))
         if ident in seen:
             raise ValueError(f"two transaction actions on one item {ident}: not allowed by DynamoDB (D10)")
         seen.add(ident)
+
+
+def _key_value(attr: Any) -> Any:
+    """A key attribute (``{"S": "..."}``) as a hashable value, without encoding it."""
+    return tuple(attr.items()) if isinstance(attr, dict) else attr
 
 
 def encode_cursor(sk: str) -> str:
