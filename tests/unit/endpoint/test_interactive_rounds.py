@@ -34,19 +34,20 @@ from mcp_platform.mcp.resources import resource
 from mcp_platform.mcp.server import McpServer
 from mcp_platform.mcp.tool_calls import ToolCallRunner
 from mcp_platform.sessions.clock import ManualClock
+from mcp_platform.sessions.gateway import DynamoGateway
 
 ALL_CAPS = {"elicitation": {}, "sampling": {}, "roots": {}}
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 
 
-class MemoryGateway:
-    """put_item with ``attribute_not_exists``, as DynamoDB decides it."""
+class MemoryTable:
+    """A DynamoDB client that only does put_item with ``attribute_not_exists``, as DynamoDB decides it."""
 
     def __init__(self) -> None:
         self.items: set[str] = set()
 
-    def call(self, operation: str, **params: Any) -> dict[str, Any]:
-        assert operation == "put_item" and params["ConditionExpression"] == "attribute_not_exists(#pk)"
+    def put_item(self, **params: Any) -> dict[str, Any]:
+        assert params["ConditionExpression"] == "attribute_not_exists(#pk)"
         key = params["Item"]["pk"]["S"]
         if key in self.items:
             raise ClientError({"Error": {"Code": "ConditionalCheckFailedException", "Message": "x"}}, "PutItem")
@@ -62,7 +63,7 @@ async def asks_first(ctx: ToolContext) -> str:
 
 def make_server(clock: ManualClock | None = None) -> McpServer:
     keys = StaticKeyRing("k1", {"k1": b"unit-test-key-" * 4})
-    vault = RequestStateVault(keys, MemoryGateway(), "sessions", clock=clock or ManualClock())
+    vault = RequestStateVault(keys, DynamoGateway(MemoryTable()), "sessions", clock=clock or ManualClock())
     services = Services(interactive=SimpleNamespace(vault=vault))
     catalog = Catalog.discover(conformance)
     catalog.add(asks_first)

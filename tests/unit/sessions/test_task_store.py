@@ -39,7 +39,7 @@ def test_a_created_task_reads_back_for_its_owner_only(tasks: TaskStore, peek: Ta
         tasks.get("t1", "bob")  # another principal: as if it did not exist
     item = peek.item(ts.task_pk("t1"), ts.TASK_SK)
     assert item is not None and ts.STATUS not in item  # never in the status/ttl GSI of sessions (D8)
-    with pytest.raises(Exception, match="ConditionalCheckFailed"):
+    with pytest.raises(TaskTransitionRefused, match="exists already"):
         tasks.create(task)  # ids are random: a second create of one id is a defect, refused
 
 

@@ -48,13 +48,8 @@ class ClientReplies:
             ts.REPLY_METHOD: method,
             ts.TTL: require_epoch_seconds(math.floor(self.clock.now()) + ttl_seconds),
         }
-        self.gateway.call(
-            "put_item",
-            TableName=self.table_name,
-            Item=to_item(item),
-            ConditionExpression="attribute_not_exists(#pk)",
-            ExpressionAttributeNames={"#pk": ts.PK},
-        )
+        if not self.gateway.put_new(self.table_name, to_item(item)):
+            raise RuntimeError(f"a reply item for request {request_id!r} exists already: request ids must be unique")
 
     def deliver(self, session_id: str, request_id: str | int, *, owner: str, response: str) -> bool:
         """One conditional UpdateItem. False: no such outstanding request for ``owner`` (unknown

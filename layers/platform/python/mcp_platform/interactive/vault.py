@@ -13,11 +13,8 @@ import math
 import secrets
 from typing import Any, Protocol
 
-from botocore.exceptions import ClientError
-
 from mcp_platform import table_schema as ts
 from mcp_platform.interactive.state import Binding, InvalidRequestState, RoundState, key_id_of, open_state, seal_state
-from mcp_platform.sessions.aws_errors import error_code
 from mcp_platform.sessions.clock import Clock, SystemClock, iso_utc
 from mcp_platform.sessions.codec import require_epoch_seconds, to_item
 
@@ -80,15 +77,5 @@ class RequestStateVault:
             ts.TTL: require_epoch_seconds(state.expires + NONCE_MARGIN_SECONDS),
             ts.REQUESTED_AT: iso_utc(self.clock.now()),
         }
-        try:
-            self.gateway.call(
-                "put_item",
-                TableName=self.table_name,
-                Item=to_item(item),
-                ConditionExpression="attribute_not_exists(#pk)",
-                ExpressionAttributeNames={"#pk": ts.PK},
-            )
-        except ClientError as exc:
-            if error_code(exc) != "ConditionalCheckFailedException":
-                raise
-            raise StateAlreadyUsed("requestState was already used: start the request again without it") from exc
+        if not self.gateway.put_new(self.table_name, to_item(item)):
+            raise StateAlreadyUsed("requestState was already used: start the request again without it")

@@ -12,6 +12,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from mcp_platform import table_schema as ts
 from mcp_platform.sessions.aws_errors import THROTTLING_CODES, error_code
 from mcp_platform.sessions.errors import StoreThrottled
 
@@ -35,6 +36,23 @@ class DynamoGateway:
                 raise StoreThrottled(f"{operation} throttled: {error_code(exc)}") from exc
             raise
         return response
+
+    def put_new(self, table_name: str, item: dict[str, Any]) -> bool:
+        """One PutItem conditioned on ``attribute_not_exists(pk)``: False when an item with that
+        key exists already (DynamoDB decides, so of two concurrent writers exactly one wins)."""
+        try:
+            self.call(
+                "put_item",
+                TableName=table_name,
+                Item=item,
+                ConditionExpression="attribute_not_exists(#pk)",
+                ExpressionAttributeNames={"#pk": ts.PK},
+            )
+        except ClientError as exc:
+            if error_code(exc) != "ConditionalCheckFailedException":
+                raise
+            return False
+        return True
 
     def control(self, operation: str, **params: Any) -> dict[str, Any]:
         """Run an operation DAX does not offer, on the plain client."""

@@ -4,19 +4,19 @@
 A task-supporting tool called by a client that declared the extension is not run by the
 endpoint: the task item is written first (the answer never names a task that does not exist),
 then one SQS message hands it to the worker function, and the endpoint answers the
-CreateTaskResult at once. Critical path: one PutItem and one SendMessage.
+CreateTaskResult at once. Critical path: one PutItem and one SendMessage (inline while the request is alone on the
+process, as every blocking call on the request path: ``mcp_platform.blocking``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import logging
 import secrets
 from typing import TYPE_CHECKING, Any
 
-from mcp_platform.interactive.api import InvalidInputResponse, check_answer
+from mcp_platform import blocking
 from mcp_platform.mcp.call import CallContext
 from mcp_platform.mcp.effects import unavailable
 from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, JsonRpcError, Request
@@ -69,13 +69,13 @@ class TaskService:
         )
         task = self.store.new_task(secrets.token_urlsafe(TASK_ID_BYTES), call.principal, task_request, self.ttl_seconds)
         task.input_responses = dict(answers or {})
-        await asyncio.to_thread(self.store.create, task)
+        await blocking.call(self.store.create, task)
         try:
-            await asyncio.to_thread(self.enqueue, task.task_id)
+            await blocking.call(self.enqueue, task.task_id)
         except Exception as exc:
             logger.exception("task %s could not be queued", task.task_id)
             error = {"code": -31004, "message": "The task could not be queued; call the tool again"}
-            await asyncio.to_thread(_fail_quietly, self.store, task.task_id, error)
+            await blocking.call(_fail_quietly, self.store, task.task_id, error)
             raise unavailable("The task could not be queued; retry the call shortly") from exc
         return task.created()
 
@@ -98,11 +98,11 @@ class TaskService:
         if not answers:
             return {}  # only keys that are not outstanding: ignored
         try:
-            updated = await asyncio.to_thread(self.store.deliver_input, task, answers)
+            updated = await blocking.call(self.store.deliver_input, task, answers)
         except TaskTransitionRefused:
             return {}  # another update took this round first (or the task was cancelled)
         if updated.status == "working":  # every question answered: the next run starts
-            await asyncio.to_thread(self.enqueue, task.task_id)
+            await blocking.call(self.enqueue, task.task_id)
         return {}
 
     async def cancel(self, request: Request, call: CallContext) -> dict[str, Any]:
@@ -110,7 +110,7 @@ class TaskService:
         if not task.terminal:
             # Reaching a terminal status first makes the cancel a no-op, with the same ack.
             with contextlib.suppress(TaskTransitionRefused):
-                await asyncio.to_thread(self.store.cancel, task.task_id, call.principal)
+                await blocking.call(self.store.cancel, task.task_id, call.principal)
         return {}
 
     async def _load(self, request: Request, call: CallContext) -> Task:
@@ -120,7 +120,7 @@ class TaskService:
         if not isinstance(task_id, str) or not 0 < len(task_id) <= MAX_TASK_ID:
             raise JsonRpcError(INVALID_PARAMS, "params.taskId must be a task id string")
         try:
-            return await asyncio.to_thread(self.store.get, task_id, call.principal)
+            return await blocking.call(self.store.get, task_id, call.principal)
         except TaskNotFound as exc:
             raise JsonRpcError(INVALID_PARAMS, f"Unknown task: {task_id}") from exc
 
@@ -135,6 +135,8 @@ def missing_extension(message: str) -> JsonRpcError:
 
 def _checked(requested: dict[str, Any], responses: dict[str, Any]) -> dict[str, Any]:
     """The answers to questions the task asked, each of its question's result shape (-32602)."""
+    from mcp_platform.interactive.api import InvalidInputResponse, check_answer  # first use, not start
+
     answers = {}
     for key, answer in responses.items():
         question = requested.get(key)

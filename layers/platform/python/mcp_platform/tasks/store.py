@@ -69,13 +69,8 @@ class TaskStore:
             "attempts": 0,
             "input_responses": task.input_responses,
         }
-        self.gateway.call(
-            "put_item",
-            TableName=self.table_name,
-            Item=to_item(item),
-            ConditionExpression="attribute_not_exists(#pk)",
-            ExpressionAttributeNames={"#pk": ts.PK},
-        )
+        if not self.gateway.put_new(self.table_name, to_item(item)):
+            raise TaskTransitionRefused(f"task {task.task_id} exists already: task ids are random, so this is a defect")
 
     def get(self, task_id: str, owner: str | None = None) -> Task:
         """The task (consistent read); TaskNotFound when absent, expired or not ``owner``'s."""
