@@ -21,8 +21,10 @@ def aws() -> Iterator[AwsStack]:
 def instance(aws: AwsStack) -> Iterator[Instance]:
     with endpoint_instance(aws) as running:
         yield running
-    # Every message the server sent in the module, checked against the official models.
-    assert running.recorder.validate_all() > 0
+    # Every message the server sent in the module, checked against the official models (each
+    # invalid one raises). No minimum count: under xdist a module's tests may be spread over
+    # workers, and a worker that ran only /healthz or header checks saw no MCP message.
+    running.recorder.validate_all()
 
 
 @pytest.fixture(scope="module")
