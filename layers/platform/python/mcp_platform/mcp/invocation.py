@@ -87,7 +87,9 @@ async def invoke(spec: ToolSpec, ctx: ToolContext, arguments: dict[str, Any], de
 def call_event(
     prepared: PreparedCall, call: CallContext, result: dict[str, Any], started: float, finished: float
 ) -> ToolCallEvent:
-    """The tool-call event of a finished call (Kinesis; ingest records and counts it)."""
+    """The tool-call event of a finished call (Kinesis; ingest records and counts it), emitted
+    as the call finishes (its ``emitted_at`` is ``finished_at``: one timestamp formatted less)."""
+    finished_at = iso_utc(finished)
     return ToolCallEvent(
         event_id=prepared.tool_call_id,
         session_id=prepared.session_id,
@@ -95,8 +97,9 @@ def call_event(
         tool=prepared.spec.name,
         status=STATUS_ERROR if result.get("isError") else STATUS_OK,
         started_at=iso_utc(started),
-        finished_at=iso_utc(finished),
+        finished_at=finished_at,
         duration_ms=round((finished - started) * 1000, 3),
         request_bytes=prepared.request_bytes,
         response_bytes=len(_COMPACT.encode(result)),
+        emitted_at=finished_at,
     )

@@ -33,10 +33,12 @@ class PreparedCall:
     tool_call_id: str
     progress_token: str | int | None
     request_bytes: int
+    """The arguments' size as stored (the call-record budget's measure): the event's request bytes."""
     invalid_arguments: str | None = None
     session: Any = None
     prior_result: dict[str, Any] | None = None
     request_hash: str = ""
+    """Digest of the tool and its arguments; empty for a call nothing can deduplicate."""
     deadline: float | None = None
     """Event-loop time by which the tool must have returned (set when the call starts)."""
 
@@ -55,12 +57,15 @@ def prepare_call(request: Request, call: CallContext, catalog: ToolCatalog) -> P
     invalid: str | None = None
     try:
         spec.validate_arguments(arguments)
-        admit_arguments(arguments)  # before anything is stored
+        request_bytes = admit_arguments(arguments)  # before anything is stored
     except ValueError as exc:
         invalid = str(exc)  # a tool execution error the model can correct (2025-11-25)
+        request_bytes = len(_canonical(arguments))
     session_id = _session_id(spec, arguments, call)
-    canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
-    digest = hashlib.sha256(f"{spec.name}\x00{canonical}".encode()).hexdigest()[:32]
+    # The digest tells a replayed call from a different one under the same id: only a call that
+    # can be deduplicated needs it (a session's marker, or a 2025 request-id-based id).
+    deduplicable = session_id is not None or call.transport_session_id is not None
+    digest = hashlib.sha256(f"{spec.name}\x00{_canonical(arguments)}".encode()).hexdigest()[:32] if deduplicable else ""
     token = request.meta.get("progressToken")
     return PreparedCall(
         spec=spec,
@@ -68,10 +73,14 @@ def prepare_call(request: Request, call: CallContext, catalog: ToolCatalog) -> P
         session_id=session_id,
         tool_call_id=_tool_call_id(request, call, spec, session_id, digest),
         progress_token=token if isinstance(token, str | int) and not isinstance(token, bool) else None,
-        request_bytes=len(canonical),
+        request_bytes=request_bytes,
         invalid_arguments=invalid,
         request_hash=digest,
     )
+
+
+def _canonical(arguments: dict[str, Any]) -> str:
+    return json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
 
 
 def admit_arguments(arguments: dict[str, Any], budget: int = CALL_RECORD_BUDGET_BYTES) -> int:
