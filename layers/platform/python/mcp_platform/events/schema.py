@@ -18,6 +18,8 @@ from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
 
+from mcp_platform import compact_json
+
 SCHEMA_VERSION = 1
 STATUS_OK = "ok"
 STATUS_ERROR = "error"
@@ -168,7 +170,7 @@ class ToolCallEvent:
         return body
 
     def to_bytes(self) -> bytes:
-        return _WIRE_ENCODER.encode(self.to_dict()).encode("utf-8")
+        return compact_json.dumps(self.to_dict())
 
     @classmethod
     def from_bytes(cls, data: bytes) -> ToolCallEvent:
@@ -187,4 +189,3 @@ class ToolCallEvent:
 
 
 _WIRE_FIELDS = tuple(f.name for f in fields(ToolCallEvent) if f.name != "schema_version")
-_WIRE_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)  # built once, not per event

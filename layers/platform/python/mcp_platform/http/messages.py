@@ -6,6 +6,7 @@ import asyncio
 import json
 from typing import Any
 
+from mcp_platform import compact_json
 from mcp_platform.deadlines import first_step
 from mcp_platform.mcp.jsonrpc import INVALID_REQUEST, PARSE_ERROR, JsonRpcError, error_message
 
@@ -125,11 +126,8 @@ def decode_json(body: bytes) -> Any:
         raise HttpError(400, "Parse error: request body is not valid JSON", PARSE_ERROR) from exc
 
 
-_COMPACT = json.JSONEncoder(separators=(",", ":"), default=str)  # built once, not per response
-
-
 def dumps(message: dict[str, Any]) -> bytes:
-    return _COMPACT.encode(message).encode()
+    return compact_json.dumps(message)
 
 
 def sse_event(message: dict[str, Any]) -> bytes:

@@ -9,10 +9,10 @@ like a ``ToolError``, and what the stopped run had queued for its commit is drop
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from typing import TYPE_CHECKING, Any
 
+from mcp_platform import compact_json
 from mcp_platform.deadlines import first_step
 from mcp_platform.events.schema import STATUS_ERROR, STATUS_OK, ToolCallEvent
 from mcp_platform.interactive import InputRequired
@@ -32,7 +32,6 @@ logger = logging.getLogger(__name__)
 # Matches the default stream cap (Settings.stream_max_seconds): a call answered as plain JSON,
 # which no stream cap ends, is bounded all the same. The endpoint passes the configured cap.
 DEFAULT_MAX_CALL_SECONDS = 840.0
-_COMPACT = json.JSONEncoder(separators=(",", ":"), default=str)  # built once, not per call
 
 
 def call_limit(spec: ToolSpec, cap: float) -> float:
@@ -100,6 +99,6 @@ def call_event(
         finished_at=finished_at,
         duration_ms=round((finished - started) * 1000, 3),
         request_bytes=prepared.request_bytes,
-        response_bytes=len(_COMPACT.encode(result)),
+        response_bytes=len(compact_json.dumps(result)),
         emitted_at=finished_at,
     )
