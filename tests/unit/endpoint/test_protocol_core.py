@@ -213,6 +213,8 @@ def test_mcp_name_header_values_decode_base64_form(header: str | None, expected:
         ("application/json, text/event-stream;q=0", True, False),
         ("text/*;q=0.5, application/json", True, True),
         ("", True, False),
+        ("application/json;q=0", False, False),  # refused outright: not the same as no Accept
+        ("text/event-stream", False, True),
     ],
 )
 def test_accept_negotiation(accept: str, json_ok: bool, sse_ok: bool) -> None:

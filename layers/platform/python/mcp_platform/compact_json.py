@@ -1,4 +1,4 @@
-"""Compact JSON bytes for the request path: every response, SSE event and stream record.
+"""JSON on the request path: every request body read, every response, SSE event and stream record.
 
 orjson encodes a tools/call response in about a fifteenth of the standard library's time, and a
 call encodes three documents (its response, the result's size for the event, the event itself).
@@ -7,19 +7,23 @@ numbers carry 38 digits), non-string keys, strings with lone surrogates. The out
 (non-ASCII text is not escaped); a non-finite float is written as ``null``, where the standard
 library wrote ``NaN``, which no JSON parser is obliged to read.
 
-Decoding stays with the standard library: orjson reads an integer beyond 64 bits as a float,
-silently losing digits.
+Reading takes orjson's answer only where it is the standard library's: never for a document
+with a run of 19 or more digits (orjson reads an integer beyond 64 bits as a float, silently
+losing digits), and not when orjson refuses the document (lone surrogate escapes, ``NaN``,
+``1e400``, nesting past 1024 levels): the standard library reads, or refuses, those as before.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import orjson
 
 # ASCII output: a lone surrogate is escaped (\udXXX) rather than failing the UTF-8 encode.
 _STANDARD = json.JSONEncoder(separators=(",", ":"), default=str)
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
 
 
 def dumps(value: Any) -> bytes:
@@ -28,3 +32,14 @@ def dumps(value: Any) -> bytes:
         return orjson.dumps(value, default=str)
     except TypeError:  # orjson.JSONEncodeError is a TypeError: what orjson cannot write
         return _STANDARD.encode(value).encode("ascii")
+
+
+def loads(data: bytes) -> Any:
+    """The document in ``data`` exactly as ``json.loads(data.decode("utf-8"))`` reads it, with
+    its errors: UnicodeDecodeError, ValueError (JSONDecodeError) or RecursionError."""
+    if _LONG_DIGITS.search(data) is None:
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass  # the standard library has the answer, or the error to report
+    return json.loads(data.decode("utf-8"))

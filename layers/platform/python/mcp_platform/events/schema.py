@@ -137,10 +137,10 @@ class ToolCallEvent:
     emitted_at: str = field(default_factory=utc_now_iso)
     schema_version: int = SCHEMA_VERSION
 
-    def __post_init__(self) -> None:
-        self.validate()
-
     def validate(self) -> None:
+        """Raises EventSchemaError unless every field is valid: run on every event read from the
+        stream (:meth:`from_dict`). The endpoint builds its events from typed values
+        (:func:`mcp_platform.mcp.invocation.call_event`) and does not re-check them per call."""
         for name in ("event_id", "principal", "tool"):
             if not getattr(self, name):
                 raise EventSchemaError(f"{name} must be a non-empty string")
@@ -185,7 +185,9 @@ class ToolCallEvent:
             # Another event type that happens to carry tool-call fields is still not a tool call.
             raise EventSchemaError(f"not a tool-call event: type {event_type!r}")
         version = schema_version(body, SCHEMA_VERSION)
-        return cls(schema_version=version, **typed_fields(body, _REQUIRED, _OPTIONAL))  # __post_init__ validates
+        event = cls(schema_version=version, **typed_fields(body, _REQUIRED, _OPTIONAL))
+        event.validate()
+        return event
 
 
 _WIRE_FIELDS = tuple(f.name for f in fields(ToolCallEvent) if f.name != "schema_version")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 from mcp_platform import compact_json
@@ -41,12 +40,13 @@ class HttpError(Exception):
 
 
 REFUSED = ("q=0", "q=0.0", "q=0.00", "q=0.000")  # RFC 9110: q=0 means "not acceptable"
+_JSON_ONLY = frozenset({"application/json"})
 
 
 class HttpRequest:
     """The parts of an ASGI HTTP scope the transport reads (header names lower-cased)."""
 
-    __slots__ = ("_repeats", "client_host", "header_list", "headers", "method", "path")
+    __slots__ = ("_accepted", "_repeats", "client_host", "header_list", "headers", "method", "path")
 
     def __init__(self, scope: Scope) -> None:
         self.method: str = scope["method"]
@@ -58,6 +58,7 @@ class HttpRequest:
         self._repeats = len(self.headers) != len(self.header_list)  # some header name appears twice
         client = scope.get("client")
         self.client_host: str = client[0] if client else ""
+        self._accepted: frozenset[str] | None = None  # the Accept header's media ranges, read once
 
     def count(self, name: str) -> int:
         if not self._repeats:
@@ -65,15 +66,24 @@ class HttpRequest:
         return sum(1 for key, _ in self.header_list if key == name)
 
     def accepts(self, media_type: str) -> bool:
-        accept = self.headers.get("accept", "")
-        if not accept:
-            return media_type == "application/json"
+        accepted = self._accepted
+        if accepted is None:
+            accepted = self._accepted = _accepted_ranges(self.headers.get("accept", ""))
         major = media_type.split("/")[0]
-        for part in accept.split(","):
-            kind, *params = (piece.strip().lower() for piece in part.split(";"))
-            if kind in (media_type, f"{major}/*", "*/*") and not any(p.replace(" ", "") in REFUSED for p in params):
-                return True
-        return False
+        return media_type in accepted or f"{major}/*" in accepted or "*/*" in accepted
+
+
+def _accepted_ranges(accept: str) -> frozenset[str]:
+    """The media ranges an Accept header lists without refusing them (``q=0``); JSON alone
+    when there is no Accept."""
+    if not accept:
+        return _JSON_ONLY
+    ranges = set()
+    for part in accept.split(","):
+        kind, *params = (piece.strip().lower() for piece in part.split(";"))
+        if kind and not any(p.replace(" ", "") in REFUSED for p in params):
+            ranges.add(kind)
+    return frozenset(ranges)
 
 
 async def read_body(receive: Any, limit: int, declared: str | None, timeout_seconds: float | None = None) -> bytes:
@@ -117,11 +127,9 @@ async def read_body(receive: Any, limit: int, declared: str | None, timeout_seco
 
 def decode_json(body: bytes) -> Any:
     try:
-        text = body.decode("utf-8")
+        return compact_json.loads(body)
     except UnicodeDecodeError as exc:
         raise HttpError(400, "Request body is not valid UTF-8", PARSE_ERROR) from exc
-    try:
-        return json.loads(text)
     except (ValueError, RecursionError) as exc:
         raise HttpError(400, "Parse error: request body is not valid JSON", PARSE_ERROR) from exc
 

@@ -87,7 +87,10 @@ def call_event(
     prepared: PreparedCall, call: CallContext, result: dict[str, Any], started: float, finished: float
 ) -> ToolCallEvent:
     """The tool-call event of a finished call (Kinesis; ingest records and counts it), emitted
-    as the call finishes (its ``emitted_at`` is ``finished_at``: one timestamp formatted less)."""
+    as the call finishes (its ``emitted_at`` is ``finished_at``: one timestamp formatted less).
+    A wall clock stepped back during the call gives a zero duration, never an event that ingest
+    would refuse (``finished_at`` before ``started_at``)."""
+    finished = max(finished, started)
     finished_at = iso_utc(finished)
     return ToolCallEvent(
         event_id=prepared.tool_call_id,

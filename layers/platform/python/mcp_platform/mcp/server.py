@@ -10,7 +10,9 @@ and ``logging/setLevel`` exist only in the 2025 revisions; ``server/discover`` o
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
+from types import ModuleType
 from typing import Any
 
 from mcp_platform.interactive import INPUT_METHODS, InputRequired
@@ -189,9 +191,7 @@ class McpServer:
         if request.method not in INPUT_METHODS:
             return  # nothing else may ask (completion, lists, ...): ctx.elicit there is refused
         if call.modern:
-            from mcp_platform.interactive.rounds import open_round
-
-            call.interaction = await open_round(request, call, self.services.interactive, consume=consume)
+            call.interaction = await _rounds().open_round(request, call, self.services.interactive, consume=consume)
         elif call.transport_session_id is not None and self.services.interactive is not None:
             call.interaction = self.services.interactive.outbound.for_call(call)
 
@@ -200,9 +200,7 @@ class McpServer:
         try:
             return await work
         except InputRequired as needed:
-            from mcp_platform.interactive.rounds import input_required_result
-
-            return await input_required_result(needed, request, call, self.services.interactive)
+            return await _rounds().input_required_result(needed, request, call, self.services.interactive)
 
     async def handle(self, request: Request, call: CallContext) -> dict[str, Any]:
         """The request's result, or its JsonRpcError: the transport-free path."""
@@ -245,3 +243,12 @@ class McpServer:
         return page(
             "tools", self.catalog.tools.listing(), request.params.get("cursor"), self.page_size, modern=call.modern
         )
+
+
+@functools.cache
+def _rounds() -> ModuleType:
+    """The 2026 multi-round module, imported on the first request that may ask (not at start)
+    and then held: a function-level ``from ... import`` costs ~2 us on every call."""
+    from mcp_platform.interactive import rounds
+
+    return rounds

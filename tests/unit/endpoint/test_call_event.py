@@ -1,0 +1,41 @@
+"""The tool-call event the endpoint builds (call_event) is always one ingest accepts: the endpoint
+does not re-validate it per call, so what it builds must be valid by construction."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+from mcp_platform.events.schema import STATUS_ERROR, ToolCallEvent
+from mcp_platform.mcp.invocation import call_event
+from mcp_platform.mcp.preparation import PreparedCall
+
+CALL = SimpleNamespace(principal="alice")
+
+
+def _prepared() -> PreparedCall:
+    spec = SimpleNamespace(name="echo")
+    return PreparedCall(spec, {"text": "hi"}, None, "call-1", None, request_bytes=12)  # type: ignore[arg-type]
+
+
+def test_the_event_round_trips_through_ingests_validation() -> None:
+    # Given a call that ran 25 ms and returned an error result
+    result = {"content": [{"type": "text", "text": "nope é"}], "isError": True}
+    # When its event is built and read back as ingest reads it
+    event = call_event(_prepared(), CALL, result, 1_800_000_000.0, 1_800_000_000.025)  # type: ignore[arg-type]
+    parsed = ToolCallEvent.from_bytes(event.to_bytes())
+    # Then ingest accepts it unchanged, emitted as the call finished, sized as the result's UTF-8 JSON
+    assert parsed == event
+    assert event.status == STATUS_ERROR
+    assert event.duration_ms == 25.0
+    assert event.emitted_at == event.finished_at == "2027-01-15T08:00:00.025000Z"
+    assert event.response_bytes == len(json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+def test_a_wall_clock_stepped_back_during_the_call_still_gives_a_valid_event() -> None:
+    # Given a call whose wall clock stepped back 2 s while it ran (an NTP correction)
+    event = call_event(_prepared(), CALL, {"content": []}, 1_800_000_002.0, 1_800_000_000.0)  # type: ignore[arg-type]
+    # When ingest reads it / Then it is valid: no time before its start, zero duration
+    parsed = ToolCallEvent.from_bytes(event.to_bytes())
+    assert parsed.finished_at == parsed.started_at
+    assert parsed.duration_ms == 0

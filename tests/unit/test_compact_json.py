@@ -1,0 +1,93 @@
+"""mcp_platform.compact_json: orjson's speed where its answer is the standard library's.
+
+Reading must give exactly what ``json.loads`` gives (or the same error class) for any bytes;
+writing must give a document ``json.loads`` reads back as the value."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcp_platform import compact_json
+
+# Text with lone surrogates, integers far beyond 64 bits (DynamoDB keeps 38 digits), all floats.
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**40), max_value=10**40)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(alphabet=st.characters(codec=None, exclude_categories=()))
+)
+values = st.recursive(
+    scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4), max_leaves=20
+)
+
+
+def _read(reader: Any, data: bytes) -> tuple[str, Any]:
+    try:
+        return "value", repr(reader(data))  # repr: 1 and 1.0, -0.0 and 0.0 are told apart
+    except RecursionError:
+        return "RecursionError", None
+    except UnicodeDecodeError:
+        return "UnicodeDecodeError", None
+    except ValueError:
+        return "ValueError", None
+
+
+def _standard(data: bytes) -> Any:
+    return json.loads(data.decode("utf-8"))
+
+
+@settings(max_examples=400)
+@given(values, st.booleans())
+def test_reading_any_document_gives_the_standard_librarys_value(value: Any, ascii_only: bool) -> None:
+    # Given a document the standard library wrote (escaped or raw UTF-8; lone surrogates escaped)
+    data = json.dumps(value, ensure_ascii=ascii_only or _has_surrogate(value)).encode()
+    # When compact_json reads it / Then it is exactly what json.loads reads
+    assert _read(compact_json.loads, data) == _read(_standard, data)
+
+
+@settings(max_examples=400)
+@given(st.binary(max_size=64) | st.sampled_from([b"NaN", b"1e400", b'"\\ud800"', b"[" * 2000 + b"]" * 2000]))
+def test_reading_any_bytes_gives_the_standard_librarys_value_or_error(data: bytes) -> None:
+    assert _read(compact_json.loads, data) == _read(_standard, data)
+
+
+def test_a_long_integer_keeps_every_digit() -> None:
+    # orjson alone would read this as a float (1.2345678901234568e+37)
+    assert compact_json.loads(b'{"n": 12345678901234567890123456789012345678}') == {
+        "n": 12345678901234567890123456789012345678
+    }
+
+
+@settings(max_examples=400)
+@given(values)
+def test_writing_gives_a_document_that_reads_back_as_the_value(value: Any) -> None:
+    assert json.loads(compact_json.dumps(value)) == value
+
+
+def test_what_orjson_refuses_is_written_by_the_standard_library() -> None:
+    value = {"big": 2**70, 3: "int key", "lone": "\ud800"}
+    assert json.loads(compact_json.dumps(value)) == {"big": 2**70, "3": "int key", "lone": "\ud800"}
+
+
+def test_unknown_types_are_written_as_their_str_and_non_finite_floats_as_null() -> None:
+    class Odd:
+        def __str__(self) -> str:
+            return "odd"
+
+    assert json.loads(compact_json.dumps({"o": Odd(), "nan": math.nan})) == {"o": "odd", "nan": None}
+
+
+def _has_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return any(0xD800 <= ord(c) <= 0xDFFF for c in value)
+    if isinstance(value, list):
+        return any(_has_surrogate(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
+    return False
