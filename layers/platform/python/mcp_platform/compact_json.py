@@ -16,14 +16,16 @@ losing digits), and not when orjson refuses the document (lone surrogate escapes
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import orjson
 
 # ASCII output: a lone surrogate is escaped (\udXXX) rather than failing the UTF-8 encode.
 _STANDARD = json.JSONEncoder(separators=(",", ":"), default=str)
-_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+# Digits to "0", every other byte to ".": a run of 19 digits is then a plain substring search
+# (C speed; a regular expression scanning for [0-9]{19} cost more than the whole parse).
+_DIGITS_AS_ZEROS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x2E for byte in range(256))
+_LONG_DIGIT_RUN = b"0" * 19
 
 
 def dumps(value: Any) -> bytes:
@@ -37,7 +39,7 @@ def dumps(value: Any) -> bytes:
 def loads(data: bytes) -> Any:
     """The document in ``data`` exactly as ``json.loads(data.decode("utf-8"))`` reads it, with
     its errors: UnicodeDecodeError, ValueError (JSONDecodeError) or RecursionError."""
-    if _LONG_DIGITS.search(data) is None:
+    if _LONG_DIGIT_RUN not in data.translate(_DIGITS_AS_ZEROS):
         try:
             return orjson.loads(data)
         except orjson.JSONDecodeError:
