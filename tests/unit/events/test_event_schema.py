@@ -19,6 +19,16 @@ def test_round_trip_keeps_every_field(make_event):
     assert json.loads(event.to_bytes())["v"] == SCHEMA_VERSION
 
 
+def test_every_field_travels_on_the_wire(make_event):
+    # to_dict names the required fields one by one: a field added to the dataclass must travel too
+    from dataclasses import fields
+
+    from mcp_platform.events.schema import _OPTIONAL, _REQUIRED
+
+    assert {f.name for f in fields(ToolCallEvent)} == {*_REQUIRED, *_OPTIONAL, "schema_version"}
+    assert set(make_event(tenant="t", error_code="e", first_byte_ms=1.0).to_dict()) == {*_REQUIRED, *_OPTIONAL, "v"}
+
+
 def test_started_date_is_the_utc_day(make_event):
     event = make_event(started_at="2026-11-29T23:30:00-02:00", finished_at="2026-11-30T01:31:00Z")
     assert event.started_date == "2026-11-30"

@@ -28,20 +28,22 @@ class InvalidPartitionKeyError(ValueError):
     """Partition key empty or longer than 256 characters."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Entry:
     """One record ready for PutRecords; ``seq`` is its position in the producer's buffer."""
 
     seq: int
     data: bytes
     partition_key: str
-
-    @property
-    def size(self) -> int:
-        return len(self.data) + len(self.partition_key.encode("utf-8"))
+    size: int
+    """What the quotas count: data + partition key, in UTF-8 bytes (:func:`new_entry`)."""
 
     def as_request(self) -> dict[str, object]:
         return {"Data": self.data, "PartitionKey": self.partition_key}
+
+
+def new_entry(seq: int, data: bytes, partition_key: str) -> Entry:
+    return Entry(seq, data, partition_key, len(data) + len(partition_key.encode("utf-8")))
 
 
 def partition_key_for(event: ToolCallEvent) -> str:

@@ -33,6 +33,7 @@ from mcp_platform.events.batching import (
     MAX_RECORDS_PER_CALL,
     Entry,
     check_entry,
+    new_entry,
     partition_key_for,
     plan_batches,
 )
@@ -113,9 +114,9 @@ class EventProducer:
 
     def add_record(self, data: bytes, partition_key: str) -> None:
         with self._lock:
-            entry = check_entry(Entry(self._seq, data, partition_key), self._max_record_bytes)
+            record = check_entry(new_entry(self._seq, data, partition_key), self._max_record_bytes)
             self._seq += 1
-            self._buffer.append(entry)
+            self._buffer.append(record)
 
     def backoff_delay(self, retry: int) -> float:
         """K2: 100 ms x 2^retry (retry 0 = first resend), 'equal jitter' in [d/2, d]."""
@@ -210,8 +211,11 @@ class EventProducer:
             attempt += 1
             result.put_calls += 1
             still_failing, retryable = self._put(pending, errors)
-            failing = {e.seq for e in still_failing}
-            settled.update(e.seq for e in pending if e.seq not in failing)
+            if still_failing:
+                failing = {e.seq for e in still_failing}
+                settled.update(e.seq for e in pending if e.seq not in failing)
+            else:
+                settled.update([e.seq for e in pending])
             pending = still_failing
             if not retryable:
                 break

@@ -14,7 +14,7 @@ helpers here are shared by every type.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -112,13 +112,16 @@ _OPTIONAL: dict[str, tuple[type, ...]] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ToolCallEvent:
     """One completed tools/call.
 
     ``event_id`` is the MCP tool call id (D4), so the stream, the session store and the ingest
     dedupe marker all name the same call. ``started_at`` is byte-for-byte the timestamp the
     session store puts in the record's sort key ``tool#<started_at>#<event_id>``.
+
+    A value, though not a frozen dataclass: one is built on every tools/call, and a frozen
+    ``__init__`` (an ``object.__setattr__`` per field) cost three times as much.
     """
 
     event_id: str
@@ -165,7 +168,21 @@ class ToolCallEvent:
     def to_dict(self) -> dict[str, Any]:
         # Field by field, not dataclasses.asdict: every value is a scalar, and asdict's
         # recursive deep copy cost ~50 us per event on the tools/call path.
-        body = {name: value for name in _WIRE_FIELDS if (value := getattr(self, name)) is not None}
+        body = {
+            "event_id": self.event_id,
+            "principal": self.principal,
+            "tool": self.tool,
+            "status": self.status,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "request_bytes": self.request_bytes,
+            "response_bytes": self.response_bytes,
+            "duration_ms": self.duration_ms,
+        }
+        for name in _OPTIONAL_WIRE_FIELDS:  # written only when set
+            value = getattr(self, name)
+            if value is not None:
+                body[name] = value
         body["v"] = self.schema_version
         return body
 
@@ -190,4 +207,4 @@ class ToolCallEvent:
         return event
 
 
-_WIRE_FIELDS = tuple(f.name for f in fields(ToolCallEvent) if f.name != "schema_version")
+_OPTIONAL_WIRE_FIELDS = tuple(_OPTIONAL)  # to_dict writes the required ones by name

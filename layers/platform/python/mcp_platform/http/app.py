@@ -258,27 +258,20 @@ def _settle_then_flush(runner: ToolCallRunner, producer: EventProducer | None) -
 
     Commits shielded from a cancellation are awaited first, even without a stream to publish
     to: behind the Web Adapter a write still in flight after the last byte may never finish.
-    An empty buffer costs no worker-thread hop."""
-    flush = _safe_flush(producer.flush_async) if producer is not None else None
+    An empty buffer costs no flush."""
 
     async def run() -> None:
         try:
-            await runner.settle()
+            if runner.committing:
+                await runner.settle()
         finally:
-            if flush is not None and producer is not None and len(producer):
-                await flush()
-
-    return run
-
-
-def _safe_flush(flush: Any) -> Any:
-    async def run() -> None:
-        try:
-            await flush()
-        except Exception:
-            # The answer has already been sent; records the DLQ refused stay buffered in the
-            # producer and go out with the next flush (or the shutdown flush). Logged with its
-            # trace, not hidden.
-            logger.exception("tool-event flush failed; records kept for the next flush")
+            if producer is not None and len(producer):
+                try:
+                    await producer.flush_async()
+                except Exception:
+                    # The answer has already been sent; records the DLQ refused stay buffered in
+                    # the producer and go out with the next flush (or the shutdown flush).
+                    # Logged with its trace, not hidden.
+                    logger.exception("tool-event flush failed; records kept for the next flush")
 
     return run

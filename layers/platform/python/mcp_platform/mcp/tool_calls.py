@@ -123,6 +123,11 @@ class ToolCallRunner:
         async with self._locks.hold(session.id):
             return await self._run_read_modify_write(prepared, call, session)
 
+    @property
+    def committing(self) -> bool:
+        """Some commit is still running after its call was cancelled (see :meth:`settle`)."""
+        return bool(self._pending)
+
     async def settle(self) -> None:
         """Wait for commits still running after their call was cancelled (their events are then
         in the producer's buffer): the transport calls this before flushing."""
