@@ -67,3 +67,4 @@ def build(json_response: bool = True, *, stateless: bool = True, auth: bool = Fa
 
 app = build()
 app_bearer = build(auth=True)  # stateless JSON with bearer auth (the loopback benchmark)
+app_stateful = build(json_response=False, stateless=False)  # 2025 sessions in memory (cold start to initialize)

@@ -27,11 +27,10 @@ def aws_client(service: str, settings: Settings, **config: Any) -> Any:
 
 
 class LazyClient:
-    """Builds the real client on first use.
-
-    For clients that are never on a request's critical path (the Kinesis producer flushes
-    after the result is sent; the DLQ is used only on failure): start-up (cold start) does not
-    pay for loading their service models.
+    """Builds the real client on first use, so start-up (cold start) pays for loading a
+    service's model only when some request needs it: the Kinesis producer (it flushes after the
+    result is sent), the DLQ (used only on failure), DynamoDB (never used by a stateless call
+    without an API key). Once built, each attribute is the real client's, read through.
     """
 
     def __init__(self, service: str, settings: Settings, **config: Any) -> None:

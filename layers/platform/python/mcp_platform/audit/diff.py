@@ -9,14 +9,13 @@ Python. List attributes such as ``context`` grow without bound, so their changes
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, cast
-
-from boto3.dynamodb.types import Binary, TypeDeserializer
 
 from mcp_platform import table_schema as ts
 
@@ -26,22 +25,26 @@ APPENDED_INLINE_BYTES = 4096  # appended list items are copied only below this s
 APPENDED_INLINE_ITEMS = 10  # ...and this count
 
 
-class _StreamDeserializer(TypeDeserializer):
-    """boto3's deserializer, accepting binary as the base64 text the Lambda event carries."""
+@functools.cache
+def _deserializer() -> Any:
+    """boto3's deserializer, accepting binary as the base64 text the Lambda event carries.
+    Built on first use: importing boto3 costs the endpoint ~0.2 s of cold start, and the
+    endpoint imports this module (through the trail it reads) without ever diffing images."""
+    from boto3.dynamodb.types import Binary, TypeDeserializer
 
-    def _deserialize_b(self, value: Any) -> Binary:
-        return Binary(base64.b64decode(value) if isinstance(value, str) else value)
+    class StreamDeserializer(TypeDeserializer):
+        def _deserialize_b(self, value: Any) -> Binary:
+            return Binary(base64.b64decode(value) if isinstance(value, str) else value)
 
-    def _deserialize_bs(self, value: Any) -> set[Binary]:
-        return {self._deserialize_b(v) for v in value}
+        def _deserialize_bs(self, value: Any) -> set[Binary]:
+            return {self._deserialize_b(v) for v in value}
 
-
-_DESERIALIZER = _StreamDeserializer()
+    return StreamDeserializer()
 
 
 def to_plain(value: Mapping[str, Any]) -> Any:
     """One DynamoDB JSON value (``{"N": "1"}``) to Python (Decimal numbers, sets, Binary)."""
-    return _DESERIALIZER.deserialize(cast(Any, value))
+    return _deserializer().deserialize(cast(Any, value))
 
 
 def image_to_plain(image: Mapping[str, Mapping[str, Any]] | None) -> dict[str, Any]:
@@ -56,6 +59,8 @@ def _json_default(value: Any) -> Any:
         return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, set | frozenset):
         return sorted(value, key=str)
+    from boto3.dynamodb.types import Binary  # loaded already: a Binary comes from to_plain
+
     if isinstance(value, Binary):
         return base64.b64encode(bytes(cast(Any, value))).decode("ascii")
     if isinstance(value, bytes | bytearray):

@@ -69,7 +69,7 @@ def prepare_call(request: Request, call: CallContext, catalog: ToolCatalog) -> P
     token = request.meta.get("progressToken")
     return PreparedCall(
         spec=spec,
-        arguments={k: v for k, v in arguments.items() if k != SESSION_HANDLE_ARGUMENT},
+        arguments=_without_handle(arguments),
         session_id=session_id,
         tool_call_id=_tool_call_id(request, call, spec, session_id, digest),
         progress_token=token if isinstance(token, str | int) and not isinstance(token, bool) else None,
@@ -77,6 +77,13 @@ def prepare_call(request: Request, call: CallContext, catalog: ToolCatalog) -> P
         invalid_arguments=invalid,
         request_hash=digest,
     )
+
+
+def _without_handle(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The tool's own arguments: the session handle is the platform's (copied only when present)."""
+    if SESSION_HANDLE_ARGUMENT not in arguments:
+        return arguments
+    return {k: v for k, v in arguments.items() if k != SESSION_HANDLE_ARGUMENT}
 
 
 def _canonical(arguments: dict[str, Any]) -> str:
