@@ -7,7 +7,6 @@ lookup off the per-request critical path: a revocation takes effect within that 
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import secrets
 import time
@@ -15,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from mcp_platform import blocking
 from mcp_platform import table_schema as ts
 from mcp_platform.auth.base import OAUTH_PRINCIPAL_PREFIX, AuthError, Principal, bearer_token
 
@@ -77,7 +77,7 @@ class ApiKeyAuthenticator:
         self.store = store
         self.cache_seconds = cache_seconds
         self._clock = clock
-        self._cache: OrderedDict[str, tuple[str, float]] = OrderedDict()
+        self._cache: OrderedDict[str, tuple[Principal, float]] = OrderedDict()  # digest: (who, until)
 
     async def authenticate(self, headers: dict[str, str], client_host: str) -> Principal:
         key = bearer_token(headers)
@@ -85,13 +85,14 @@ class ApiKeyAuthenticator:
         now = self._clock()
         cached = self._cache.get(digest)
         if cached is not None and cached[1] > now:
-            return Principal(id=cached[0], kind="api_key")
-        principal = await asyncio.to_thread(self.store.principal_for, key)
+            return cached[0]  # a frozen Principal: shared by the key's requests
+        principal = await blocking.call(self.store.principal_for, key)
         if principal is None or principal.startswith(OAUTH_PRINCIPAL_PREFIX):  # never an OAuth subject
             self._cache.pop(digest, None)
             raise AuthError("Unknown or revoked API key")
-        self._cache[digest] = (principal, now + self.cache_seconds)
+        verified = Principal(id=principal, kind="api_key")
+        self._cache[digest] = (verified, now + self.cache_seconds)
         self._cache.move_to_end(digest)
         while len(self._cache) > CACHE_LIMIT:
             self._cache.popitem(last=False)
-        return Principal(id=principal, kind="api_key")
+        return verified
