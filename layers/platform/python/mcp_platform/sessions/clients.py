@@ -17,8 +17,8 @@ from mcp_platform.config import Settings
 
 @dataclass(frozen=True)
 class DynamoClients:
-    data: Any  # item operations: AmazonDaxClient or the plain boto3 client
-    control: Any  # plain boto3 DynamoDB client
+    data: Any  # item operations: AmazonDaxClient or the plain botocore client
+    control: Any  # plain botocore DynamoDB client
     dax: bool
 
 
