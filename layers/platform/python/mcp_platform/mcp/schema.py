@@ -76,6 +76,17 @@ def input_schema(func: Callable[..., Any], skip: tuple[str, ...] = ("ctx",)) -> 
     return result
 
 
+_TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    "array": lambda v: isinstance(v, list),
+    "object": lambda v: isinstance(v, dict),
+}
+
+
 def validate(value: Any, schema: dict[str, Any], path: str = "arguments") -> None:
     """Raise ``ValueError`` naming the first offending path."""
     if "enum" in schema and value not in schema["enum"]:
@@ -91,16 +102,7 @@ def validate(value: Any, schema: dict[str, Any], path: str = "arguments") -> Non
     expected = schema.get("type")
     if expected is None:
         return
-    checks: dict[str, Callable[[Any], bool]] = {
-        "string": lambda v: isinstance(v, str),
-        "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-        "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-        "boolean": lambda v: isinstance(v, bool),
-        "null": lambda v: v is None,
-        "array": lambda v: isinstance(v, list),
-        "object": lambda v: isinstance(v, dict),
-    }
-    if not checks[expected](value):
+    if not _TYPE_CHECKS[expected](value):
         raise ValueError(f"{path} must be of type {expected}")
     if expected == "array" and "items" in schema:
         for index, item in enumerate(value):
