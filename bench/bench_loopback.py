@@ -131,9 +131,12 @@ def run() -> list[dict[str, Any]]:
     stacks = {"h11": (default, "")}
     if standard is not None:
         stacks["standard"] = (["--http", "httptools", "--loop", "uvloop"], standard)
+    sides = (("ours", "served_ours:app"), ("peer", "peer_sdk_server:app_bearer"), ("floor", "floor_app:app"))
     for _ in range(REPEATS):  # alternate, so drift on the shared machine hits every side alike
         for stack, (flags, extra) in stacks.items():
-            for side, app in (("ours", "served_ours:app"), ("peer", "peer_sdk_server:app_bearer")):
+            for side, app in sides:
+                if side == "floor" and stack != "standard":
+                    continue
                 rate = _serve_and_load(app, flags, extra)
                 results[(side, stack)] = max(results.get((side, stack), 0.0), rate)
     note = (
@@ -159,6 +162,7 @@ def run() -> list[dict[str, Any]]:
                 "req/s",
                 f"same load; higher is better{' (extras from BENCH_STANDARD_PATH)' if standard else ''}",
             ),
+            _floor_row(ours_std, peer_std, results[("floor", "standard")]),
             row(
                 "our throughput: [standard] vs h11 (same app)",
                 round(ours_std),
@@ -178,6 +182,21 @@ def run() -> list[dict[str, Any]]:
             )
         )
     return rows
+
+
+def _floor_row(ours: float, peer: float, floor: float) -> dict[str, Any]:
+    """Each server's own work per request: its time per request less the floor's (uvicorn, the
+    syscalls and the load generator, which every server pays alike)."""
+    floor_us = 1e6 / floor
+    ours_us, peer_us = 1e6 / ours - floor_us, 1e6 / peer - floor_us
+    return row(
+        "loopback: each server's own work per request",
+        round(ours_us),
+        round(peer_us),
+        "us",
+        f"time per request less the floor's: uvicorn answering a fixed result (floor_app.py) at "
+        f"{floor:.0f} req/s, {floor_us:.0f} us",
+    )
 
 
 if __name__ == "__main__":
