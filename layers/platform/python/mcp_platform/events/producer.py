@@ -211,11 +211,8 @@ class EventProducer:
             attempt += 1
             result.put_calls += 1
             still_failing, retryable = self._put(pending, errors)
-            if still_failing:
-                failing = {e.seq for e in still_failing}
-                settled.update(e.seq for e in pending if e.seq not in failing)
-            else:
-                settled.update([e.seq for e in pending])
+            failing = {e.seq for e in still_failing}
+            settled.update(e.seq for e in pending if e.seq not in failing)
             pending = still_failing
             if not retryable:
                 break
