@@ -5,7 +5,9 @@ call encodes three documents (its response, the result's size for the event, the
 What orjson refuses, the standard library encodes as before: integers beyond 64 bits (DynamoDB
 numbers carry 38 digits), non-string keys, strings with lone surrogates. The output is UTF-8
 (non-ASCII text is not escaped); a non-finite float is written as ``null``, where the standard
-library wrote ``NaN``, which no JSON parser is obliged to read.
+library wrote ``NaN``, which no JSON parser is obliged to read; a datetime, UUID or dataclass
+in a tool's result is written as orjson writes it (RFC 3339 text, the UUID text, an object)
+rather than as its ``str``.
 
 Reading takes orjson's answer only where it is the standard library's: never for a document
 with a run of 19 or more digits (orjson reads an integer beyond 64 bits as a float, silently
