@@ -35,6 +35,10 @@ ELICITING = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
     "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
 }
+WITH_TASKS = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+}
 
 
 class CallCounter:
@@ -49,7 +53,7 @@ class CallCounter:
         self.calls[f"{model.service_model.service_name}.{model.name}"] += 1
 
 
-def _counted_app(aws: Any, counter: CallCounter) -> Any:
+def _counted_app(aws: Any, counter: CallCounter, task_queue_url: str) -> Any:
     import mcp_tools
     from mcp_platform.auth.api_keys import ApiKeyStore
     from mcp_platform.http.app import build_app
@@ -58,7 +62,7 @@ def _counted_app(aws: Any, counter: CallCounter) -> Any:
     dynamodb = counter.attach(aws.client("dynamodb"))
     ApiKeyStore(aws.table, aws.client("dynamodb")).mint("bench", key=BENCH_KEY)
     return build_app(
-        aws.settings(),
+        aws.settings(MCP_TASK_QUEUE_URL=task_queue_url),  # the tasks extension on, as deployed
         mcp_tools,
         ask_tools,
         dynamodb=dynamodb,
@@ -137,6 +141,23 @@ async def _operations(app: Any, counter: CallCounter) -> list[tuple[str, dict[st
         )
     )
 
+    async def create_task(_: int) -> str:
+        created = await modern("session_report", {"session": handle}, _meta=WITH_TASKS)
+        assert created["result"]["resultType"] == "task", created
+        return str(created["result"]["taskId"])
+
+    task_id = await counted(
+        "2026 tools/call answered as a task",
+        "session_report with the tasks extension: the task written, its message queued (the worker runs it)",
+        create_task,
+    )
+
+    async def poll_task(_: int) -> Any:
+        headers, body = modern_request("g", "tasks/get", {"taskId": task_id})
+        return await post({**headers, "mcp-name": task_id}, {**body, "params": {**body["params"], "_meta": WITH_TASKS}})
+
+    await counted("2026 tasks/get", "the task's status (owner-checked), from any instance", poll_task)
+
     async def initialize(_: int) -> dict[str, str]:
         _, answer_headers, _ = await post({"accept": BOTH}, INITIALIZE)
         session = {
@@ -178,7 +199,8 @@ def run() -> list[dict[str, Any]]:
     try:
         with aws_stack() as aws:
             counter = CallCounter()
-            app = _counted_app(aws, counter)
+            task_queue = aws.client("sqs").create_queue(QueueName="bench-tasks")["QueueUrl"]
+            app = _counted_app(aws, counter, task_queue)
             counted = asyncio.run(_operations(app, counter))
     finally:
         for name, value in saved.items():
