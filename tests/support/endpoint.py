@@ -15,9 +15,10 @@ from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 import mcp_tools
+from mcp_platform.auth.api_keys import ApiKeyStore
 from mcp_platform.config import Settings
 from mcp_platform.http.app import build_app
-from tests.support.aws import client, moto_server
+from tests.support.aws import client, fake_credentials, moto_server
 from tests.support.servers import serve
 from tests.support.tables import create_session_table
 from tests.support.wire import WireRecorder
@@ -59,6 +60,19 @@ class Instance:
     def endpoint(self) -> Any:
         """The McpEndpoint behind the recorder (its store, runner, ...)."""
         return self.recorder.app
+
+
+def fresh_stack() -> Iterator[AwsStack]:
+    """A fresh emulator with fake credentials, for a module whose tests must not see each other's
+    writes: declared there as ``aws = pytest.fixture(fresh_stack, name="aws")``."""
+    with fake_credentials(), aws_stack() as stack:
+        yield stack
+
+
+def alice_and_bob(aws: AwsStack) -> dict[str, str]:
+    """API keys of two principals on the stack's table (``pytest.fixture(alice_and_bob, name="keys")``)."""
+    store = ApiKeyStore(aws.table, aws.client("dynamodb"))
+    return {"alice": store.mint("alice"), "bob": store.mint("bob")}
 
 
 @contextlib.contextmanager

@@ -17,13 +17,11 @@ import pytest
 
 from examples import conformance
 from mcp_platform import table_schema as ts
-from mcp_platform.auth.api_keys import ApiKeyStore
 from mcp_platform.http.legacy import HandshakeEra
 from mcp_platform.interactive.outbound import ServerRequests
 from mcp_platform.interactive.replies import ClientReplies
 from mcp_platform.sessions.codec import to_attr
-from tests.support.aws import fake_credentials
-from tests.support.endpoint import AwsStack, Instance, aws_stack, endpoint_instance
+from tests.support.endpoint import AwsStack, Instance, alice_and_bob, endpoint_instance, fresh_stack
 from tests.support.interactive import open_legacy, reply, text_of, tool_request
 from tests.support.sse import EventStream
 
@@ -32,16 +30,10 @@ ANSWER = {"action": "accept", "content": {"username": "alice", "email": "alice@e
 Pair = Callable[..., AbstractContextManager[tuple[Instance, Instance]]]
 
 
-@pytest.fixture()
-def aws() -> Iterator[AwsStack]:
-    with fake_credentials(), aws_stack() as stack:
-        yield stack
+aws = pytest.fixture(fresh_stack, name="aws")  # a fresh emulator per test
 
 
-@pytest.fixture()
-def keys(aws: AwsStack) -> dict[str, str]:
-    store = ApiKeyStore(aws.table, aws.client("dynamodb"))
-    return {"alice": store.mint("alice"), "bob": store.mint("bob")}
+keys = pytest.fixture(alice_and_bob, name="keys")
 
 
 @pytest.fixture()

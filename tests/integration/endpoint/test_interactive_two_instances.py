@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 
 from examples import conformance
-from mcp_platform.auth.api_keys import ApiKeyStore
 from mcp_platform.interactive import keys as key_module
 from mcp_platform.interactive import vault as vault_module
 from mcp_platform.interactive.api import InputRequired
@@ -30,8 +29,7 @@ from mcp_platform.mcp.jsonrpc import Request
 from mcp_platform.mcp.tool_calls import ToolCallRunner
 from mcp_platform.mcp.versions import IDEMPOTENCY_KEY_META
 from tests.support import ask_tools
-from tests.support.aws import fake_credentials
-from tests.support.endpoint import AwsStack, Instance, aws_stack, endpoint_instance
+from tests.support.endpoint import AwsStack, Instance, alice_and_bob, endpoint_instance, fresh_stack
 from tests.support.interactive import accept, modern_meta, round_trip, text_of
 
 pytestmark = pytest.mark.integration
@@ -39,16 +37,10 @@ MULTI = "test_input_required_result_multi_round"
 CONFIRM = "test_input_required_result_request_state"
 
 
-@pytest.fixture()
-def aws() -> Iterator[AwsStack]:
-    with fake_credentials(), aws_stack() as stack:
-        yield stack
+aws = pytest.fixture(fresh_stack, name="aws")  # a fresh emulator per test
 
 
-@pytest.fixture()
-def keys(aws: AwsStack) -> dict[str, str]:
-    store = ApiKeyStore(aws.table, aws.client("dynamodb"))
-    return {"alice": store.mint("alice"), "bob": store.mint("bob")}
+keys = pytest.fixture(alice_and_bob, name="keys")
 
 
 @pytest.fixture()

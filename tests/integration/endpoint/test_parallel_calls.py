@@ -22,8 +22,7 @@ from mcp_platform.mcp.versions import IDEMPOTENCY_KEY_META
 from mcp_platform.sessions import SessionStore, VersionConflict
 from mcp_platform.sessions.retry import Backoff
 from tests.support import fault_tools
-from tests.support.aws import fake_credentials
-from tests.support.endpoint import AwsStack, Instance, aws_stack, endpoint_instance
+from tests.support.endpoint import AwsStack, Instance, endpoint_instance, fresh_stack
 from tests.support.fault_tools import flaky
 from tests.support.faults import TransactionConflicts
 from tests.support.mcp_http import CAPS_META, MODERN, call, final_message, headers, initialize, modern_call
@@ -33,11 +32,8 @@ pytestmark = pytest.mark.integration
 ToolCallSpec = tuple[str, dict[str, Any]]
 
 
-@pytest.fixture()
-def aws() -> Iterator[AwsStack]:
-    """A fresh emulator per test: moto's transaction cost grows with the table's size."""
-    with fake_credentials(), aws_stack() as stack:
-        yield stack
+# A fresh emulator per test: moto's transaction cost grows with the table's size.
+aws = pytest.fixture(fresh_stack, name="aws")
 
 
 @pytest.fixture()

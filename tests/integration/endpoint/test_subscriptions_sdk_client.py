@@ -18,18 +18,14 @@ from mcp.client.streamable_http import streamable_http_client
 from examples import conformance
 from examples.conformance.subscriptions import WATCHED
 from mcp_platform.auth.api_keys import ApiKeyStore
-from tests.support.aws import fake_credentials
-from tests.support.endpoint import AwsStack, Instance, aws_stack, endpoint_instance, sdk_client
+from tests.support.endpoint import AwsStack, Instance, endpoint_instance, fresh_stack, sdk_client
 from tests.support.mcp_http import CAPS_META, modern_call
 from tests.support.sse import HANG_GUARD_S
 
 pytestmark = [pytest.mark.integration, pytest.mark.filterwarnings("ignore:resources/subscribe is removed")]
 
 
-@pytest.fixture()
-def aws() -> Iterator[AwsStack]:
-    with fake_credentials(), aws_stack() as stack:
-        yield stack
+aws = pytest.fixture(fresh_stack, name="aws")  # a fresh emulator per test
 
 
 @pytest.fixture()

@@ -18,9 +18,7 @@ import pytest
 import mcp_platform.notifications as notifications_module
 from examples import conformance
 from examples.conformance.subscriptions import WATCHED
-from mcp_platform.auth.api_keys import ApiKeyStore
-from tests.support.aws import fake_credentials
-from tests.support.endpoint import AwsStack, Instance, aws_stack, endpoint_instance
+from tests.support.endpoint import AwsStack, Instance, alice_and_bob, endpoint_instance, fresh_stack
 from tests.support.mcp_http import CAPS_META, MODERN, call, headers, initialize, modern_call
 from tests.support.naive_log import InMemoryLog
 from tests.support.sse import Event, EventStream
@@ -34,17 +32,11 @@ PROMPTS_CHANGED = "notifications/prompts/list_changed"
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
 
-@pytest.fixture()
-def aws() -> Iterator[AwsStack]:
-    """A fresh emulator per test: nothing one test published is in another's log."""
-    with fake_credentials(), aws_stack() as stack:
-        yield stack
+# A fresh emulator per test: nothing one test published is in another's log.
+aws = pytest.fixture(fresh_stack, name="aws")
 
 
-@pytest.fixture()
-def keys(aws: AwsStack) -> dict[str, str]:
-    store = ApiKeyStore(aws.table, aws.client("dynamodb"))
-    return {"alice": store.mint("alice"), "bob": store.mint("bob")}
+keys = pytest.fixture(alice_and_bob, name="keys")
 
 
 @pytest.fixture()

@@ -25,14 +25,12 @@ from examples import conformance
 from local.functions import LambdaContext
 from local.queue_poller import QueuePoller
 from mcp_platform import table_schema as ts
-from mcp_platform.auth.api_keys import ApiKeyStore
 from mcp_platform.tasks.handler import build_handler
 from mcp_platform.tasks.model import EXTENSION_ID
 from mcp_platform.tasks.store import TaskStore
 from mcp_platform.tasks.worker import TaskWorker
 from tests.support import task_tools
-from tests.support.aws import fake_credentials
-from tests.support.endpoint import AwsStack, Instance, aws_stack, endpoint_instance
+from tests.support.endpoint import AwsStack, Instance, alice_and_bob, endpoint_instance, fresh_stack
 from tests.support.interactive import modern_meta, open_legacy, tool_request
 from tests.support.mcp_http import final_message, headers, modern_call
 from tests.support.task_tools import long_tasks
@@ -51,10 +49,7 @@ class Queues:
     dlq_url: str
 
 
-@pytest.fixture()
-def aws() -> Iterator[AwsStack]:
-    with fake_credentials(), aws_stack() as stack:
-        yield stack
+aws = pytest.fixture(fresh_stack, name="aws")  # a fresh emulator per test
 
 
 @pytest.fixture()
@@ -73,10 +68,7 @@ def queues(aws: AwsStack) -> Queues:
     return Queues(url, arn, dlq_url)
 
 
-@pytest.fixture()
-def keys(aws: AwsStack) -> dict[str, str]:
-    store = ApiKeyStore(aws.table, aws.client("dynamodb"))
-    return {"alice": store.mint("alice"), "bob": store.mint("bob")}
+keys = pytest.fixture(alice_and_bob, name="keys")
 
 
 def task_settings(aws: AwsStack, queues: Queues) -> dict[str, str]:
