@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
-import os
 from collections import Counter
 from typing import Any
 
@@ -190,24 +189,15 @@ async def _operations(app: Any, counter: CallCounter) -> list[tuple[str, dict[st
 
 
 def run() -> list[dict[str, Any]]:
-    from tests.support.aws import FAKE_CREDENTIALS
+    from tests.support.aws import fake_credentials
     from tests.support.endpoint import aws_stack
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's request log
-    saved = {name: os.environ.get(name) for name in FAKE_CREDENTIALS}
-    os.environ.update(FAKE_CREDENTIALS)
-    try:
-        with aws_stack() as aws:
-            counter = CallCounter()
-            task_queue = aws.client("sqs").create_queue(QueueName="bench-tasks")["QueueUrl"]
-            app = _counted_app(aws, counter, task_queue)
-            counted = asyncio.run(_operations(app, counter))
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    with fake_credentials(), aws_stack() as aws:
+        counter = CallCounter()
+        task_queue = aws.client("sqs").create_queue(QueueName="bench-tasks")["QueueUrl"]
+        app = _counted_app(aws, counter, task_queue)
+        counted = asyncio.run(_operations(app, counter))
     rows = []
     for label, calls, note in counted:
         detail = ", ".join(f"{name}={n}" for name, n in sorted(calls.items())) or "none"
