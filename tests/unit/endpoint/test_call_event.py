@@ -1,5 +1,6 @@
-"""The tool-call event the endpoint builds (call_event) is always one ingest accepts: the endpoint
-does not re-validate it per call, so what it builds must be valid by construction."""
+"""The tool-call event the endpoint writes (call_event, record data straight from the call) is
+always one ingest accepts: the endpoint does not re-validate it per call, so what it writes must
+be valid by construction, and carry every field a ToolCallEvent written the long way carries."""
 
 from __future__ import annotations
 
@@ -21,11 +22,14 @@ def _prepared() -> PreparedCall:
 def test_the_event_round_trips_through_ingests_validation() -> None:
     # Given a call that ran 25 ms and returned an error result
     result = {"content": [{"type": "text", "text": "nope é"}], "isError": True}
-    # When its event is built and read back as ingest reads it
-    event = call_event(_prepared(), CALL, result, 1_800_000_000.0, 1_800_000_000.025)  # type: ignore[arg-type]
-    parsed = ToolCallEvent.from_bytes(event.to_bytes())
-    # Then ingest accepts it unchanged, emitted as the call finished, sized as the result's UTF-8 JSON
-    assert parsed == event
+    # When its event is written and read back as ingest reads it
+    data = call_event(_prepared(), CALL, result, 1_800_000_000.0, 1_800_000_000.025)  # type: ignore[arg-type]
+    event = ToolCallEvent.from_bytes(data)
+    # Then ingest accepts it, the same bytes a ToolCallEvent of those values writes, emitted as the
+    # call finished, sized as the result's UTF-8 JSON
+    assert json.loads(event.to_bytes()) == json.loads(data)
+    assert (event.event_id, event.principal, event.tool, event.request_bytes) == ("call-1", "alice", "echo", 12)
+    assert event.session_id is None
     assert event.status == STATUS_ERROR
     assert event.duration_ms == 25.0
     assert event.emitted_at == event.finished_at == "2027-01-15T08:00:00.025000Z"
@@ -34,8 +38,17 @@ def test_the_event_round_trips_through_ingests_validation() -> None:
 
 def test_a_wall_clock_stepped_back_during_the_call_still_gives_a_valid_event() -> None:
     # Given a call whose wall clock stepped back 2 s while it ran (an NTP correction)
-    event = call_event(_prepared(), CALL, {"content": []}, 1_800_000_002.0, 1_800_000_000.0)  # type: ignore[arg-type]
+    data = call_event(_prepared(), CALL, {"content": []}, 1_800_000_002.0, 1_800_000_000.0)  # type: ignore[arg-type]
     # When ingest reads it / Then it is valid: no time before its start, zero duration
-    parsed = ToolCallEvent.from_bytes(event.to_bytes())
+    parsed = ToolCallEvent.from_bytes(data)
     assert parsed.finished_at == parsed.started_at
     assert parsed.duration_ms == 0
+
+
+def test_a_session_calls_event_names_its_session() -> None:
+    # Given a call in session "s-1" / When its event is written and read back
+    prepared = _prepared()
+    prepared.session_id = "s-1"
+    event = ToolCallEvent.from_bytes(call_event(prepared, CALL, {"content": []}, 1_800_000_000.0, 1_800_000_000.0))  # type: ignore[arg-type]
+    # Then it carries the session, as ingest needs to record it under the session
+    assert event.session_id == "s-1"

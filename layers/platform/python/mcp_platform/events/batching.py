@@ -38,22 +38,24 @@ class Entry:
     size: int
     """What the quotas count: data + partition key, in UTF-8 bytes (:func:`new_entry`)."""
 
-    def as_request(self) -> dict[str, object]:
-        return {"Data": self.data, "PartitionKey": self.partition_key}
-
 
 def new_entry(seq: int, data: bytes, partition_key: str) -> Entry:
     return Entry(seq, data, partition_key, len(data) + len(partition_key.encode("utf-8")))
 
 
-def partition_key_for(event: ToolCallEvent) -> str:
+def partition_key(session_id: str | None, event_id: str) -> str:
     """K3: the session id; without one, the event id.
 
     Both are high-cardinality ids minted by the server. Not the principal: one busy service
     principal calling statelessly (2026-07-28 has no transport sessions) would pin one shard.
     Never the tool name, a rounded timestamp or a constant.
     """
-    return event.session_id or event.event_id
+    return session_id or event_id
+
+
+def partition_key_for(event: ToolCallEvent) -> str:
+    """K3 for an event object (:func:`partition_key`)."""
+    return partition_key(event.session_id, event.event_id)
 
 
 def check_entry(entry: Entry, max_record_bytes: int = MAX_RECORD_BYTES) -> Entry:

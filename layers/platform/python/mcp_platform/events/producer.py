@@ -139,7 +139,9 @@ class EventProducer:
     def _flush(self, entries: list[Entry], settled: set[int]) -> FlushResult:
         result = FlushResult()
         failed: list[FailedRecord] = []
-        for batch in plan_batches(entries, self._max_records, self._max_bytes):
+        # One entry is one batch (each entry was checked against the record limit <= max_bytes).
+        batches = (entries,) if len(entries) == 1 else plan_batches(entries, self._max_records, self._max_bytes)
+        for batch in batches:
             failed.extend(self._send_batch(batch, result, settled))
         if failed:
             for record in failed:
@@ -201,7 +203,7 @@ class EventProducer:
                 self._running = None
 
     def _send_batch(self, batch: Sequence[Entry], result: FlushResult, settled: set[int]) -> list[FailedRecord]:
-        pending = list(batch)  # kept in original order; resent subsets stay in that order
+        pending = batch  # kept in original order; resent subsets stay in that order
         errors: dict[int, tuple[str, str]] = {}
         attempt = 0
         while pending and attempt < self._max_attempts:
@@ -211,18 +213,22 @@ class EventProducer:
             attempt += 1
             result.put_calls += 1
             still_failing, retryable = self._put(pending, errors)
-            failing = {e.seq for e in still_failing}
-            settled.update(e.seq for e in pending if e.seq not in failing)
+            if still_failing:
+                failing = {e.seq for e in still_failing}
+                settled.update([e.seq for e in pending if e.seq not in failing])
+            else:  # the usual outcome: everything landed
+                settled.update([e.seq for e in pending])
             pending = still_failing
             if not retryable:
                 break
         result.sent += len(batch) - len(pending)
         return [FailedRecord(e, *errors[e.seq], attempts=attempt) for e in pending]
 
-    def _put(self, entries: list[Entry], errors: dict[int, tuple[str, str]]) -> tuple[list[Entry], bool]:
+    def _put(self, entries: Sequence[Entry], errors: dict[int, tuple[str, str]]) -> tuple[Sequence[Entry], bool]:
         """One PutRecords call; returns (entries still failing, whether retrying makes sense)."""
+        records = [{"Data": e.data, "PartitionKey": e.partition_key} for e in entries]
         try:
-            response = self._kinesis.put_records(Records=[e.as_request() for e in entries], **self._target)
+            response = self._kinesis.put_records(Records=records, **self._target)
         except ClientError as exc:
             code = exc.response.get("Error", {}).get("Code", "ClientError")
             message = exc.response.get("Error", {}).get("Message", str(exc))
@@ -239,13 +245,12 @@ class EventProducer:
             for e in entries:
                 errors[e.seq] = ("MalformedResponse", f"{len(results)} results for {len(entries)} records")
             return entries, True
-        still_failing: list[Entry] = []
         # Per-record ErrorCode is authoritative; FailedRecordCount only cross-checks it. A result
         # without a SequenceNumber is treated as failed too: never assume success.
-        for entry, res in zip(entries, results, strict=True):
+        still_failing: list[Entry] = []
+        for entry, res in zip(entries, results, strict=False):  # lengths checked above
             if res.get("ErrorCode") or not res.get("SequenceNumber"):
-                code = res.get("ErrorCode") or "MissingSequenceNumber"
-                errors[entry.seq] = (code, res.get("ErrorMessage", ""))
+                errors[entry.seq] = (res.get("ErrorCode") or "MissingSequenceNumber", res.get("ErrorMessage", ""))
                 still_failing.append(entry)
         declared = response.get("FailedRecordCount", 0)
         if declared != len(still_failing):

@@ -167,8 +167,9 @@ class ToolCallEvent:
 
     def to_dict(self) -> dict[str, Any]:
         # Field by field, not dataclasses.asdict: every value is a scalar, and asdict's
-        # recursive deep copy cost ~50 us per event on the tools/call path.
-        body = {
+        # recursive deep copy cost ~50 us per event on the tools/call path. The optional fields
+        # are written only when set (tested against _OPTIONAL, so none is forgotten).
+        body: dict[str, Any] = {
             "event_id": self.event_id,
             "principal": self.principal,
             "tool": self.tool,
@@ -179,10 +180,16 @@ class ToolCallEvent:
             "response_bytes": self.response_bytes,
             "duration_ms": self.duration_ms,
         }
-        for name in _OPTIONAL_WIRE_FIELDS:  # written only when set
-            value = getattr(self, name)
-            if value is not None:
-                body[name] = value
+        if self.session_id is not None:
+            body["session_id"] = self.session_id
+        if self.tenant is not None:
+            body["tenant"] = self.tenant
+        if self.error_code is not None:
+            body["error_code"] = self.error_code
+        if self.first_byte_ms is not None:
+            body["first_byte_ms"] = self.first_byte_ms
+        if self.emitted_at is not None:
+            body["emitted_at"] = self.emitted_at
         body["v"] = self.schema_version
         return body
 
@@ -205,6 +212,3 @@ class ToolCallEvent:
         event = cls(schema_version=version, **typed_fields(body, _REQUIRED, _OPTIONAL))
         event.validate()
         return event
-
-
-_OPTIONAL_WIRE_FIELDS = tuple(_OPTIONAL)  # to_dict writes the required ones by name

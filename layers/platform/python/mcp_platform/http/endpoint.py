@@ -137,7 +137,7 @@ class McpEndpoint(HandshakeEra):
         principal = await self._authenticate(request)
         modern = is_modern(request.headers.get(VERSION_HEADER))
         if request.method == "POST":
-            await self._post(request, principal, receive, send, cors)
+            await self._post(request, principal, modern, receive, send, cors)
         elif request.method == "DELETE" and not modern:
             await self._delete(request, principal.id, send, cors)
         elif request.method == "GET" and not modern and self.listener is not None:
@@ -154,7 +154,7 @@ class McpEndpoint(HandshakeEra):
             raise HttpError(exc.status, str(exc), headers={"www-authenticate": exc.www_authenticate}) from exc
 
     async def _post(
-        self, request: HttpRequest, caller: Principal, receive: Any, send: Any, cors: dict[str, str]
+        self, request: HttpRequest, caller: Principal, modern: bool, receive: Any, send: Any, cors: dict[str, str]
     ) -> None:
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type != "application/json":
@@ -172,10 +172,11 @@ class McpEndpoint(HandshakeEra):
             message = parse_message(decoded)
         except JsonRpcError as exc:
             raise HttpError(400, exc.message, exc.code) from exc
-        require_tool_scopes(self.protected_resource, self.server.catalog.tools.get, request, message, caller)
+        if caller.scopes is not None:  # scope-limited credentials (OAuth tokens) only
+            require_tool_scopes(self.protected_resource, self.server.catalog.tools.get, request, message, caller)
         principal = caller.id
         version_header = request.headers.get(VERSION_HEADER)
-        if is_modern(version_header):
+        if modern:
             await self._post_modern(request, message, principal, receive, send, cors)
         else:
             await self._post_legacy(request, message, principal, version_header, receive, send, cors)
@@ -192,7 +193,7 @@ class McpEndpoint(HandshakeEra):
             log_level = requested_log_level(message)
             if message.method == "tools/call":
                 spec = self.server.catalog.tools.get(str(message.params.get("name")))
-                check_param_headers(request, message, spec.input_schema if spec is not None else None)
+                check_param_headers(request, message, spec.mirrored_headers if spec is not None else ())
         except HttpError as exc:
             exc.request_id = message.id
             raise

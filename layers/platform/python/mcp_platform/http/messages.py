@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any
 
 from mcp_platform import compact_json
@@ -46,31 +47,36 @@ _JSON_ONLY = frozenset({"application/json"})
 class HttpRequest:
     """The parts of an ASGI HTTP scope the transport reads (header names lower-cased)."""
 
-    __slots__ = ("_accepted", "_repeats", "client_host", "header_list", "headers", "method", "path")
+    __slots__ = ("_raw_headers", "client_host", "has_repeats", "headers", "method", "path")
 
     def __init__(self, scope: Scope) -> None:
         self.method: str = scope["method"]
         self.path: str = scope["path"]
-        self.header_list: list[tuple[str, str]] = [
-            (name.decode("latin-1").lower(), value.decode("latin-1")) for name, value in scope.get("headers", [])
-        ]
-        self.headers: dict[str, str] = dict(self.header_list)
-        self._repeats = len(self.headers) != len(self.header_list)  # some header name appears twice
+        self._raw_headers: Headers = scope.get("headers", [])
+        self.headers: dict[str, str] = {
+            name.decode("latin-1").lower(): value.decode("latin-1") for name, value in self._raw_headers
+        }
+        self.has_repeats = len(self.headers) != len(self._raw_headers)
+        """Some header name appears more than once (the last value is in ``headers``)."""
         client = scope.get("client")
         self.client_host: str = client[0] if client else ""
-        self._accepted: frozenset[str] | None = None  # the Accept header's media ranges, read once
 
     def count(self, name: str) -> int:
-        if not self._repeats:
+        if not self.has_repeats:
             return 1 if name in self.headers else 0
-        return sum(1 for key, _ in self.header_list if key == name)
+        return sum(1 for key, _ in self._raw_headers if key.decode("latin-1").lower() == name)
 
     def accepts(self, media_type: str) -> bool:
-        accepted = self._accepted
-        if accepted is None:
-            accepted = self._accepted = _accepted_ranges(self.headers.get("accept", ""))
-        major = media_type.split("/")[0]
-        return media_type in accepted or f"{major}/*" in accepted or "*/*" in accepted
+        return _accepts(self.headers.get("accept", ""), media_type)
+
+
+@functools.lru_cache(maxsize=256)
+def _accepts(accept: str, media_type: str) -> bool:
+    """Whether an Accept header admits ``media_type``: a client sends the same header on every
+    request, so each (header, type) pair is parsed once."""
+    accepted = _accepted_ranges(accept)
+    major = media_type.split("/")[0]
+    return media_type in accepted or f"{major}/*" in accepted or "*/*" in accepted
 
 
 def _accepted_ranges(accept: str) -> frozenset[str]:
@@ -91,7 +97,7 @@ async def read_body(receive: Any, limit: int, declared: str | None, timeout_seco
     a body still incomplete ``timeout_seconds`` after reading began: uvicorn waits for a declared
     Content-Length indefinitely, so a client that sends less would hold the connection forever.
     The 408 closes the connection (the unread rest of the body cannot be skipped)."""
-    deadline = None if timeout_seconds is None else asyncio.get_running_loop().time() + timeout_seconds
+    deadline: float | None = None  # set when a read first has to wait
     if declared is not None:
         try:
             if int(declared) > limit:
@@ -101,15 +107,18 @@ async def read_body(receive: Any, limit: int, declared: str | None, timeout_seco
     chunks: list[bytes] = []
     size = 0
     while True:
-        budget = asyncio.timeout_at(deadline)
+        budget = None
         try:
             # A body already buffered is returned without suspending: no timer (deadlines).
             done, message = first_step(receive())
             if not done:
+                if deadline is None and timeout_seconds is not None:
+                    deadline = asyncio.get_running_loop().time() + timeout_seconds
+                budget = asyncio.timeout_at(deadline)
                 async with budget:
                     message = await message
         except TimeoutError as exc:
-            if not budget.expired():
+            if budget is None or not budget.expired():
                 raise
             raise HttpError(
                 408, f"Request body not received within {timeout_seconds:g} s", headers={"connection": "close"}

@@ -90,17 +90,18 @@ def _field(request: HttpRequest, name: str) -> str | None:
     return value.strip(" \t") if value is not None else None
 
 
-def check_param_headers(request: HttpRequest, message: Request, input_schema: dict[str, Any] | None) -> None:
+def check_param_headers(request: HttpRequest, message: Request, mirrored: tuple[tuple[str, str], ...]) -> None:
     """SEP-2243: a tool argument marked ``x-mcp-header: Name`` travels mirrored in an
     ``Mcp-Param-Name`` header (so intermediaries can route on it); the header must be present
-    whenever the argument is, and equal it (plain, or ``=?base64?...?=`` for non-ASCII)."""
-    properties = (input_schema or {}).get("properties") or {}
+    whenever the argument is, and equal it (plain, or ``=?base64?...?=`` for non-ASCII).
+    ``mirrored`` is the tool's (argument, header) pairs (``ToolSpec.mirrored_headers``)."""
+    if not mirrored:
+        return
     arguments = message.params.get("arguments") or {}
     if not isinstance(arguments, dict):
         return  # the tools/call handler answers a malformed arguments object
-    for argument, schema in properties.items():
-        header = schema.get("x-mcp-header") if isinstance(schema, dict) else None
-        if not isinstance(header, str) or argument not in arguments:
+    for argument, header in mirrored:
+        if argument not in arguments:
             continue
         sent = decode_header_value(_field(request, f"mcp-param-{header.lower()}"))
         value = arguments[argument]

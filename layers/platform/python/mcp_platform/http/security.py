@@ -22,6 +22,8 @@ SINGLE_VALUED = {
 
 
 def check_single_valued(request: HttpRequest) -> None:
+    if not request.has_repeats:
+        return
     for name, code in SINGLE_VALUED.items():
         if request.count(name) > 1:
             raise HttpError(400, f"{name} header appears more than once", code)
@@ -45,7 +47,7 @@ class RequestGuard:
         self.allowed_origins = frozenset(origin.rstrip("/").lower() for origin in allowed_origins)
 
     def check(self, request: HttpRequest) -> None:
-        for name in ("host", "origin"):
+        for name in ("host", "origin") if request.has_repeats else ():
             if request.count(name) > 1:
                 raise HttpError(403, f"{name} header appears more than once")
         host = request.headers.get("host", "").lower()

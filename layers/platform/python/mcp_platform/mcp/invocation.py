@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_platform import compact_json
 from mcp_platform.deadlines import first_step
-from mcp_platform.events.schema import STATUS_ERROR, STATUS_OK, ToolCallEvent
+from mcp_platform.events.schema import SCHEMA_VERSION, STATUS_ERROR, STATUS_OK
 from mcp_platform.interactive import InputRequired
 from mcp_platform.mcp.admission import Inadmissible, check_storable
 from mcp_platform.mcp.context import ToolContext
@@ -53,11 +53,12 @@ def admit_result(spec: ToolSpec, result: dict[str, Any]) -> None:
 async def invoke(spec: ToolSpec, ctx: ToolContext, arguments: dict[str, Any], deadline: float, limit: float) -> Any:
     """The tool's CallToolResult; a ``ToolError`` or the time limit give an isError result, any
     other failure a JsonRpcError (never committed, so a retry runs the tool again)."""
-    budget = asyncio.timeout_at(deadline)
+    budget = None
     try:
         # A tool that returns without suspending needs no timer (mcp_platform.deadlines).
         done, value = first_step(spec.function(ctx, **arguments))
         if not done:
+            budget = asyncio.timeout_at(deadline)
             async with budget:
                 value = await value
         return to_result(value)
@@ -66,7 +67,7 @@ async def invoke(spec: ToolSpec, ctx: ToolContext, arguments: dict[str, Any], de
     except (JsonRpcError, InputRequired):
         raise  # a protocol answer, or a round that needs input (2026): neither is a tool failure
     except Exception as exc:
-        if isinstance(exc, TimeoutError) and budget.expired():
+        if isinstance(exc, TimeoutError) and budget is not None and budget.expired():
             # The request's budget, not a failure of the tool: only the outcome is recorded.
             ctx.context_append.clear()
             ctx.extra_puts.clear()
@@ -85,23 +86,29 @@ async def invoke(spec: ToolSpec, ctx: ToolContext, arguments: dict[str, Any], de
 
 def call_event(
     prepared: PreparedCall, call: CallContext, result: dict[str, Any], started: float, finished: float
-) -> ToolCallEvent:
-    """The tool-call event of a finished call (Kinesis; ingest records and counts it), emitted
-    as the call finishes (its ``emitted_at`` is ``finished_at``: one timestamp formatted less).
-    A wall clock stepped back during the call gives a zero duration, never an event that ingest
-    would refuse (``finished_at`` before ``started_at``)."""
-    finished = max(finished, started)
+) -> bytes:
+    """The tool-call event of a finished call, as the record data the stream carries (ingest reads
+    it back as a :class:`~mcp_platform.events.schema.ToolCallEvent`, which validates it). Written
+    straight from the call, not through a ToolCallEvent: one is built on every tools/call.
+    ``emitted_at`` is ``finished_at`` (one timestamp formatted less). A wall clock stepped back
+    during the call gives a zero duration, never an event that ingest would refuse
+    (``finished_at`` before ``started_at``)."""
+    if finished < started:
+        finished = started
     finished_at = iso_utc(finished)
-    return ToolCallEvent(
-        event_id=prepared.tool_call_id,
-        session_id=prepared.session_id,
-        principal=call.principal,
-        tool=prepared.spec.name,
-        status=STATUS_ERROR if result.get("isError") else STATUS_OK,
-        started_at=iso_utc(started),
-        finished_at=finished_at,
-        duration_ms=round((finished - started) * 1000, 3),
-        request_bytes=prepared.request_bytes,
-        response_bytes=len(compact_json.dumps(result)),
-        emitted_at=finished_at,
-    )
+    body = {
+        "event_id": prepared.tool_call_id,
+        "principal": call.principal,
+        "tool": prepared.spec.name,
+        "status": STATUS_ERROR if result.get("isError") else STATUS_OK,
+        "started_at": iso_utc(started),
+        "finished_at": finished_at,
+        "request_bytes": prepared.request_bytes,
+        "response_bytes": len(compact_json.dumps(result)),
+        "duration_ms": round((finished - started) * 1000, 3),
+        "emitted_at": finished_at,
+        "v": SCHEMA_VERSION,
+    }
+    if prepared.session_id is not None:
+        body["session_id"] = prepared.session_id
+    return compact_json.dumps(body)

@@ -61,21 +61,20 @@ def notification_message(method: str, params: dict[str, Any] | None = None) -> d
 class Request:
     """A validated JSON-RPC request or notification (``id`` is None for notifications)."""
 
-    __slots__ = ("id", "method", "params")
+    __slots__ = ("id", "meta", "method", "params")
 
     def __init__(self, method: str, params: dict[str, Any], request_id: RequestId | None) -> None:
         self.method = method
         self.params = params
         self.id = request_id
+        meta = params.get("_meta")
+        self.meta: dict[str, Any] = meta if isinstance(meta, dict) else {}
+        """``params._meta`` (an empty map when absent or not an object), read once: several
+        layers consult it on every request."""
 
     @property
     def is_notification(self) -> bool:
         return self.id is None
-
-    @property
-    def meta(self) -> dict[str, Any]:
-        meta = self.params.get("_meta")
-        return meta if isinstance(meta, dict) else {}
 
 
 def is_response(decoded: Any) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import secrets
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -162,5 +162,5 @@ def _tool_call_id(request: Request, call: CallContext, spec: ToolSpec, session_i
     elif call.transport_session_id is not None:
         material = f"ts\x00{call.transport_session_id}\x00{json.dumps(request.id)}\x00{digest}"
     else:
-        return secrets.token_hex(16)
+        return os.urandom(16).hex()  # what secrets.token_hex(16) returns, without its two wrappers
     return hashlib.sha256(f"{call.principal}\x00{material}".encode()).hexdigest()[:32]

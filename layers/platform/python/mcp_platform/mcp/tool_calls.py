@@ -23,6 +23,7 @@ import time
 from typing import Any, Protocol
 
 from mcp_platform import blocking
+from mcp_platform.events.batching import partition_key
 from mcp_platform.mcp.call import CallContext
 from mcp_platform.mcp.context import Services, ToolContext
 from mcp_platform.mcp.effects import RERUN_BACKOFF, SessionLocks, store_error
@@ -39,9 +40,7 @@ logger = logging.getLogger(__name__)
 
 
 class EventSink(Protocol):
-    def add(self, event: Any) -> None: ...
-
-    def flush(self) -> Any: ...
+    def add_record(self, data: bytes, partition_key: str) -> None: ...
 
 
 class TransportSessionNotFound(Exception):
@@ -246,7 +245,8 @@ class ToolCallRunner:
         self, prepared: PreparedCall, call: CallContext, result: dict[str, Any], started: float, finished: float
     ) -> None:
         if self.events is not None:
-            self.events.add(call_event(prepared, call, result, started, finished))
+            data = call_event(prepared, call, result, started, finished)
+            self.events.add_record(data, partition_key(prepared.session_id, prepared.tool_call_id))
 
 
 def _log_orphaned_failure(commit: asyncio.Future[dict[str, Any]]) -> None:

@@ -8,6 +8,7 @@ itself by import side effect, and a module that defines no tool is reported, not
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import json
@@ -108,6 +109,17 @@ class ToolSpec:
     """A task's questions asked before it starts (2026 rounds on the tools/call itself): called
     with the call's arguments, it returns ``{key: InputRequest}``; the answers reach the running
     task (``ctx.elicit(..., key=key)`` returns them)."""
+
+    @functools.cached_property
+    def mirrored_headers(self) -> tuple[tuple[str, str], ...]:
+        """SEP-2243: (argument, header name) for each argument the input schema marks
+        ``x-mcp-header`` (read once per tool, not per call)."""
+        properties = self.input_schema.get("properties") or {}
+        return tuple(
+            (argument, schema["x-mcp-header"])
+            for argument, schema in properties.items()
+            if isinstance(schema, dict) and isinstance(schema.get("x-mcp-header"), str)
+        )
 
     def validate_arguments(self, arguments: dict[str, Any]) -> None:
         if self.explicit_schema:

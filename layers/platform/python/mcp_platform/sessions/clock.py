@@ -47,7 +47,7 @@ def iso_utc(epoch_seconds: float) -> str:
     Called several times per tools/call (event, record sort key): the date-time part is
     formatted once per second and the microseconds appended, a third of datetime's cost."""
     global _second
-    whole = int(epoch_seconds // 1)
+    whole = int(epoch_seconds)  # the floor: epoch seconds here are never negative
     micros = round((epoch_seconds - whole) * 1_000_000)
     if micros == 1_000_000:
         whole, micros = whole + 1, 0
