@@ -37,10 +37,13 @@ class Entry:
     partition_key: str
     size: int
     """What the quotas count: data + partition key, in UTF-8 bytes (:func:`new_entry`)."""
+    request: dict[str, object]
+    """The PutRecords request entry (built once: a record may be sent more than once)."""
 
 
 def new_entry(seq: int, data: bytes, partition_key: str) -> Entry:
-    return Entry(seq, data, partition_key, len(data) + len(partition_key.encode("utf-8")))
+    size = len(data) + len(partition_key.encode("utf-8"))
+    return Entry(seq, data, partition_key, size, {"Data": data, "PartitionKey": partition_key})
 
 
 def partition_key(session_id: str | None, event_id: str) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import operator
 import random
 import threading
 import time
@@ -57,6 +58,8 @@ RETRYABLE_CALL_ERRORS = frozenset(
         "RequestTimeout",
     }
 )
+_SEQ = operator.attrgetter("seq")
+_REQUEST = operator.attrgetter("request")
 
 
 @dataclass
@@ -217,18 +220,17 @@ class EventProducer:
                 failing = {e.seq for e in still_failing}
                 settled.update([e.seq for e in pending if e.seq not in failing])
             else:  # the usual outcome: everything landed
-                settled.update([e.seq for e in pending])
+                settled.update(map(_SEQ, pending))
             pending = still_failing
             if not retryable:
                 break
         result.sent += len(batch) - len(pending)
-        return [FailedRecord(e, *errors[e.seq], attempts=attempt) for e in pending]
+        return [FailedRecord(e, *errors[e.seq], attempts=attempt) for e in pending] if pending else []
 
     def _put(self, entries: Sequence[Entry], errors: dict[int, tuple[str, str]]) -> tuple[Sequence[Entry], bool]:
         """One PutRecords call; returns (entries still failing, whether retrying makes sense)."""
-        records = [{"Data": e.data, "PartitionKey": e.partition_key} for e in entries]
         try:
-            response = self._kinesis.put_records(Records=records, **self._target)
+            response = self._kinesis.put_records(Records=list(map(_REQUEST, entries)), **self._target)
         except ClientError as exc:
             code = exc.response.get("Error", {}).get("Code", "ClientError")
             message = exc.response.get("Error", {}).get("Message", str(exc))

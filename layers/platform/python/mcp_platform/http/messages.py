@@ -129,9 +129,9 @@ async def read_body(receive: Any, limit: int, declared: str | None, timeout_seco
         size += len(chunk)
         if size > limit:
             raise HttpError(413, f"Request body exceeds {limit} bytes")
-        chunks.append(chunk)
         if not message.get("more_body", False):
-            return b"".join(chunks)
+            return b"".join((*chunks, chunk)) if chunks else chunk  # usually one message: no copy
+        chunks.append(chunk)
 
 
 def decode_json(body: bytes) -> Any:

@@ -64,8 +64,8 @@ def check_envelope(request: HttpRequest, message: Request) -> str:
     meta = message.params.get("_meta")
     if not isinstance(meta, dict):
         raise HttpError(400, "params._meta must carry the protocol version and client capabilities", INVALID_PARAMS)
-    missing = [key for key in (PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY) if key not in meta]
-    if missing:
+    if PROTOCOL_VERSION_META_KEY not in meta or CLIENT_CAPABILITIES_META_KEY not in meta:
+        missing = [key for key in (PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY) if key not in meta]
         raise HttpError(400, f"params._meta is missing: {', '.join(missing)}", INVALID_PARAMS)
     version = meta[PROTOCOL_VERSION_META_KEY]
     if request.headers.get("mcp-protocol-version") != version:

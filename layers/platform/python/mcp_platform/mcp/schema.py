@@ -88,42 +88,118 @@ _TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {
 
 
 def validate(value: Any, schema: dict[str, Any], path: str = "arguments") -> None:
-    """Raise ``ValueError`` naming the first offending path."""
-    if "enum" in schema and value not in schema["enum"]:
-        raise ValueError(f"{path} must be one of {schema['enum']}")
+    """Raise ``ValueError`` naming the first offending path (a tool validates through its
+    schema compiled once, :func:`compile_schema`)."""
+    compile_schema(schema)(value, path)
+
+
+Check = Callable[[Any, str], None]
+
+
+def compile_schema(schema: dict[str, Any]) -> Check:
+    """:func:`validate` for one schema, specialised once: ``compile_schema(s)(value, path)``
+    raises exactly the ``ValueError`` ``validate(value, s, path)`` raises (the same checks in
+    the same order, the same messages), without reading the schema again on every call."""
+    checks: list[Check] = []
+    if "enum" in schema:
+        checks.append(_enum_check(schema["enum"]))
     if "anyOf" in schema:
-        for option in schema["anyOf"]:
+        return _all_of([*checks, _any_of_check([compile_schema(option) for option in schema["anyOf"]])])
+    expected = schema.get("type")
+    if expected == "object":
+        checks.append(_object_check(schema))  # its type test included: one call per object
+    elif expected is not None:
+        checks.append(_type_check(expected, _TYPE_CHECKS[expected]))
+        if expected == "array" and "items" in schema:
+            checks.append(_items_check(compile_schema(schema["items"])))
+    return _all_of(checks)
+
+
+def _all_of(checks: list[Check]) -> Check:
+    if not checks:
+        return _anything
+    if len(checks) == 1:
+        return checks[0]
+
+    def check(value: Any, path: str) -> None:
+        for step in checks:
+            step(value, path)
+
+    return check
+
+
+def _anything(value: Any, path: str) -> None:
+    return None
+
+
+def _enum_check(allowed: list[Any]) -> Check:
+    def check(value: Any, path: str) -> None:
+        if value not in allowed:
+            raise ValueError(f"{path} must be one of {allowed}")
+
+    return check
+
+
+def _any_of_check(options: list[Check]) -> Check:
+    def check(value: Any, path: str) -> None:
+        for option in options:
             try:
-                validate(value, option, path)
+                option(value, path)
                 return
             except ValueError:
                 continue
         raise ValueError(f"{path} matches none of the allowed types")
-    expected = schema.get("type")
-    if expected is None:
-        return
-    if not _TYPE_CHECKS[expected](value):
-        raise ValueError(f"{path} must be of type {expected}")
-    if expected == "array" and "items" in schema:
-        for index, item in enumerate(value):
-            validate(item, schema["items"], f"{path}[{index}]")
-    if expected == "object":
-        _validate_object(value, schema, path)
+
+    return check
 
 
-def _validate_object(value: dict[str, Any], schema: dict[str, Any], path: str) -> None:
-    properties: dict[str, Any] = schema.get("properties", {})
-    for name in schema.get("required", []):
-        if name not in value:
-            raise ValueError(f"{path}.{name} is required")
+def _type_check(expected: str, accepts: Callable[[Any], bool]) -> Check:
+    if expected == "string":  # the common case, without the table's lambda
+
+        def check_string(value: Any, path: str) -> None:
+            if not isinstance(value, str):
+                raise ValueError(f"{path} must be of type string")
+
+        return check_string
+
+    def check(value: Any, path: str) -> None:
+        if not accepts(value):
+            raise ValueError(f"{path} must be of type {expected}")
+
+    return check
+
+
+def _items_check(item: Check) -> Check:
+    def check(value: Any, path: str) -> None:
+        for index, element in enumerate(value):
+            item(element, f"{path}[{index}]")
+
+    return check
+
+
+def _object_check(schema: dict[str, Any]) -> Check:
+    properties = {name: compile_schema(sub) for name, sub in schema.get("properties", {}).items()}
+    required = tuple(schema.get("required", []))
     extra = schema.get("additionalProperties", True)
-    for name, item in value.items():
-        if name in properties:
-            validate(item, properties[name], f"{path}.{name}")
-        elif extra is False:
-            raise ValueError(f"{path}.{name} is not an accepted argument")
-        elif isinstance(extra, dict):
-            validate(item, extra, f"{path}.{name}")
+    extra_check = compile_schema(extra) if isinstance(extra, dict) else None
+    closed = extra is False
+
+    def check(value: Any, path: str) -> None:
+        if not isinstance(value, dict):
+            raise ValueError(f"{path} must be of type object")
+        for name in required:
+            if name not in value:
+                raise ValueError(f"{path}.{name} is required")
+        for name, item in value.items():
+            known = properties.get(name)
+            if known is not None:
+                known(item, f"{path}.{name}")
+            elif closed:
+                raise ValueError(f"{path}.{name} is not an accepted argument")
+            elif extra_check is not None:
+                extra_check(item, f"{path}.{name}")
+
+    return check
 
 
 # One compiled validator per schema object (a tool's schema lives as long as its spec).

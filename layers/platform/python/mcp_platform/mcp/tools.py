@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Literal
 
-from mcp_platform.mcp.schema import input_schema, validate, validate_2020_12
+from mcp_platform.mcp.schema import Check, compile_schema, input_schema, validate_2020_12
 from mcp_platform.mcp.versions import SESSION_HANDLE_ARGUMENT
 
 SessionUse = Literal["none", "required"]
@@ -121,11 +121,15 @@ class ToolSpec:
             if isinstance(schema, dict) and isinstance(schema.get("x-mcp-header"), str)
         )
 
+    @functools.cached_property
+    def _check_arguments(self) -> Check:
+        return compile_schema(self.input_schema)
+
     def validate_arguments(self, arguments: dict[str, Any]) -> None:
         if self.explicit_schema:
             validate_2020_12(arguments, self.input_schema)
         else:
-            validate(arguments, self.input_schema)
+            self._check_arguments(arguments, "arguments")
 
 
 def tool(
