@@ -174,17 +174,16 @@ class McpEndpoint(HandshakeEra):
             raise HttpError(400, exc.message, exc.code) from exc
         if caller.scopes is not None:  # scope-limited credentials (OAuth tokens) only
             require_tool_scopes(self.protected_resource, self.server.catalog.tools.get, request, message, caller)
-        principal = caller.id
-        version_header = request.headers.get(VERSION_HEADER)
         if modern:
-            await self._post_modern(request, message, principal, receive, send, cors)
+            await self._post_modern(request, message, caller.id, receive, send, cors)
         else:
-            await self._post_legacy(request, message, principal, version_header, receive, send, cors)
+            version_header = request.headers.get(VERSION_HEADER)
+            await self._post_legacy(request, message, caller.id, version_header, receive, send, cors)
 
     async def _post_modern(
         self, request: HttpRequest, message: Request, principal: str, receive: Any, send: Any, cors: dict[str, str]
     ) -> None:
-        if message.is_notification:
+        if message.id is None:  # a notification
             check_notification_version(request)
             await send_empty(send, 202, cors)
             return

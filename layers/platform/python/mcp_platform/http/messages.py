@@ -54,7 +54,7 @@ class HttpRequest:
         self.path: str = scope["path"]
         self._raw_headers: Headers = scope.get("headers", [])
         self.headers: dict[str, str] = {
-            name.decode("latin-1").lower(): value.decode("latin-1") for name, value in self._raw_headers
+            _NAMES.get(name) or _header_name(name): value.decode("latin-1") for name, value in self._raw_headers
         }
         self.has_repeats = len(self.headers) != len(self._raw_headers)
         """Some header name appears more than once (the last value is in ``headers``)."""
@@ -64,7 +64,7 @@ class HttpRequest:
     def count(self, name: str) -> int:
         if not self.has_repeats:
             return 1 if name in self.headers else 0
-        return sum(1 for key, _ in self._raw_headers if key.decode("latin-1").lower() == name)
+        return sum(1 for key, _ in self._raw_headers if _header_name(key) == name)
 
     def accepts(self, media_type: str) -> bool:
         return _accepts(self.headers.get("accept", ""), media_type)
@@ -77,6 +77,19 @@ def _accepts(accept: str, media_type: str) -> bool:
     accepted = _accepted_ranges(accept)
     major = media_type.split("/")[0]
     return media_type in accepted or f"{major}/*" in accepted or "*/*" in accepted
+
+
+_NAMES: dict[bytes, str] = {}  # a header name as sent -> its lower-cased text
+_MAX_NAMES = 512  # clients send the same few names; a flood of invented ones stops being cached
+
+
+def _header_name(raw: bytes) -> str:
+    """``raw`` decoded and lower-cased, remembered: decoding every name of every request cost
+    more than the dictionary lookup that replaces it."""
+    name = raw.decode("latin-1").lower()
+    if len(_NAMES) < _MAX_NAMES:
+        _NAMES[raw] = name
+    return name
 
 
 def _accepted_ranges(accept: str) -> frozenset[str]:

@@ -68,7 +68,7 @@ def check_storable(value: Any, path: str = "", depth: int = 0) -> int:
         raise Inadmissible(path, f"nested deeper than {MAX_DEPTH} levels")
     if value is None or isinstance(value, bool):
         return 1
-    if isinstance(value, int | float):
+    if isinstance(value, (int, float)):  # tuples, not unions: a union is built on every call
         return check_number(value, path)
     if isinstance(value, str):
         return check_text(value, path)
@@ -78,7 +78,7 @@ def check_storable(value: Any, path: str = "", depth: int = 0) -> int:
             size += 1 + check_text(str(key), f"{path} (a key)")
             size += check_storable(item, f"{path}.{key}" if path else str(key), depth + 1)
         return size
-    if isinstance(value, list | tuple):
+    if isinstance(value, (list, tuple)):
         return 3 + sum(1 + check_storable(item, f"{path}[{index}]", depth + 1) for index, item in enumerate(value))
     raise Inadmissible(path, f"a {type(value).__name__} cannot be stored")
 

@@ -100,7 +100,7 @@ def parse_message(decoded: Any) -> Request:
     request_id: Any = None
     if "id" in decoded:
         request_id = decoded["id"]
-        if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+        if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):  # a tuple: a union is built per call
             raise JsonRpcError(INVALID_REQUEST, 'The "id" member must be a string or an integer')
     params = decoded.get("params", {})
     if params is None:

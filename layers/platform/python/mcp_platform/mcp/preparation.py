@@ -72,7 +72,7 @@ def prepare_call(request: Request, call: CallContext, catalog: ToolCatalog) -> P
         arguments=_without_handle(arguments),
         session_id=session_id,
         tool_call_id=_tool_call_id(request, call, spec, session_id, digest),
-        progress_token=token if isinstance(token, str | int) and not isinstance(token, bool) else None,
+        progress_token=token if isinstance(token, (str, int)) and not isinstance(token, bool) else None,
         request_bytes=request_bytes,
         invalid_arguments=invalid,
         request_hash=digest,
@@ -94,8 +94,11 @@ def admit_arguments(arguments: dict[str, Any], budget: int = CALL_RECORD_BUDGET_
     """Admission of a call's arguments: each one storable, and all of them within the call-record
     budget (arguments and result together), naming the largest when they are not. Returns their
     stored size (the sum ``check_storable`` would give for the whole map)."""
-    sizes = {name: check_storable(value, f"arguments.{name}") for name, value in arguments.items()}
-    total = 3 + sum(1 + check_text(name, "arguments (a key)") + size for name, size in sizes.items())
+    sizes: dict[str, int] = {}
+    total = 3
+    for name, value in arguments.items():
+        size = sizes[name] = check_storable(value, f"arguments.{name}")
+        total += 1 + check_text(name, "arguments (a key)") + size
     if total > budget:
         largest = max(sizes, key=sizes.__getitem__)
         raise Inadmissible(
