@@ -49,13 +49,14 @@ class MetricsWriter:
         self._parts: dict[tuple[str, str], tuple[str, str]] = {}
 
     def emit(self, name: str, value: float, unit: str = "Milliseconds") -> None:
-        """One EMF line; the same text as ``json.dumps`` of the record, built from cached parts
-        (one line per request: TimeToFirstByte)."""
+        """One EMF line, the JSON of the record :meth:`_record` describes, built from cached parts
+        (one line per request: TimeToFirstByte). A finite number is written to three decimals
+        (a microsecond, in milliseconds): a float's shortest repr cost twice as much."""
         parts = self._parts.get((name, unit))
         if parts is None:
             parts = self._parts[(name, unit)] = self._template(name, unit)
         if (type(value) is float or type(value) is int) and math.isfinite(value):
-            text = repr(value)  # what json.dumps writes for a finite int or float
+            text = "%.3f" % value  # noqa: UP031 (cheaper than format() and f-strings here)
         else:
             text = json.dumps(value)
         self.stream.write(f"{parts[0]}{int(time.time() * 1000)}{parts[1]}{text}}}\n")

@@ -62,7 +62,7 @@ _SEQ = operator.attrgetter("seq")
 _REQUEST = operator.attrgetter("request")
 
 
-@dataclass
+@dataclass(slots=True)
 class FlushResult:
     sent: int = 0
     dead_lettered: int = 0

@@ -156,8 +156,7 @@ def decode_json(body: bytes) -> Any:
         raise HttpError(400, "Parse error: request body is not valid JSON", PARSE_ERROR) from exc
 
 
-def dumps(message: dict[str, Any]) -> bytes:
-    return compact_json.dumps(message)
+dumps = compact_json.dumps  # a JSON-RPC message as response bytes (no wrapper call per response)
 
 
 def sse_event(message: dict[str, Any]) -> bytes:
@@ -165,7 +164,9 @@ def sse_event(message: dict[str, Any]) -> bytes:
 
 
 def _headers(extra: dict[str, str] | None) -> Headers:
-    return [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in (extra or {}).items()]
+    if not extra:
+        return []
+    return [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in extra.items()]
 
 
 async def send_json(

@@ -31,7 +31,7 @@ class TransportSession:
     it (:class:`~mcp_platform.mcp.binding.BoundRequest`); None until then."""
 
 
-@dataclass
+@dataclass(slots=True)  # one per request: no per-instance __dict__ to fill
 class CallContext:
     """One request, in four parts (kept flat but for the transport session, see below):
 

@@ -35,7 +35,7 @@ class Services:
     """``tasks.TaskService`` when the task worker is deployed (tasks extension), else None."""
 
 
-@dataclass
+@dataclass(slots=True)  # one per tool call: no per-instance __dict__ to fill
 class ToolContext:
     """Per-call context handed to a tool as its ``ctx`` argument."""
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 MAX_IDEMPOTENCY_KEY = 128
 
 
-@dataclass
+@dataclass(slots=True)  # one per tool call: no per-instance __dict__ to fill
 class PreparedCall:
     spec: ToolSpec
     arguments: dict[str, Any]

@@ -1,0 +1,27 @@
+"""EMF metric lines: each is one JSON object CloudWatch turns into a metric (namespace, the
+service dimension, the metric's name and unit), its value written to three decimals."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from mcp_platform.observability import MetricsWriter
+
+
+def test_an_emf_line_is_the_json_cloudwatch_reads() -> None:
+    # Given a writer / When two values are emitted for one metric
+    stream = io.StringIO()
+    writer = MetricsWriter("mcp-platform", "endpoint", stream)
+    writer.emit("TimeToFirstByte", 12.3456789)
+    writer.emit("TimeToFirstByte", 7)
+    # Then each line parses, names its metric, dimension and unit, and carries the value
+    first, second = (json.loads(line) for line in stream.getvalue().splitlines())
+    directive = first["_aws"]["CloudWatchMetrics"][0]
+    assert directive == {
+        "Namespace": "mcp-platform",
+        "Dimensions": [["service"]],
+        "Metrics": [{"Name": "TimeToFirstByte", "Unit": "Milliseconds"}],
+    }
+    assert first["service"] == "endpoint" and isinstance(first["_aws"]["Timestamp"], int)
+    assert first["TimeToFirstByte"] == 12.346 and second["TimeToFirstByte"] == 7
