@@ -206,26 +206,41 @@ class EventProducer:
                 self._running = None
 
     def _send_batch(self, batch: Sequence[Entry], result: FlushResult, settled: set[int]) -> list[FailedRecord]:
-        pending = batch  # kept in original order; resent subsets stay in that order
         errors: dict[int, tuple[str, str]] = {}
-        attempt = 0
-        while pending and attempt < self._max_attempts:
-            if attempt:
-                result.retried_entries += len(pending)
-                self._sleep(self.backoff_delay(attempt - 1))
+        result.put_calls += 1
+        failing, retryable = self._put(batch, errors)
+        if not failing:  # the usual outcome: everything landed at the first call
+            settled.update(map(_SEQ, batch))
+            result.sent += len(batch)
+            return []
+        return self._resend(batch, failing, retryable, errors, result, settled)
+
+    def _resend(
+        self,
+        batch: Sequence[Entry],
+        pending: Sequence[Entry],
+        retryable: bool,
+        errors: dict[int, tuple[str, str]],
+        result: FlushResult,
+        settled: set[int],
+    ) -> list[FailedRecord]:
+        """K2 after a first call that left ``pending`` unsent: only those are resent, in their
+        original order, with backoff, up to ``max_attempts`` calls in all; what still fails is
+        returned for the DLQ."""
+        failing = {e.seq for e in pending}
+        settled.update([e.seq for e in batch if e.seq not in failing])
+        attempt = 1
+        while pending and retryable and attempt < self._max_attempts:
+            result.retried_entries += len(pending)
+            self._sleep(self.backoff_delay(attempt - 1))
             attempt += 1
             result.put_calls += 1
             still_failing, retryable = self._put(pending, errors)
-            if still_failing:
-                failing = {e.seq for e in still_failing}
-                settled.update([e.seq for e in pending if e.seq not in failing])
-            else:  # the usual outcome: everything landed
-                settled.update(map(_SEQ, pending))
+            failing = {e.seq for e in still_failing}
+            settled.update([e.seq for e in pending if e.seq not in failing])
             pending = still_failing
-            if not retryable:
-                break
         result.sent += len(batch) - len(pending)
-        return [FailedRecord(e, *errors[e.seq], attempts=attempt) for e in pending] if pending else []
+        return [FailedRecord(e, *errors[e.seq], attempts=attempt) for e in pending]
 
     def _put(self, entries: Sequence[Entry], errors: dict[int, tuple[str, str]]) -> tuple[Sequence[Entry], bool]:
         """One PutRecords call; returns (entries still failing, whether retrying makes sense)."""
