@@ -97,9 +97,10 @@ Check = Callable[[Any, str], None]
 
 
 def compile_schema(schema: dict[str, Any]) -> Check:
-    """:func:`validate` for one schema, specialised once: ``compile_schema(s)(value, path)``
-    raises exactly the ``ValueError`` ``validate(value, s, path)`` raises (the same checks in
-    the same order, the same messages), without reading the schema again on every call."""
+    """The checks of one schema, built once: ``compile_schema(s)(value, path)`` raises a
+    ``ValueError`` naming the first offending path, without reading the schema again on every
+    call (a tool's schema lives as long as its spec). Order: ``enum``, then ``anyOf`` (the first
+    option that passes wins), then ``type`` with its ``items`` or object properties."""
     checks: list[Check] = []
     if "enum" in schema:
         checks.append(_enum_check(schema["enum"]))
