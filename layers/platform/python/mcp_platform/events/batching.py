@@ -41,8 +41,16 @@ class Entry:
     """The PutRecords request entry (built once: a record may be sent more than once)."""
 
 
-def new_entry(seq: int, data: bytes, partition_key: str) -> Entry:
+def new_entry(seq: int, data: bytes, partition_key: str, max_record_bytes: int = MAX_RECORD_BYTES) -> Entry:
+    """A record checked against K1 as it is made: a partition key of 1-256 characters, data and
+    key within the per-record limit (refused whole, never truncated)."""
+    if not partition_key or len(partition_key) > MAX_PARTITION_KEY_CHARS:
+        raise InvalidPartitionKeyError(
+            f"partition key must be 1..{MAX_PARTITION_KEY_CHARS} characters, got {len(partition_key)}"
+        )
     size = len(data) + len(partition_key.encode("utf-8"))
+    if size > max_record_bytes:
+        raise RecordTooLargeError(size, max_record_bytes, partition_key)
     return Entry(seq, data, partition_key, size, {"Data": data, "PartitionKey": partition_key})
 
 
@@ -59,16 +67,6 @@ def partition_key(session_id: str | None, event_id: str) -> str:
 def partition_key_for(event: ToolCallEvent) -> str:
     """K3 for an event object (:func:`partition_key`)."""
     return partition_key(event.session_id, event.event_id)
-
-
-def check_entry(entry: Entry, max_record_bytes: int = MAX_RECORD_BYTES) -> Entry:
-    if not entry.partition_key or len(entry.partition_key) > MAX_PARTITION_KEY_CHARS:
-        raise InvalidPartitionKeyError(
-            f"partition key must be 1..{MAX_PARTITION_KEY_CHARS} characters, got {len(entry.partition_key)}"
-        )
-    if entry.size > max_record_bytes:
-        raise RecordTooLargeError(entry.size, max_record_bytes, entry.partition_key)
-    return entry
 
 
 def plan_batches(

@@ -33,7 +33,6 @@ from mcp_platform.events.batching import (
     MAX_RECORD_BYTES,
     MAX_RECORDS_PER_CALL,
     Entry,
-    check_entry,
     new_entry,
     partition_key_for,
     plan_batches,
@@ -117,7 +116,7 @@ class EventProducer:
 
     def add_record(self, data: bytes, partition_key: str) -> None:
         with self._lock:
-            record = check_entry(new_entry(self._seq, data, partition_key), self._max_record_bytes)
+            record = new_entry(self._seq, data, partition_key, self._max_record_bytes)
             self._seq += 1
             self._buffer.append(record)
 

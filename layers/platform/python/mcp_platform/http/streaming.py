@@ -117,7 +117,7 @@ class ResponseStreamer:
             body = await _outcome(work, request_id)
             status, extra = _error_status(body["error"]["code"], http_status_errors) if "error" in body else (200, {})
             try:
-                await send_json(send, status, body, {**headers, **extra}, more_body=True)
+                await send_json(send, status, body, {**headers, **extra} if extra else headers, more_body=True)
                 self._ttfb(started)
             finally:
                 await self._end(send)
