@@ -25,3 +25,15 @@ def test_an_emf_line_is_the_json_cloudwatch_reads() -> None:
     }
     assert first["service"] == "endpoint" and isinstance(first["_aws"]["Timestamp"], int)
     assert first["TimeToFirstByte"] == 12.346 and second["TimeToFirstByte"] == 7
+
+
+def test_each_line_leaves_the_process_buffer_when_it_is_written() -> None:
+    # Given stdout as Lambda gives it: a pipe, so Python buffers it by blocks, not lines
+    pipe = io.BytesIO()
+    stdout = io.TextIOWrapper(pipe, encoding="utf-8", line_buffering=False, write_through=False)
+    writer = MetricsWriter("mcp-platform", "endpoint", stdout)
+    # When one request's metric is emitted
+    writer.emit("TimeToFirstByte", 1.5)
+    # Then the line is already in the pipe: the environment may be frozen or killed right after
+    # the response, and a line still in the buffer would arrive late or never
+    assert json.loads(pipe.getvalue().decode())["TimeToFirstByte"] == 1.5

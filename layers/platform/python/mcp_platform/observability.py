@@ -60,6 +60,9 @@ class MetricsWriter:
         else:
             text = json.dumps(value)
         self.stream.write(f"{parts[0]}{int(time.time() * 1000)}{parts[1]}{text}}}\n")
+        # Lambda's stdout is a pipe, which Python buffers by blocks: flushed here, the line leaves
+        # within its invocation, not whenever 8 KB have gathered (or never, if the process dies).
+        self.stream.flush()
 
     def _template(self, name: str, unit: str) -> tuple[str, str]:
         marker = -987654321
