@@ -29,7 +29,7 @@ from common import BENCH_KEY, ROOT, free_port, lambda_uvicorn_args, modern_call,
 
 CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS", "8"))
 SECONDS = float(os.environ.get("BENCH_LOAD_SECONDS", "3"))
-REPEATS = int(os.environ.get("BENCH_LOAD_REPEATS", "4"))  # best of 4: the shared machine drifts by tens of %
+REPEATS = int(os.environ.get("BENCH_LOAD_REPEATS", "6"))  # rounds: the shared machine drifts by tens of %
 BENCH = Path(__file__).resolve().parent
 
 

@@ -28,6 +28,7 @@ def test_an_emf_line_is_the_json_cloudwatch_reads() -> None:
 
 
 def test_each_line_leaves_the_process_buffer_when_it_is_written() -> None:
+    """S4: TTFB is a metric, so its line must reach CloudWatch Logs."""
     # Given stdout as Lambda gives it: a pipe, so Python buffers it by blocks, not lines
     pipe = io.BytesIO()
     stdout = io.TextIOWrapper(pipe, encoding="utf-8", line_buffering=False, write_through=False)
