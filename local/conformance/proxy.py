@@ -74,7 +74,11 @@ class RoundRobinProxy:
         target = self.upstreams[index] + scope["raw_path"].decode("latin-1")
         if scope.get("query_string"):
             target += "?" + scope["query_string"].decode("latin-1")
-        headers = [(name, value) for name, value in scope["headers"] if name.lower() not in HOP_BY_HOP]
+        # Values without the whitespace around them (RFC 9110 5.5: it is not part of the value, and
+        # an intermediary may drop it): httpx's h11 refuses to send a padded value, which turned
+        # the suite's "Mcp-Name:  tool  " check into a 502 from here. The instance's own trimming
+        # is tested without the proxy (tests/integration/endpoint/test_bad_input_transport.py).
+        headers = [(name, value.strip(b" \t")) for name, value in scope["headers"] if name.lower() not in HOP_BY_HOP]
         # httpx.Request, not client.build_request: the client's default headers (Accept,
         # User-Agent, Accept-Encoding) would change what the instance is asked.
         request = httpx.Request(scope["method"], target, headers=headers, content=body)

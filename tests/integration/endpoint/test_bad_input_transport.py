@@ -90,6 +90,27 @@ def test_f5_a_repeated_host_never_reaches_a_handler(instance: Instance, api_key:
     assert status in (b"400", b"403")
 
 
+def test_a_standard_header_padded_with_whitespace_is_read_without_it(instance: Instance, api_key: str) -> None:
+    """SEP-2243 with RFC 9110 5.5: the whitespace around a field value is not part of it, so
+    ``Mcp-Name:   echo  `` names echo. Sent on a raw socket: httpx (h11) refuses to send such a
+    value, which is also why the conformance proxy trims it before forwarding."""
+    where = urlsplit(instance.url)
+    body = (
+        b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},'
+        b'"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+        b'"io.modelcontextprotocol/clientCapabilities":{}}}}'
+    )
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: {where.netloc}\r\nAuthorization: Bearer {api_key}\r\n"
+        f"Content-Type: application/json\r\nAccept: application/json\r\nMCP-Protocol-Version: {MODERN}\r\n"
+        f"Mcp-Method: tools/call\r\nMcp-Name: \t  echo \t \r\nContent-Length: {len(body)}\r\n"
+        "Connection: close\r\n\r\n"
+    )
+    response = raw_exchange(where, head.encode() + body)
+    assert response.split(b" ", 2)[1] == b"200", response[:300]
+    assert b'"text":"hi"' in response and b'"isError":false' in response
+
+
 # -- finding 7: a body that never arrives does not hold the connection ------------------------------
 def test_f7_a_short_body_is_answered_408_and_the_connection_closed(aws: AwsStack, api_key: str) -> None:
     """Given Content-Length 100 and 10 bytes sent, Then 408 once the body timeout (1 s here,
