@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from events_fakes import FakeKinesis, FakeSqs
 
-from mcp_platform.events.dead_letters import DeadLetterQueue, FailedRecord
+from mcp_platform.events.dead_letters import DeadLetterError, DeadLetterQueue, FailedRecord
 from mcp_platform.events.producer import EventProducer
 
 
@@ -98,3 +98,36 @@ def test_k2_unexpected_dlq_error_keeps_the_failed_entries() -> None:
     with pytest.raises(RuntimeError, match="DLQ client bug"):
         p.flush()
     assert accepted_keys(kinesis) == ["k1"] and len(p) == 1
+
+
+class RefusingSqs(FakeSqs):
+    """Accepts every message but those whose partition key is listed (a partial batch failure)."""
+
+    def __init__(self, refused_keys: set[str]) -> None:
+        super().__init__()
+        self.refused_keys = refused_keys
+
+    def send_message_batch(self, QueueUrl: str, Entries: list[dict[str, Any]]) -> dict[str, Any]:
+        self.calls.append(list(Entries))
+        refused = [e for e in Entries if e["MessageAttributes"]["PartitionKey"]["StringValue"] in self.refused_keys]
+        return {
+            "Successful": [{"Id": e["Id"]} for e in Entries if e not in refused],
+            "Failed": [{"Id": e["Id"], "Code": "KMS.Throttling", "Message": "no"} for e in refused],
+        }
+
+
+def test_k2_only_what_the_dlq_refused_goes_back_in_the_buffer() -> None:
+    # Given Kinesis refusing k0..k2 and a DLQ that takes k0 and k2 but never k1
+    kinesis = FakeKinesis(lambda call, pos, rec: "InternalFailure")
+    sqs = RefusingSqs({"k1"})
+    p = producer(kinesis, DeadLetterQueue(sqs, "https://sqs.local/dlq", sleep=lambda s: None))
+    for i in range(3):
+        p.add_record(b"{}", f"k{i}")
+    # When flushed / Then the DLQ failure propagates
+    with pytest.raises(DeadLetterError):
+        p.flush()
+    # And only k1 waits for the next flush: k0 and k2 are dead-lettered for good, never twice
+    assert len(p) == 1
+    kinesis.rule = None
+    p.flush()
+    assert accepted_keys(kinesis) == ["k1"]

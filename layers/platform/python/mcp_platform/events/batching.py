@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable
+from typing import Any
 
 from mcp_platform.events.schema import ToolCallEvent
 
@@ -28,30 +28,32 @@ class InvalidPartitionKeyError(ValueError):
     """Partition key empty or longer than 256 characters."""
 
 
-@dataclass(slots=True)
-class Entry:
-    """One record ready for PutRecords; ``seq`` is its position in the producer's buffer."""
-
-    seq: int
-    data: bytes
-    partition_key: str
-    size: int
-    """What the quotas count: data + partition key, in UTF-8 bytes (:func:`new_entry`)."""
-    request: dict[str, object]
-    """The PutRecords request entry (built once: a record may be sent more than once)."""
+Record = dict[str, Any]
+"""One buffered record, as PutRecords takes it: ``{"Data": bytes, "PartitionKey": str}``. It is
+built once, when it is added, and sent as it is (a record may be sent more than once)."""
 
 
-def new_entry(seq: int, data: bytes, partition_key: str, max_record_bytes: int = MAX_RECORD_BYTES) -> Entry:
-    """A record checked against K1 as it is made: a partition key of 1-256 characters, data and
-    key within the per-record limit (refused whole, never truncated)."""
-    if not partition_key or len(partition_key) > MAX_PARTITION_KEY_CHARS:
+def new_record(data: bytes, partition_key: str, max_record_bytes: int = MAX_RECORD_BYTES) -> Record:
+    """A record checked against K1 as it is made: a partition key of 1-256 characters that
+    UTF-8 can encode, data and key within the per-record limit (refused whole, never truncated)."""
+    if not 0 < len(partition_key) <= MAX_PARTITION_KEY_CHARS:
         raise InvalidPartitionKeyError(
             f"partition key must be 1..{MAX_PARTITION_KEY_CHARS} characters, got {len(partition_key)}"
         )
-    size = len(data) + len(partition_key.encode("utf-8"))
+    record = {"Data": data, "PartitionKey": partition_key}
+    # The keys the endpoint makes are ASCII ids: one byte a character, nothing to encode.
+    size = len(data) + len(partition_key) if partition_key.isascii() else record_size(record)
     if size > max_record_bytes:
         raise RecordTooLargeError(size, max_record_bytes, partition_key)
-    return Entry(seq, data, partition_key, size, {"Data": data, "PartitionKey": partition_key})
+    return record
+
+
+def record_size(record: Record) -> int:
+    """What the quotas count: data + partition key, in UTF-8 bytes."""
+    try:
+        return len(record["Data"]) + len(record["PartitionKey"].encode("utf-8"))
+    except UnicodeEncodeError as exc:  # a lone surrogate: no bytes Kinesis could store
+        raise InvalidPartitionKeyError(f"partition key is not encodable as UTF-8: {exc.reason}") from exc
 
 
 def partition_key(session_id: str | None, event_id: str) -> str:
@@ -70,22 +72,25 @@ def partition_key_for(event: ToolCallEvent) -> str:
 
 
 def plan_batches(
-    entries: Iterable[Entry],
+    records: Iterable[Record],
     max_records: int = MAX_RECORDS_PER_CALL,
     max_bytes: int = MAX_BYTES_PER_CALL,
-) -> Iterator[list[Entry]]:
+) -> list[list[Record]]:
     """Greedy, order-preserving split into requests within both call limits.
 
-    Entries are assumed already checked (each ≤ the record limit ≤ ``max_bytes``), so every
-    batch holds at least one entry and the loop always progresses.
+    Records are assumed already checked (each ≤ the record limit ≤ ``max_bytes``), so every
+    batch holds at least one record and the loop always progresses.
     """
-    batch: list[Entry] = []
+    batches: list[list[Record]] = []
+    batch: list[Record] = []
     batch_bytes = 0
-    for entry in entries:
-        if batch and (len(batch) >= max_records or batch_bytes + entry.size > max_bytes):
-            yield batch
+    for record in records:
+        size = record_size(record)
+        if batch and (len(batch) >= max_records or batch_bytes + size > max_bytes):
+            batches.append(batch)
             batch, batch_bytes = [], 0
-        batch.append(entry)
-        batch_bytes += entry.size
+        batch.append(record)
+        batch_bytes += size
     if batch:
-        yield batch
+        batches.append(batch)
+    return batches

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_platform.events.batching import Entry
+from mcp_platform.events.batching import Record
 
 SQS_MAX_BATCH = 10
 # The classic 256 KiB quota is used even where SQS now accepts more, so the queue works
@@ -26,10 +26,21 @@ _ERROR_MESSAGE_CHARS = 512
 
 @dataclass(frozen=True)
 class FailedRecord:
-    entry: Entry
+    record: Record
+    """The PutRecords entry as the producer buffered it (restored as it is if the DLQ refuses it)."""
     error_code: str
     error_message: str
     attempts: int
+
+    @property
+    def data(self) -> bytes:
+        data: bytes = self.record["Data"]
+        return data
+
+    @property
+    def partition_key(self) -> str:
+        key: str = self.record["PartitionKey"]
+        return key
 
 
 class DeadLetterError(RuntimeError):
@@ -42,16 +53,16 @@ class DeadLetterError(RuntimeError):
 
 def _message(record: FailedRecord, stream: str) -> tuple[str, dict[str, Any]]:
     try:
-        body, encoding = record.entry.data.decode("utf-8"), "utf-8"
+        body, encoding = record.data.decode("utf-8"), "utf-8"
     except UnicodeDecodeError:
-        body, encoding = base64.b64encode(record.entry.data).decode("ascii"), "base64"
+        body, encoding = base64.b64encode(record.data).decode("ascii"), "base64"
     attributes = {
         "ErrorCode": {"DataType": "String", "StringValue": record.error_code or "Unknown"},
         "ErrorMessage": {
             "DataType": "String",
             "StringValue": (record.error_message or "-")[:_ERROR_MESSAGE_CHARS],
         },
-        "PartitionKey": {"DataType": "String", "StringValue": record.entry.partition_key},
+        "PartitionKey": {"DataType": "String", "StringValue": record.partition_key},
         "Attempts": {"DataType": "Number", "StringValue": str(record.attempts)},
         "DataEncoding": {"DataType": "String", "StringValue": encoding},
         "Stream": {"DataType": "String", "StringValue": stream or "-"},
@@ -139,7 +150,7 @@ class DeadLetterQueue:
         if pending and last_error:
             # The caller raises DeadLetterError; keep the cause visible on each record.
             return [
-                FailedRecord(r.entry, r.error_code, f"{r.error_message} | DLQ: {last_error}", r.attempts)
+                FailedRecord(r.record, r.error_code, f"{r.error_message} | DLQ: {last_error}", r.attempts)
                 for r in pending.values()
             ]
         return list(pending.values())

@@ -49,16 +49,18 @@ class CallContext:
     would change each of those sites and decouple nothing.
     """
 
+    # The 2026 endpoint passes the first five positionally (a class called with keywords
+    # gathers them into a dict first): keep them first, in this order.
     principal: str
     protocol_version: str
     modern: bool
-    transport: TransportSession | None = None
-    notify: Notify = discard_notification
-    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     log_level: str | None = "info"
     client_capabilities: dict[str, Any] | None = None
     """What the client declared; None: unknown (a session from before capabilities were kept),
     so nothing is refused for it."""
+    transport: TransportSession | None = None
+    notify: Notify = discard_notification
+    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     interaction: Any = None
     """How this request asks its client for input (``interactive.api.Interaction``), set by bind."""
 

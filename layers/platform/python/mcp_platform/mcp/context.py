@@ -39,6 +39,8 @@ class Services:
 class ToolContext:
     """Per-call context handed to a tool as its ``ctx`` argument."""
 
+    # The fields the runner sets come first, in the order it passes them positionally
+    # (ToolCallRunner._context: a class called with keywords gathers them into a dict first).
     principal: str
     services: Services
     session: Any = None
@@ -49,19 +51,19 @@ class ToolContext:
     """Minimum level of log notifications; None = the caller did not opt in (2026), send none."""
     notify: Notify = discard_notification
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    effect: str | None = None
+    """The tool's declared effect on its session (``mcp.tools.EFFECTS``)."""
+    interaction: Interaction | None = None
+    """How this request's questions reach the client; None: this request cannot ask."""
+    client_capabilities: dict[str, Any] | None = None
+    """What the client declared (None: unknown, nothing refused); see ``supports``."""
     context_append: list[dict[str, Any]] = field(default_factory=list)
     extra_puts: list[ExtraPut] = field(default_factory=list)
     """Items written in the same transaction as the call record (D10)."""
     condition_checks: list[ConditionCheck] = field(default_factory=list)
     """Conditions on items the transaction does not otherwise touch (D10)."""
-    effect: str | None = None
-    """The tool's declared effect on its session (``mcp.tools.EFFECTS``)."""
     attributes: dict[str, Any] | None = None
     """New session attributes to commit (read-modify-write tools only), see set_attributes."""
-    interaction: Interaction | None = None
-    """How this request's questions reach the client; None: this request cannot ask."""
-    client_capabilities: dict[str, Any] | None = None
-    """What the client declared (None: unknown, nothing refused); see ``supports``."""
     questions_asked: int = 0
     """Questions of this run so far: an unnamed question's key is ``<kind>-<n>``."""
 

@@ -35,10 +35,10 @@ class PreparedCall:
     request_bytes: int
     """The arguments' size as stored (the call-record budget's measure): the event's request bytes."""
     invalid_arguments: str | None = None
-    session: Any = None
-    prior_result: dict[str, Any] | None = None
     request_hash: str = ""
     """Digest of the tool and its arguments; empty for a call nothing can deduplicate."""
+    session: Any = None
+    prior_result: dict[str, Any] | None = None
     deadline: float | None = None
     """Event-loop time by which the tool must have returned (set when the call starts)."""
 
@@ -67,15 +67,15 @@ def prepare_call(request: Request, call: CallContext, catalog: ToolCatalog) -> P
     deduplicable = session_id is not None or call.transport_session_id is not None
     digest = hashlib.sha256(f"{spec.name}\x00{_canonical(arguments)}".encode()).hexdigest()[:32] if deduplicable else ""
     token = request.meta.get("progressToken")
-    return PreparedCall(
-        spec=spec,
-        arguments=_without_handle(arguments),
-        session_id=session_id,
-        tool_call_id=_tool_call_id(request, call, spec, session_id, digest),
-        progress_token=token if isinstance(token, (str, int)) and not isinstance(token, bool) else None,
-        request_bytes=request_bytes,
-        invalid_arguments=invalid,
-        request_hash=digest,
+    return PreparedCall(  # positional, in field order: keywords would be gathered into a dict first
+        spec,
+        _without_handle(arguments),
+        session_id,
+        _tool_call_id(request, call, spec, session_id, digest),
+        token if isinstance(token, (str, int)) and not isinstance(token, bool) else None,
+        request_bytes,
+        invalid,
+        digest,
     )
 
 
