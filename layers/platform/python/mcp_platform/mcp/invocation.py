@@ -50,9 +50,10 @@ def admit_result(spec: ToolSpec, result: dict[str, Any]) -> None:
         raise JsonRpcError(TOOL_FAILED, message) from exc
 
 
-async def invoke(spec: ToolSpec, ctx: ToolContext, arguments: dict[str, Any], deadline: float, limit: float) -> Any:
-    """The tool's CallToolResult; a ``ToolError`` or the time limit give an isError result, any
-    other failure a JsonRpcError (never committed, so a retry runs the tool again)."""
+async def invoke(spec: ToolSpec, ctx: ToolContext, arguments: dict[str, Any], deadline: float, cap: float) -> Any:
+    """The tool's CallToolResult; a ``ToolError`` or the time limit (``deadline``, from
+    :func:`call_limit` under ``cap``) give an isError result, any other failure a JsonRpcError
+    (never committed, so a retry runs the tool again)."""
     budget = None
     try:
         # A tool that returns without suspending needs no timer (mcp_platform.deadlines).
@@ -73,6 +74,7 @@ async def invoke(spec: ToolSpec, ctx: ToolContext, arguments: dict[str, Any], de
             ctx.extra_puts.clear()
             ctx.condition_checks.clear()
             ctx.attributes = None
+            limit = call_limit(spec, cap)
             return error_result(f"Tool {spec.name} was stopped at its {limit:g} s limit (max_seconds)")
         # Unexpected (a throttle, a timeout, a bug): logged with its trace and answered as a
         # retryable error. Never committed, so a retry runs the tool instead of replaying it.

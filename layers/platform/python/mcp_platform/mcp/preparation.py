@@ -97,7 +97,14 @@ def admit_arguments(arguments: dict[str, Any], budget: int = CALL_RECORD_BUDGET_
     sizes: dict[str, int] = {}
     total = 3
     for name, value in arguments.items():
-        size = sizes[name] = check_storable(value, f"arguments.{name}")
+        if type(value) is str:  # the usual argument: stored as its UTF-8 bytes (check_text)
+            try:
+                size = len(value.encode("utf-8"))
+            except UnicodeEncodeError:
+                size = check_text(value, f"arguments.{name}")  # raises, naming the argument
+        else:
+            size = check_storable(value, f"arguments.{name}")
+        sizes[name] = size
         total += 1 + check_text(name, "arguments (a key)") + size
     if total > budget:
         largest = max(sizes, key=sizes.__getitem__)

@@ -189,9 +189,10 @@ class ToolCallRunner:
         return call_limit(spec, self.max_call_seconds)
 
     async def _invoke(self, prepared: PreparedCall, ctx: ToolContext) -> dict[str, Any]:
-        limit = self.call_limit(prepared.spec)
-        deadline = prepared.deadline if prepared.deadline is not None else asyncio.get_running_loop().time() + limit
-        result: dict[str, Any] = await invoke(prepared.spec, ctx, prepared.arguments, deadline, limit)
+        deadline = prepared.deadline  # set by run: one budget per request
+        if deadline is None:
+            deadline = asyncio.get_running_loop().time() + self.call_limit(prepared.spec)
+        result: dict[str, Any] = await invoke(prepared.spec, ctx, prepared.arguments, deadline, self.max_call_seconds)
         return result
 
     async def _commit(
