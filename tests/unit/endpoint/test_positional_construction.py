@@ -16,7 +16,7 @@ from mcp_platform.mcp.versions import IDEMPOTENCY_KEY_META, SESSION_HANDLE_ARGUM
 
 
 @tool(description="reads a note", effect=READ_ONLY, session="required")
-async def read_note(ctx, text: str) -> str:  # type: ignore[no-untyped-def]
+async def read_note(ctx: object, text: str) -> str:
     return text
 
 
