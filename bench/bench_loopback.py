@@ -163,7 +163,8 @@ def run() -> list[dict[str, Any]]:
                 round(ours_std),
                 round(peer_std),
                 "req/s",
-                f"the stack run.sh names; higher is better, target ratio >= 3"
+                "the stack run.sh names; each side's best round, wherever it fell (the target is read "
+                "per round, next row); higher is better"
                 f"{' (extras from BENCH_STANDARD_PATH)' if standard else ''}",
             ),
             _paired_row(rounds[("ours", "standard")], rounds[("peer", "standard")]),
