@@ -1,16 +1,22 @@
 # One-command setup: every target installs what it needs, and skips what is already there.
 SHELL := /bin/bash
-PYTHON ?= python3
+# The Lambda runtime's Python, named once in .python-version (pyenv reads it too; CDK context
+# `lambda_python` defaults to it): the venv, the layer and every function use this version.
+LAMBDA_PYTHON ?= $(shell cat .python-version)
+PYTHON ?= $(shell bash scripts/find_python.sh $(LAMBDA_PYTHON))
 VENV := .venv
 PY := $(VENV)/bin/python
-ARCH ?= arm64
+# The layer `make test` builds and starts the functions on: this machine's architecture (the
+# deployed architecture is the CDK context key `architecture`; synth builds that layer itself).
+ARCH ?= $(shell uname -m | sed -e 's/aarch64/arm64/')
 STAMPS := .stamps
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 export AWS_EC2_METADATA_DISABLED := true
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
+export LAMBDA_PYTHON
 
-.PHONY: help setup test test-fast conformance synth deploy lint bench dev dev-second clean layer
+.PHONY: help setup test test-fast conformance synth deploy lint bench dev dev-second clean layer lock
 
 help:
 	@echo "make test    set up (venv, pip, npm, layer) and run the whole test suite, conformance included"
@@ -20,13 +26,15 @@ help:
 	@echo "make deploy  cdk deploy into the account of your current AWS credentials"
 	@echo "make lint    ruff, mypy and cfn-lint"
 	@echo "make bench   benchmarks (ratios against peers run in the same script)"
+	@echo "make lock    re-resolve the layer's dependencies into the hashed lock files (per architecture)"
 	@echo "make clean   remove everything the targets built"
 
 $(STAMPS):
 	@mkdir -p $(STAMPS)
 
-$(STAMPS)/venv: requirements.txt requirements-dev.txt layers/platform/requirements.txt | $(STAMPS)
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+$(STAMPS)/venv-$(LAMBDA_PYTHON): .python-version requirements.txt requirements-dev.txt layers/platform/requirements.txt | $(STAMPS)
+	@test -n "$(PYTHON)" || exit 2
+	@$(PY) -c "import sys; sys.exit('%d.%d' % sys.version_info[:2] != '$(LAMBDA_PYTHON)')" 2>/dev/null || { rm -rf $(VENV); $(PYTHON) -m venv $(VENV); }
 	set -o pipefail; $(PY) -m pip install -q --upgrade pip 2>&1 | { grep -v "^WARNING: Location" || true; }
 	set -o pipefail; $(PY) -m pip install -q -r requirements-dev.txt 2>&1 | { grep -v "^WARNING: Location" || true; }
 	$(PY) -c "import aws_cdk, moto, mcp, amazondax, aws_lambda_powertools, uvicorn, jwt, cryptography"
@@ -36,13 +44,23 @@ $(STAMPS)/npm: package.json package-lock.json | $(STAMPS)
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-$(STAMPS)/layer-$(ARCH): layers/platform/requirements.txt scripts/build_layer.sh $(STAMPS)/venv
-	bash scripts/build_layer.sh $(ARCH)
+$(STAMPS)/layer-$(ARCH)-$(LAMBDA_PYTHON): layers/platform/requirements-$(ARCH).lock scripts/layer.py $(STAMPS)/venv-$(LAMBDA_PYTHON)
+	$(PY) scripts/layer.py build $(ARCH)
 	@touch $@
 
-setup: $(STAMPS)/venv $(STAMPS)/npm $(STAMPS)/layer-$(ARCH)
+# What Lambda's managed runtime provides beside the layer (/var/runtime): the runtime interface
+# client and boto3; the tests start the event functions with it (tests/support/lambda_runtime.py).
+$(STAMPS)/lambda-runtime-$(LAMBDA_PYTHON): tests/support/lambda-runtime-requirements.txt $(STAMPS)/venv-$(LAMBDA_PYTHON)
+	rm -rf build/lambda-runtime
+	set -o pipefail; $(PY) -m pip install -q --no-compile -t build/lambda-runtime -r $< 2>&1 | { grep -v "^WARNING: Location" || true; }
+	@touch $@
 
-layer: $(STAMPS)/layer-$(ARCH)
+setup: $(STAMPS)/venv-$(LAMBDA_PYTHON) $(STAMPS)/npm $(STAMPS)/layer-$(ARCH)-$(LAMBDA_PYTHON) $(STAMPS)/lambda-runtime-$(LAMBDA_PYTHON)
+
+layer: $(STAMPS)/layer-$(ARCH)-$(LAMBDA_PYTHON)
+
+lock: $(STAMPS)/venv-$(LAMBDA_PYTHON)
+	$(PY) scripts/layer.py lock
 
 test: setup
 	$(PY) -m pytest -q -n 2 --dist loadgroup
@@ -53,7 +71,7 @@ test: setup
 conformance: setup
 	$(PY) -m local.conformance
 
-test-fast: $(STAMPS)/venv
+test-fast: $(STAMPS)/venv-$(LAMBDA_PYTHON)
 	$(PY) -m pytest -q -m "not infra and not slow"
 
 synth: setup
@@ -75,7 +93,7 @@ bench: setup
 dev: setup
 	$(PY) -m local
 
-dev-second: $(STAMPS)/venv
+dev-second: $(STAMPS)/venv-$(LAMBDA_PYTHON)
 	$(PY) -m local --attach
 
 clean:

@@ -11,13 +11,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from stacks.oauth_config import OAUTH_DEFAULTS, oauth_context
 
-# The newest Lambda Python runtime in aws-cdk-lib 2.275 for which every layer dependency has
-# wheels (checked with pip download --platform); scripts/build_layer.sh targets the same.
-LAMBDA_PYTHON_VERSION = "3.14"
+# The Lambda runtime's Python is named once, in .python-version: the Makefile builds the venv the
+# tests run in and the layer with it, so what is deployed is the Python the tests ran.
+PYTHON_VERSION_FILE = Path(__file__).resolve().parent.parent / ".python-version"
+LAMBDA_PYTHONS = ("3.12", "3.13", "3.14")
 
 STAGE_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,15}$")
 ORIGIN_PATTERN = re.compile(r"^https?://[A-Za-z0-9.-]+(:\d{1,5})?$")
@@ -48,6 +50,7 @@ DEFAULTS: dict[str, Any] = {
     **OAUTH_DEFAULTS,
     "allowed_origins": [],
     "architecture": "arm64",
+    "lambda_python": PYTHON_VERSION_FILE.read_text().strip(),  # the runtime of every function and the layer
     "removal_policy": None,  # None = derived: destroy in dev stages, retain elsewhere
     "dax_node_type": "dax.t3.small",
     "dax_nodes": 1,
@@ -90,6 +93,7 @@ class PlatformConfig:
     oauth_cognito_callback_urls: tuple[str, ...]
     allowed_origins: tuple[str, ...]
     architecture: str
+    lambda_python: str  # "3.13": the runtime (python3.13) and the layer's wheels
     removal_policy: str  # resolved: "destroy" | "retain"
     dax_node_type: str
     dax_nodes: int
@@ -140,6 +144,7 @@ class PlatformConfig:
             **oauth_context(raw, _fail, dax=dax),
             allowed_origins=_origins(raw("allowed_origins")),
             architecture=_choice("architecture", raw("architecture"), ARCHITECTURES),
+            lambda_python=_choice("lambda_python", str(raw("lambda_python")), LAMBDA_PYTHONS),
             removal_policy=_choice("removal_policy", str(removal).lower(), REMOVAL_POLICIES),
             dax_node_type=_choice_pattern(
                 "dax_node_type", raw("dax_node_type"), re.compile(r"^dax\.[a-z0-9]+\.[a-z0-9]+$"), "dax.<family>.<size>"

@@ -81,7 +81,7 @@ class Endpoint(Construct):
         self.function = lambda_.Function(
             self,
             "Function",
-            runtime=lambda_runtime(),
+            runtime=lambda_runtime(config),
             architecture=architecture_of(config),
             handler="run.sh",
             code=lambda_.Code.from_asset(str(ROOT / "functions" / "endpoint"), exclude=["**/__pycache__", "**/*.pyc"]),

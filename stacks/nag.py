@@ -42,6 +42,12 @@ def _index_rule(table: dynamodb.Table) -> str:
 
 def _function(fn: lambda_.Function, table: dynamodb.Table, *, in_vpc: bool, lists_streams: bool) -> None:
     _ack(fn, *BASIC_ROLE)
+    _ack(
+        fn,
+        "AwsSolutions-L1",
+        "The runtime is the Python named in .python-version (context lambda_python), the one the test suite "
+        "runs the deployed code on; a newer runtime is adopted when the build machines can run it too.",
+    )
     if in_vpc:
         _ack(
             fn,

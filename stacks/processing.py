@@ -104,7 +104,7 @@ class Processing(Construct):
         return lambda_.Function(
             self,
             construct_id,
-            runtime=lambda_runtime(),
+            runtime=lambda_runtime(config),
             architecture=architecture_of(config),
             handler=handler,
             code=lambda_.Code.from_asset(str(ROOT / "functions" / folder), exclude=["**/__pycache__", "**/*.pyc"]),

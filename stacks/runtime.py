@@ -11,9 +11,16 @@ WEB_ADAPTER_ACCOUNT = "753240598075"
 WEB_ADAPTER_VERSION = 30
 
 
-def lambda_runtime() -> lambda_.Runtime:
-    # Keep in step with LAMBDA_PYTHON_VERSION (stacks/config.py) and scripts/build_layer.sh.
-    return lambda_.Runtime.PYTHON_3_14
+RUNTIMES = {
+    "3.12": lambda_.Runtime.PYTHON_3_12,
+    "3.13": lambda_.Runtime.PYTHON_3_13,
+    "3.14": lambda_.Runtime.PYTHON_3_14,
+}
+
+
+def lambda_runtime(config: PlatformConfig) -> lambda_.Runtime:
+    """The managed runtime of the configured Python (context ``lambda_python``, .python-version)."""
+    return RUNTIMES[config.lambda_python]
 
 
 def architecture_of(config: PlatformConfig) -> lambda_.Architecture:

@@ -1,10 +1,11 @@
-"""The shared layer: the domain package ``mcp_platform`` plus its third-party dependencies."""
+"""The shared layer: the domain package ``mcp_platform`` plus its locked third-party dependencies."""
 
 from __future__ import annotations
 
-import hashlib
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,38 +14,33 @@ from aws_cdk import AssetHashType, BundlingOptions, DockerImage, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from stacks.config import LAMBDA_PYTHON_VERSION, PlatformConfig
+from scripts.layer import STAMP, stamp_for
+from stacks.config import PlatformConfig
 from stacks.runtime import architecture_of, lambda_runtime
 
 ROOT = Path(__file__).resolve().parent.parent
 LAYER_SOURCE = ROOT / "layers" / "platform"
-BUILD_SCRIPT = ROOT / "scripts" / "build_layer.sh"
-STAMP = "requirements.sha256"
-
-
-def requirements_stamp() -> str:
-    """What scripts/build_layer.sh writes next to dependencies built from the current inputs."""
-    digest = hashlib.sha256((LAYER_SOURCE / "requirements.txt").read_bytes()).hexdigest()
-    return f"{digest} python{LAMBDA_PYTHON_VERSION}"
+BUILD_SCRIPT = ROOT / "scripts" / "layer.py"
 
 
 @jsii.implements(ILocalBundling)
 class LayerBundler:
     """Local bundler, so synth never needs Docker.
 
-    Reuses build/layer-<arch> (from `make layer`) when its dependencies were built from the
-    current requirements, and always copies the current ``mcp_platform`` sources on top, so a
-    deploy never ships stale domain code. Otherwise it runs scripts/build_layer.sh.
+    Reuses build/layer-<arch> (from `make layer`) when it was built from the current lock file
+    for the configured Python, and always copies the current ``mcp_platform`` sources on top,
+    so a deploy never ships stale domain code. Otherwise it runs scripts/layer.py build.
     """
 
-    def __init__(self, architecture: str) -> None:
+    def __init__(self, architecture: str, python: str) -> None:
         self.architecture = architecture
+        self.python = python
 
     def try_bundle(self, output_dir: str, *_options: Any, **_kw: Any) -> bool:  # jsii passes the options
         out = Path(output_dir)
         prebuilt = ROOT / "build" / f"layer-{self.architecture}"
         stamp = prebuilt / STAMP
-        if stamp.is_file() and stamp.read_text().strip() == requirements_stamp():
+        if stamp.is_file() and stamp.read_text().strip() == stamp_for(self.architecture, self.python):
             shutil.copytree(prebuilt / "python", out / "python", ignore=_ignore_domain, dirs_exist_ok=True)
             shutil.copytree(
                 LAYER_SOURCE / "python" / "mcp_platform",
@@ -54,9 +50,10 @@ class LayerBundler:
             )
         else:
             subprocess.run(  # noqa: S603 - fixed script; architecture validated by PlatformConfig
-                ["bash", str(BUILD_SCRIPT), self.architecture, output_dir],  # noqa: S607
+                [sys.executable, str(BUILD_SCRIPT), "build", self.architecture, output_dir],
                 check=True,
                 cwd=ROOT,
+                env={**os.environ, "LAMBDA_PYTHON": self.python},
             )
             (out / STAMP).unlink(missing_ok=True)
         return True
@@ -72,21 +69,22 @@ class SharedLayer(Construct):
         super().__init__(scope, construct_id)
         code = lambda_.Code.from_asset(
             str(LAYER_SOURCE),
-            # The hash covers the sources (requirements + domain package) and the bundling
-            # options, whose environment names the architecture: one asset per architecture.
+            # The hash covers the sources (requirements, the lock files, the domain package) and
+            # the bundling options, whose environment names the architecture and the Python: the
+            # same commit gives the same asset, and a new lock a new one.
             asset_hash_type=AssetHashType.SOURCE,
             exclude=["**/__pycache__", "**/*.pyc"],
             bundling=BundlingOptions(
                 image=DockerImage.from_registry("local-bundling-only"),  # never pulled
-                local=LayerBundler(config.architecture),
-                environment={"LAYER_ARCH": config.architecture, "LAYER_PYTHON": LAMBDA_PYTHON_VERSION},
+                local=LayerBundler(config.architecture, config.lambda_python),
+                environment={"LAYER_ARCH": config.architecture, "LAYER_PYTHON": config.lambda_python},
             ),
         )
         self.layer = lambda_.LayerVersion(
             self,
             "Layer",
             code=code,
-            compatible_runtimes=[lambda_runtime()],
+            compatible_runtimes=[lambda_runtime(config)],
             compatible_architectures=[architecture_of(config)],
             description="mcp_platform domain package with Powertools, uvicorn and the DAX client",
         )

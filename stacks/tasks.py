@@ -76,7 +76,7 @@ class TaskWorker(Construct):
         self.function = lambda_.Function(
             self,
             "Function",
-            runtime=lambda_runtime(),
+            runtime=lambda_runtime(config),
             architecture=architecture_of(config),
             handler="task_worker.lambda_handler",
             # The endpoint's own code asset: a task runs exactly the tool the endpoint listed.

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import ast
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
 from mcp_platform.config import EnvVars
+from stacks.config import ContextError
 from stacks.runtime import WEB_ADAPTER_ACCOUNT
-from tests.infra.synth import Synthesized
+from tests.infra.synth import Synthesized, synthesize
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,10 +31,25 @@ def function_by_handler(s: Synthesized, handler: str) -> dict:
     return next(f["Properties"] for f in platform_functions(s).values() if f["Properties"]["Handler"] == handler)
 
 
-def test_four_functions_on_the_newest_python_runtime(variant: Synthesized) -> None:
+def test_every_function_and_the_layer_run_the_python_the_tests_run(variant: Synthesized) -> None:
+    # Given .python-version, the one place that names the runtime's Python (the Makefile builds
+    # the test venv and the layer with it)
+    python = (ROOT / ".python-version").read_text().strip()
+    running = ".".join(map(str, sys.version_info[:2]))
+    # Then the tests themselves run on it, and every function and the layer target it
+    assert running == python, f"the tests run on Python {running}, the functions on {python}: make test"
     functions = platform_functions(variant)
     assert {f["Properties"]["Handler"] for f in functions.values()} == HANDLERS
-    assert {f["Properties"]["Runtime"] for f in functions.values()} == {"python3.14"}
+    assert {f["Properties"]["Runtime"] for f in functions.values()} == {f"python{python}"}
+    assert variant.one("AWS::Lambda::LayerVersion")["Properties"]["CompatibleRuntimes"] == [f"python{python}"]
+
+
+def test_lambda_python_context_key_names_the_runtime(tmp_path: Path) -> None:
+    # Given an explicit runtime / Then every function uses it; an unsupported one fails synth
+    s = synthesize(tmp_path / "py312", {"lambda_python": "3.12", "dax": "false", "tasks": "false"})
+    assert {f["Properties"]["Runtime"] for f in platform_functions(s).values()} == {"python3.12"}
+    with pytest.raises(ContextError, match="lambda_python"):
+        synthesize(tmp_path / "py27", {"lambda_python": "2.7"})
 
 
 def test_arm64_by_default_x86_64_by_context(default: Synthesized, alt: Synthesized) -> None:

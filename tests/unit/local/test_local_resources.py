@@ -27,7 +27,7 @@ TEMPLATE = {
             "Type": "AWS::Lambda::Function",
             "Properties": {
                 "Handler": "audit_handler.lambda_handler",
-                "Runtime": "python3.14",
+                "Runtime": "python3.13",
                 "Environment": {"Variables": {"SESSION_TABLE_NAME": {"Ref": "DataSessionTableA7791A6F"}}},
             },
         },
