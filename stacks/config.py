@@ -22,6 +22,7 @@ PYTHON_VERSION_FILE = Path(__file__).resolve().parent.parent / ".python-version"
 LAMBDA_PYTHONS = ("3.12", "3.13", "3.14")
 
 STAGE_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,15}$")
+EMAIL_PATTERN = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 ORIGIN_PATTERN = re.compile(r"^https?://[A-Za-z0-9.-]+(:\d{1,5})?$")
 DEV_STAGES = frozenset({"dev", "test", "sandbox"})
 STREAM_MODES = ("ON_DEMAND", "PROVISIONED")
@@ -62,6 +63,11 @@ DEFAULTS: dict[str, Any] = {
     "tasks": True,  # the task worker (tasks extension): idle, it costs nothing but its queue's polling
     "task_max_attempts": 3,  # worker attempts of one task before it is recorded failed
     "task_worker_concurrency": None,  # reserved concurrency of the task worker; None = unreserved
+    # Reserved concurrency of the public endpoint; None = unreserved. Set, a flood of requests can
+    # use at most this many environments (the rest are answered 429), and never the ingest, audit
+    # and worker functions' share of the account's concurrency.
+    "endpoint_reserved_concurrency": None,
+    "alarm_email": None,  # an address subscribed to the alarm topic (it confirms by mail); None = none
 }
 
 
@@ -105,6 +111,8 @@ class PlatformConfig:
     tasks: bool
     task_max_attempts: int
     task_worker_concurrency: int | None
+    endpoint_reserved_concurrency: int | None
+    alarm_email: str | None
 
     @property
     def is_dev(self) -> bool:
@@ -158,6 +166,12 @@ class PlatformConfig:
             tasks=_bool("tasks", raw("tasks")),
             task_max_attempts=_int("task_max_attempts", raw("task_max_attempts"), 1, 10),
             task_worker_concurrency=_optional_int("task_worker_concurrency", raw("task_worker_concurrency"), 1, 1000),
+            endpoint_reserved_concurrency=_optional_int(
+                "endpoint_reserved_concurrency", raw("endpoint_reserved_concurrency"), 1, 10_000
+            ),
+            alarm_email=None
+            if raw("alarm_email") is None
+            else _choice_pattern("alarm_email", raw("alarm_email"), EMAIL_PATTERN, "an email address"),
         )
 
 

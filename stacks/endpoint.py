@@ -92,6 +92,8 @@ class Endpoint(Construct):
             memory_size=1024,  # CPU scales with memory: keeps cold start and TTFB (S4) low
             timeout=Duration.seconds(FUNCTION_TIMEOUT_S),
             environment=environment,
+            # Unset by default; set, a request flood cannot take the pipeline functions' concurrency.
+            reserved_concurrent_executions=config.endpoint_reserved_concurrency,
             tracing=lambda_.Tracing.ACTIVE,
             log_group=log_group(self, "Logs", config),
             description="MCP streamable-HTTP endpoint (Lambda Web Adapter + uvicorn)",

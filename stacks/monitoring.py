@@ -1,12 +1,23 @@
-"""Monitoring: the platform's alarms (K8, A5, S4, DLQs) and one dashboard."""
+"""Monitoring: the platform's alarms (K8, A5, S4, DLQs), the topic they notify, and one dashboard.
+
+Every alarm notifies one encrypted SNS topic when it fires and when it clears. The optional
+``alarm_email`` context key subscribes an address; chat (AWS Chatbot / Amazon Q Developer in chat
+applications), a pager (PagerDuty's or Opsgenie's HTTPS endpoints) or a Lambda subscribe to the
+same topic, whose ARN is a stack output.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aws_cdk import Duration
+from aws_cdk import CfnOutput, Duration, Stack
 from aws_cdk import aws_cloudwatch as cw
+from aws_cdk import aws_cloudwatch_actions as cw_actions
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
@@ -33,9 +44,20 @@ class Monitored:
 
 
 class Monitoring(Construct):
-    def __init__(self, scope: Construct, construct_id: str, *, config: PlatformConfig, watched: Monitored) -> None:
+    def __init__(
+        self, scope: Construct, construct_id: str, *, config: PlatformConfig, key: kms.IKey, watched: Monitored
+    ) -> None:
         super().__init__(scope, construct_id)
         self.alarms: list[cw.Alarm] = []
+        self.topic = sns.Topic(
+            self, "AlarmTopic", display_name=f"mcp-platform {config.stage} alarms", master_key=key, enforce_ssl=True
+        )
+        # CloudWatch publishes to the encrypted topic with the platform key: it needs to use it.
+        key.grant(iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey*")
+        if config.alarm_email:
+            self.topic.add_subscription(subscriptions.EmailSubscription(config.alarm_email))
+        CfnOutput(Stack.of(self), "AlarmTopicArn", value=self.topic.topic_arn, description="alarm notifications")
+        self._action = cw_actions.SnsAction(self.topic)
         stream = watched.stream.stream
 
         # K8: the EFO consumer's lag (MillisBehindLatest) and the ingest mapping's IteratorAge.
@@ -122,5 +144,7 @@ class Monitoring(Construct):
             treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
             alarm_description=description,
         )
+        alarm.add_alarm_action(self._action)
+        alarm.add_ok_action(self._action)
         self.alarms.append(alarm)
         return alarm

@@ -72,12 +72,15 @@ class Network(Construct):
         # "anywhere" reaches only the gateway endpoint's DynamoDB routes and the VPC itself.
         self.function_sg.add_egress_rule(ec2.Peer.any_ipv4(), ec2.Port.tcp(443), "HTTPS to DynamoDB")
 
-        # Interface endpoints the in-VPC endpoint function calls: Kinesis (PutRecords), SQS
-        # (producer DLQ) and X-Ray (active tracing). Logs and metrics need none: Lambda ships
-        # stdout itself and Powertools metrics travel in the logs (EMF).
+        # Interface endpoints for every service the in-VPC functions (endpoint, task worker) call:
+        # Kinesis (PutRecords, the session's shard reads), SQS (producer DLQ, task queue), Secrets
+        # Manager (the request-state keys of interactive calls) and X-Ray (active tracing). Logs and
+        # metrics need none: Lambda ships stdout itself and metrics travel in the logs (EMF).
+        # tests/infra/test_network_stream.py derives the services from the functions' grants.
         for name, service in (
             ("KinesisEndpoint", ec2.InterfaceVpcEndpointAwsService.KINESIS_STREAMS),
             ("SqsEndpoint", ec2.InterfaceVpcEndpointAwsService.SQS),
+            ("SecretsManagerEndpoint", ec2.InterfaceVpcEndpointAwsService.SECRETS_MANAGER),
             ("XRayEndpoint", ec2.InterfaceVpcEndpointAwsService.XRAY),
         ):
             self.vpc.add_interface_endpoint(

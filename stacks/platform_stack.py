@@ -99,6 +99,7 @@ class PlatformStack(Stack):
             self,
             "Monitoring",
             config=config,
+            key=key,
             watched=Monitored(
                 stream=self.stream,
                 endpoint=self.endpoint.function,

@@ -42,13 +42,10 @@ class Processing(Construct):
         expiry_dlq: sqs.IQueue,
     ) -> None:
         super().__init__(scope, construct_id)
+        # Each function gets the variables its code reads, and a grant on every resource one names.
         base_env = {
             EnvVars.STAGE: config.stage,
             EnvVars.SESSION_TABLE: data.session_table.table_name,
-            EnvVars.AUDIT_TABLE: data.audit_table.table_name,
-            EnvVars.EVENT_STREAM: stream.stream.stream_name,
-            EnvVars.EVENT_STREAM_ARN: stream.stream.stream_arn,
-            EnvVars.SESSION_TTL_SECONDS: str(config.session_ttl_seconds),
             EnvVars.METRICS_NAMESPACE: "McpPlatform",
             EnvVars.LOG_LEVEL: "INFO",
         }
@@ -77,6 +74,8 @@ class Processing(Construct):
             environment={
                 **base_env,
                 EnvVars.SERVICE_NAME: "mcp-audit",
+                EnvVars.AUDIT_TABLE: data.audit_table.table_name,
+                EnvVars.EVENT_STREAM: stream.stream.stream_name,  # A4: the session.expired event
                 EnvVars.EXPIRY_EVENTS_DLQ_URL: expiry_dlq.queue_url,
                 EnvVars.AUDIT_RETENTION_DAYS: str(config.audit_retention_days),
             },

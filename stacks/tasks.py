@@ -32,7 +32,10 @@ from stacks.stream import EventStream
 WORKER_TIMEOUT_S = 900  # one attempt of a task: the Lambda maximum
 # Longer than one attempt, so a message is never redelivered while its worker still runs it.
 VISIBILITY_TIMEOUT_S = WORKER_TIMEOUT_S + 60
-_ADAPTER_ONLY = ("AWS_LAMBDA_EXEC_WRAPPER", "AWS_LWA_")
+# The Web Adapter's settings, and the request-state secret: a task asks for input through its task
+# item (tasks/update), never through a 2026 requestState, so the worker neither reads nor is
+# granted the secret.
+_NOT_FOR_THE_WORKER = ("AWS_LAMBDA_EXEC_WRAPPER", "AWS_LWA_", EnvVars.REQUEST_STATE_SECRET)
 
 
 class TaskWorker(Construct):
@@ -64,7 +67,7 @@ class TaskWorker(Construct):
             dead_letter_queue=sqs.DeadLetterQueue(max_receive_count=config.task_max_attempts + 2, queue=self.dlq),
         )
         # The endpoint's environment (same tools, same store and stream), without the Web Adapter's.
-        environment = {k: v for k, v in endpoint.environment.items() if not k.startswith(_ADAPTER_ONLY)}
+        environment = {k: v for k, v in endpoint.environment.items() if not k.startswith(_NOT_FOR_THE_WORKER)}
         environment.update(
             {
                 EnvVars.SERVICE_NAME: "mcp-task-worker",

@@ -12,6 +12,7 @@ import pytest
 from mcp_platform.config import EnvVars
 from stacks.config import ContextError
 from stacks.runtime import WEB_ADAPTER_ACCOUNT
+from tests.infra.iam import granted_logical_ids, referenced_logical_ids
 from tests.infra.synth import Synthesized, synthesize
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -212,3 +213,58 @@ def test_k4_endpoint_role_may_read_the_stream_for_recent_tool_events(variant: Sy
         for statement in resource["Properties"]["PolicyDocument"]["Statement"]:
             actions.update(as_list(statement["Action"]))
     assert {"kinesis:GetShardIterator", "kinesis:GetRecords", "kinesis:ListShards"} <= actions
+
+
+# Resource types whose name, ARN or URL in a function's environment means the function calls it.
+CALLED_RESOURCE_TYPES = {
+    "AWS::DynamoDB::Table",
+    "AWS::Kinesis::Stream",
+    "AWS::SQS::Queue",
+    "AWS::SecretsManager::Secret",
+}
+
+
+def test_every_resource_a_function_is_told_about_is_granted_to_it(variant: Synthesized) -> None:
+    # Given each platform function's environment
+    for logical_id, function in platform_functions(variant).items():
+        env = function["Properties"]["Environment"]["Variables"]
+        # When a variable names a table, stream, queue or secret of the stack
+        named = {
+            name: referenced_logical_ids(value) & resources_of_types(variant, CALLED_RESOURCE_TYPES)
+            for name, value in env.items()
+        }
+        # Then the function's role has a statement on that resource
+        granted = granted_logical_ids(variant, function)
+        ungranted = {name: sorted(ids - granted) for name, ids in named.items() if ids - granted}
+        assert not ungranted, (
+            f"{logical_id} ({function['Properties']['Handler']}) is told about {ungranted} without a grant"
+        )
+
+
+def test_processing_functions_get_only_the_variables_their_code_reads(default: Synthesized) -> None:
+    # Then ingest is not told about the audit table or the stream it only reads through its mapping,
+    # and the task worker (tasks ask for input through their task item) not about the request-state secret
+    ingest = function_by_handler(default, "ingest_handler.lambda_handler")["Environment"]["Variables"]
+    assert not {EnvVars.AUDIT_TABLE, EnvVars.EVENT_STREAM, EnvVars.EVENT_STREAM_ARN} & ingest.keys()
+    worker = function_by_handler(default, "task_worker.lambda_handler")["Environment"]["Variables"]
+    assert EnvVars.REQUEST_STATE_SECRET not in worker
+    endpoint = function_by_handler(default, "run.sh")["Environment"]["Variables"]
+    assert EnvVars.REQUEST_STATE_SECRET in endpoint
+
+
+def test_endpoint_reserved_concurrency_is_unset_by_default_and_set_by_context(
+    default: Synthesized, tmp_path: Path
+) -> None:
+    # Given the default / Then the endpoint has no reserved concurrency (a cap is a deliberate choice)
+    assert "ReservedConcurrentExecutions" not in function_by_handler(default, "run.sh")
+    # Given endpoint_reserved_concurrency=50 (as -c delivers it) / Then the endpoint, and only it, is capped
+    capped = synthesize(tmp_path / "capped", {"endpoint_reserved_concurrency": "50", "dax": "false"})
+    assert function_by_handler(capped, "run.sh")["ReservedConcurrentExecutions"] == 50
+    for handler in ("ingest_handler.lambda_handler", "audit_handler.lambda_handler"):
+        assert "ReservedConcurrentExecutions" not in function_by_handler(capped, handler)
+    with pytest.raises(ContextError, match="endpoint_reserved_concurrency"):
+        synthesize(tmp_path / "bad", {"endpoint_reserved_concurrency": "0"})
+
+
+def resources_of_types(s: Synthesized, types: set[str]) -> set[str]:
+    return {k for k, v in s.json["Resources"].items() if v["Type"] in types}

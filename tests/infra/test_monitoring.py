@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
+from stacks.config import ContextError
 from stacks.endpoint import METRICS_NAMESPACE, SERVICE_NAME
-from tests.infra.synth import Synthesized
+from tests.infra.synth import Synthesized, synthesize
 
 pytestmark = [pytest.mark.infra, pytest.mark.xdist_group("infra")]
 
@@ -68,3 +72,29 @@ def test_s4_ttfb_alarm_over_five_seconds(variant: Synthesized) -> None:
 def test_one_dashboard(variant: Synthesized) -> None:
     dashboard = variant.one("AWS::CloudWatch::Dashboard")["Properties"]
     assert dashboard["DashboardName"].startswith("mcp-platform-")
+
+
+def test_every_alarm_notifies_the_encrypted_alarm_topic_when_it_fires_and_clears(variant: Synthesized) -> None:
+    # Given the one alarm topic, encrypted with the platform key and TLS-only
+    (topic_id,) = variant.resources("AWS::SNS::Topic")
+    topic = variant.json["Resources"][topic_id]["Properties"]
+    assert "KmsMasterKeyId" in topic
+    # Then every alarm names it as its ALARM and OK action
+    assert alarms(variant)
+    for alarm in alarms(variant):
+        assert alarm["AlarmActions"] == [{"Ref": topic_id}], alarm["AlarmDescription"]
+        assert alarm["OKActions"] == [{"Ref": topic_id}], alarm["AlarmDescription"]
+    # And CloudWatch may use the key to publish to it
+    key_policy = json.dumps([k["Properties"]["KeyPolicy"] for k in variant.resources("AWS::KMS::Key").values()])
+    assert "cloudwatch.amazonaws.com" in key_policy
+
+
+def test_alarm_email_subscribes_an_address_only_when_given(default: Synthesized, tmp_path: Path) -> None:
+    # Given no alarm_email / Then the topic has no subscription (chat or paging attach to its ARN)
+    assert default.resources("AWS::SNS::Subscription") == {}
+    # Given alarm_email / Then that address is subscribed by email; a malformed one fails synth
+    mailed = synthesize(tmp_path / "mailed", {"alarm_email": "oncall@example.com", "dax": "false"})
+    (subscription,) = [s["Properties"] for s in mailed.resources("AWS::SNS::Subscription").values()]
+    assert (subscription["Protocol"], subscription["Endpoint"]) == ("email", "oncall@example.com")
+    with pytest.raises(ContextError, match="alarm_email"):
+        synthesize(tmp_path / "bad", {"alarm_email": "not an address"})

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from stacks.stream import INGEST_CONSUMER_NAME, SHARD_LEVEL_METRICS
+from tests.infra.iam import granted_services
 from tests.infra.synth import Synthesized
 
 pytestmark = [pytest.mark.infra, pytest.mark.xdist_group("infra")]
@@ -27,11 +28,11 @@ def test_x1_vpc_two_azs_isolated_subnets_no_nat(default: Synthesized) -> None:
 
 
 def test_vpc_endpoints_the_endpoint_function_needs(default: Synthesized) -> None:
-    # Then DynamoDB is a gateway endpoint and Kinesis, SQS, X-Ray are private interface endpoints
+    # Then DynamoDB is a gateway endpoint; Kinesis, SQS, Secrets Manager, X-Ray private interface ones
     endpoints = default.resources("AWS::EC2::VPCEndpoint").values()
     by_service = {service_of(e): e["Properties"] for e in endpoints}
     assert by_service["dynamodb"]["VpcEndpointType"] == "Gateway"
-    for service in ("kinesis-streams", "sqs", "xray"):
+    for service in ("kinesis-streams", "sqs", "secretsmanager", "xray"):
         props = by_service[service]
         assert props["VpcEndpointType"] == "Interface" and props["PrivateDnsEnabled"] is True
         assert props["SecurityGroupIds"]
@@ -119,3 +120,43 @@ def test_k8_shard_level_monitoring_via_aws_custom_resource(variant: Synthesized)
             }
         ]
     ]
+
+
+# Services a VPC-attached function is granted that it never calls from inside the VPC itself, with
+# why; every other granted service must have a VPC endpoint, or the first call hangs to the timeout.
+REACHED_WITHOUT_AN_ENDPOINT = {
+    "logs": "Lambda ships the function's stdout itself",
+    "ec2": "Lambda's service creates the function's network interfaces (AWSLambdaVPCAccessExecutionRole)",
+    "kms": "SQS, Kinesis and Secrets Manager call KMS on the function's behalf; the function never does",
+    "dax": "the DAX cluster is in the VPC: reached through its security group (test_data.py, X1)",
+}
+
+
+def test_every_service_a_vpc_function_is_granted_has_a_vpc_endpoint(default: Synthesized) -> None:
+    # Given dax=true: the endpoint and the task worker are in the isolated subnets, without NAT
+    endpoints = {service_of(e) for e in default.resources("AWS::EC2::VPCEndpoint").values()}
+    in_vpc = {k: f for k, f in default.resources("AWS::Lambda::Function").items() if "VpcConfig" in f["Properties"]}
+    assert {f["Properties"]["Handler"] for f in in_vpc.values()} == {"run.sh", "task_worker.lambda_handler"}
+    for logical_id, function in in_vpc.items():
+        # When the services each one is granted are derived from its role
+        needed = granted_services(default, function) - REACHED_WITHOUT_AN_ENDPOINT.keys()
+        assert {"dynamodb", "kinesis", "sqs", "xray"} <= needed, logical_id
+        # Then each has an endpoint (Kinesis's is named kinesis-streams)
+        missing = {
+            service for service in needed if {"kinesis": "kinesis-streams"}.get(service, service) not in endpoints
+        }
+        assert not missing, f"{logical_id} is granted {sorted(missing)} but the VPC has no endpoint for it"
+
+
+def test_the_endpoint_reaches_secrets_manager_for_request_state_keys(default: Synthesized) -> None:
+    # Then the endpoint, granted the request-state secret, has a private route to Secrets Manager
+    endpoint = next(
+        f for f in default.resources("AWS::Lambda::Function").values() if f["Properties"]["Handler"] == "run.sh"
+    )
+    assert "secretsmanager" in granted_services(default, endpoint)
+    (props,) = [
+        e["Properties"]
+        for e in default.resources("AWS::EC2::VPCEndpoint").values()
+        if service_of(e) == "secretsmanager"
+    ]
+    assert props["VpcEndpointType"] == "Interface" and props["PrivateDnsEnabled"] is True
