@@ -48,7 +48,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.xdist_group
 
 REGION = "us-east-1"
 ARCHITECTURE = {"x86_64": "x86_64", "aarch64": "arm64", "arm64": "arm64"}[platform.machine()]
-TASKS_EXTENSION = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+TASKS_EXTENSION: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
 
 
 @dataclass(frozen=True)
@@ -151,7 +151,8 @@ def test_endpoint_starts_through_run_sh_and_serves_both_eras(endpoint: tuple[Web
 def test_ingest_under_the_runtime_client_reports_only_the_poison_record(
     deployment: Deployment, endpoint: tuple[WebFunction, str]
 ) -> None:
-    # Given the tool-call events the endpoint published (the call above), read from the stream
+    # Given the tool-call events the endpoint published for a session's calls, read from the stream
+    session_with_a_note(deployment, endpoint)
     stream = next(iter(deployment.plan.streams))
     records = wait_for_records(deployment, stream.name, lambda found: len(found) >= 2)
     consumer_arn = deployment.attributes[next(iter(deployment.plan.consumers)).logical_id]["ConsumerARN"]
@@ -175,17 +176,13 @@ def test_ingest_under_the_runtime_client_reports_only_the_poison_record(
     assert any(item[ts.SK]["S"].startswith("tool#") and "append_note" in json.dumps(item) for item in items)
 
 
-def test_audit_under_the_runtime_client_audits_a_batch_with_a_ttl_remove(deployment: Deployment) -> None:
-    # Given a session item removed by TTL (DynamoDB's service principal), after the endpoint's writes
+def test_audit_under_the_runtime_client_audits_a_batch_with_a_ttl_remove(
+    deployment: Deployment, endpoint: tuple[WebFunction, str]
+) -> None:
+    # Given a session the endpoint wrote, then removed by TTL (DynamoDB's service principal)
     table = deployment.function("ingest_handler.lambda_handler").environment[EnvVars.SESSION_TABLE]
-    dynamodb = deployment.clients.dynamodb
-    metadata = [
-        item
-        for item in dynamodb.scan(TableName=table)["Items"]
-        if item[ts.PK]["S"].startswith(ts.SESSION_PREFIX) and item[ts.SK]["S"] == ts.METADATA_SK
-    ]
-    assert metadata, "the endpoint's session should be in the table"
-    dynamodb.delete_item(TableName=table, Key={ts.PK: metadata[0][ts.PK], ts.SK: metadata[0][ts.SK]})
+    pk = session_with_a_note(deployment, endpoint)
+    deployment.clients.dynamodb.delete_item(TableName=table, Key={ts.PK: {"S": pk}, ts.SK: {"S": ts.METADATA_SK}})
     stream_arn = deployment.attributes[next(t for t in deployment.plan.tables if t.name == table).logical_id][
         "StreamArn"
     ]
@@ -269,6 +266,31 @@ def test_a_layer_without_a_dependency_fails_the_start(deployment: Deployment, tm
     # Then importing the handler fails the start: the test venv's copy is not on the path
     with started_event_function(broken) as running, pytest.raises(LambdaStartFailed, match="aws_lambda_powertools"):
         running.invoke({"Records": []})
+
+
+def session_with_a_note(deployment: Deployment, endpoint: tuple[WebFunction, str]) -> str:
+    """A 2026 application session opened through the endpoint, with a note appended; its pk."""
+    web, key = endpoint
+    url, table = web.base_url + "/mcp", web.function.environment[EnvVars.SESSION_TABLE]
+    before = session_pks(deployment, table)
+    opened = final_message(
+        modern_call(url, key, 1, "tools/call", {"name": "open_session", "arguments": {}, "_meta": modern_meta({})})
+    )
+    handle = opened["result"]["structuredContent"]["session"]
+    params = {"name": "append_note", "arguments": {"session": handle, "text": "shaped"}, "_meta": modern_meta({})}
+    appended = final_message(modern_call(url, key, 2, "tools/call", params))
+    assert appended["result"]["structuredContent"] == {"appended": 1}, appended
+    (pk,) = session_pks(deployment, table) - before
+    return pk
+
+
+def session_pks(deployment: Deployment, table: str) -> set[str]:
+    items = deployment.clients.dynamodb.scan(TableName=table)["Items"]
+    return {
+        item[ts.PK]["S"]
+        for item in items
+        if item[ts.PK]["S"].startswith(ts.SESSION_PREFIX) and item[ts.SK]["S"] == ts.METADATA_SK
+    }
 
 
 def wait_for_records(
