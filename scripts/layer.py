@@ -108,7 +108,8 @@ def platform_options(architecture: str, python: str) -> list[str]:
 
 def pip(*arguments: str) -> str:
     command = [sys.executable, "-m", "pip", *arguments]
-    done = subprocess.run(command, check=False, capture_output=True, text=True)  # noqa: S603 - fixed argv
+    env = {**os.environ, "PIP_NO_COLOR": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    done = subprocess.run(command, check=False, capture_output=True, text=True, env=env)  # noqa: S603 - fixed argv
     noise = ("WARNING: Location", "WARNING: Target directory")
     for line in done.stderr.splitlines():
         if not line.startswith(noise):
