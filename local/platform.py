@@ -19,10 +19,10 @@ from local.health import HealthReporter, PipelineBacklog, RequestCounter
 from local.mapping import EventSourceMapping, MappingConfig
 from local.pollers import KinesisShards, ShardSource, StreamPoller, TableStreamShards
 from local.queue_poller import QueuePoller
-from local.records import SourceKind
 from local.resources import MappingSpec, ResourcePlan, plan_from_template
 from local.template import release_jsii_runtime, synthesize
 from local.ttl import TtlDeletions, TtlSweeper
+from mcp_platform.events.lambda_records import SourceKind
 
 logger = logging.getLogger(__name__)
 DEV_PRINCIPAL = "local-developer"

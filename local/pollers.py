@@ -29,8 +29,8 @@ from typing import Any, Protocol
 from botocore.exceptions import ClientError
 
 from local.mapping import EventSourceMapping
-from local.records import SourceKind, dynamodb_event_record, kinesis_event_record, sequence_of
 from local.ttl import TtlDeletions
+from mcp_platform.events.lambda_records import SourceKind, dynamodb_event_record, kinesis_event_record, sequence_of
 
 logger = logging.getLogger(__name__)
 BUSY_INTERVAL_S = 0.2  # 5 GetRecords/s per shard

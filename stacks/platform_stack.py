@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Stack, Tags
+from aws_cdk import CfnOutput, Stack, Tags
 from constructs import Construct
 
+from mcp_platform.config import EnvVars
 from stacks import nag
 from stacks.cognito import CognitoAuthorization
 from stacks.common import dead_letter_queue, platform_key
@@ -111,4 +112,29 @@ class PlatformStack(Stack):
                 metrics_namespace=METRICS_NAMESPACE,
             ),
         )
+        self._operations_output(config)
         nag.acknowledge(self)
+
+    def _operations_output(self, config: PlatformConfig) -> None:
+        """What the DLQ redrive command reads (python -m mcp_platform.ops --stack <name>): the
+        queues, and the resources a replay writes to, under the functions' variable names."""
+        environment = {
+            EnvVars.SESSION_TABLE: self.data.session_table.table_name,
+            EnvVars.AUDIT_TABLE: self.data.audit_table.table_name,
+            EnvVars.EVENT_STREAM: self.stream.stream.stream_name,
+            EnvVars.EVENT_RETENTION_HOURS: str(config.retention_hours),
+            EnvVars.AUDIT_RETENTION_DAYS: str(config.audit_retention_days),
+            EnvVars.PRODUCER_DLQ_URL: self.dlqs["Producer"].queue_url,
+            EnvVars.INGEST_DLQ_URL: self.dlqs["Ingest"].queue_url,
+            EnvVars.AUDIT_DLQ_URL: self.dlqs["Audit"].queue_url,
+            EnvVars.EXPIRY_EVENTS_DLQ_URL: self.dlqs["ExpiryEvents"].queue_url,
+        }
+        if self.tasks is not None:
+            environment[EnvVars.TASK_QUEUE_URL] = self.tasks.queue.queue_url
+            environment[EnvVars.TASK_DLQ_URL] = self.tasks.dlq.queue_url
+        CfnOutput(
+            self,
+            "OperationsEnvironment",
+            value=self.to_json_string(environment),
+            description="queues and names for python -m mcp_platform.ops (DLQ redrive)",
+        )

@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from mcp_platform.config import EnvVars
+from mcp_platform.ops.__main__ import OPERATIONS_OUTPUT, QUEUE_VARIABLES
 from stacks.config import ContextError
 from stacks.endpoint import METRICS_NAMESPACE, SERVICE_NAME
+from tests.infra.iam import referenced_logical_ids
 from tests.infra.synth import Synthesized, synthesize
 
 pytestmark = [pytest.mark.infra, pytest.mark.xdist_group("infra")]
@@ -98,3 +101,16 @@ def test_alarm_email_subscribes_an_address_only_when_given(default: Synthesized,
     assert (subscription["Protocol"], subscription["Endpoint"]) == ("email", "oncall@example.com")
     with pytest.raises(ContextError, match="alarm_email"):
         synthesize(tmp_path / "bad", {"alarm_email": "not an address"})
+
+
+def test_operations_output_names_every_dlq_for_the_redrive_command(variant: Synthesized) -> None:
+    # Given the stack's OperationsEnvironment output (read by python -m mcp_platform.ops --stack)
+    output = variant.json["Outputs"][OPERATIONS_OUTPUT]["Value"]
+    # Then it names every dead-letter queue of the stack and the resources a replay writes to
+    queues = set(variant.resources("AWS::SQS::Queue"))
+    named = referenced_logical_ids(output)
+    dlqs = {q for q in queues if "Dlq" in q}
+    assert dlqs and dlqs <= named
+    text = json.dumps(output)
+    for variable in (EnvVars.SESSION_TABLE, EnvVars.AUDIT_TABLE, EnvVars.EVENT_STREAM, *QUEUE_VARIABLES.values()):
+        assert variable in text, variable

@@ -8,8 +8,14 @@ from datetime import UTC, datetime
 import pytest
 
 from local.intrinsics import UnresolvableError, resolve
-from local.records import SourceKind, arrival_of, dynamodb_event_record, kinesis_event_record, sequence_of
 from local.resources import local_name, plan_from_template
+from mcp_platform.events.lambda_records import (
+    SourceKind,
+    arrival_of,
+    dynamodb_event_record,
+    kinesis_event_record,
+    sequence_of,
+)
 
 TEMPLATE = {
     "Resources": {

@@ -1,4 +1,4 @@
-"""Stream records as Lambda delivers them, built from what GetRecords returns (pure).
+"""Stream records as Lambda delivers them to a function, built from what GetRecords returns (pure).
 
 Kinesis: data base64-encoded, ``eventSourceARN`` is the consumer ARN when the mapping reads
 through an enhanced fan-out consumer (K5). DynamoDB Streams: images in DynamoDB JSON with

@@ -1,0 +1,128 @@
+"""Dead-letter queues of a deployment: list, show, replay through the same code path, purge.
+
+    python -m mcp_platform.ops --stack McpPlatform-dev dlq list
+    python -m mcp_platform.ops --stack McpPlatform-dev dlq show ingest [--max 10]
+    python -m mcp_platform.ops --stack McpPlatform-dev dlq replay ingest [--message-id ID] [--max 100]
+    python -m mcp_platform.ops --stack McpPlatform-dev dlq purge producer --yes
+
+``--stack`` reads the stack's ``OperationsEnvironment`` output (queue URLs, table and stream
+names) with your AWS credentials; without it the same names come from the environment (the
+variables of mcp_platform.config.EnvVars). Locally, ``python -m local.ops dlq ...`` runs this
+against a running ``make dev``. Kinds: producer, ingest, audit, expiry, tasks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mcp_platform.aws_clients import aws_client
+from mcp_platform.config import EnvVars, Settings
+from mcp_platform.ops.dead_letters import KINDS, DeadLetterQueues
+
+OPERATIONS_OUTPUT = "OperationsEnvironment"
+QUEUE_VARIABLES = {
+    "producer": EnvVars.PRODUCER_DLQ_URL,
+    "ingest": EnvVars.INGEST_DLQ_URL,
+    "audit": EnvVars.AUDIT_DLQ_URL,
+    "expiry": EnvVars.EXPIRY_EVENTS_DLQ_URL,
+    "tasks": EnvVars.TASK_DLQ_URL,
+}
+
+
+def stack_environment(stack: str, settings: Settings) -> dict[str, str]:
+    """The variables the stack publishes for operators (its OperationsEnvironment output)."""
+    outputs = aws_client("cloudformation", settings).describe_stacks(StackName=stack)["Stacks"][0].get("Outputs", [])
+    found = next((o["OutputValue"] for o in outputs if o["OutputKey"] == OPERATIONS_OUTPUT), None)
+    if found is None:
+        raise SystemExit(f"stack {stack} has no {OPERATIONS_OUTPUT} output (deployed before it existed?)")
+    environment: dict[str, str] = json.loads(found)
+    return environment
+
+
+def build_queues(env: Mapping[str, str], clients: Mapping[str, Any] | None = None) -> DeadLetterQueues:
+    """The DLQs named by ``env`` with replay wired to the ingest and audit functions' own logic."""
+    settings = Settings.from_mapping(dict(env))
+    clients = dict(clients or {})
+
+    def client(service: str) -> Any:
+        if service not in clients:
+            clients[service] = aws_client(service, settings)
+        return clients[service]
+
+    from mcp_platform.audit.factory import build_audit_processor
+    from mcp_platform.events.ingest import EventIngestor, dedupe_ttl_seconds
+
+    ingestor = EventIngestor(
+        client("dynamodb"), settings.session_table, dedupe_ttl_s=dedupe_ttl_seconds(settings.event_retention_hours)
+    )
+    audit = (
+        build_audit_processor(settings, dynamodb=client("dynamodb"), kinesis=client("kinesis"), sqs=client("sqs"))
+        if settings.audit_table
+        else None
+    )
+    return DeadLetterQueues(
+        sqs=client("sqs"),
+        queue_urls={kind: env.get(name, "") for kind, name in QUEUE_VARIABLES.items()},
+        kinesis=client("kinesis"),
+        streams=client("dynamodbstreams"),
+        stream_name=settings.event_stream,
+        task_queue_url=settings.task_queue_url,
+        ingest_record=ingestor.ingest_record,
+        audit_record=audit.process if audit is not None else None,
+    )
+
+
+def run(argv: Sequence[str], env: Mapping[str, str], clients: Mapping[str, Any] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m mcp_platform.ops", description=__doc__.splitlines()[0])
+    parser.add_argument("--stack", help="read queue URLs and names from this stack's outputs (AWS)")
+    commands = (
+        parser.add_subparsers(dest="area", required=True)
+        .add_parser("dlq")
+        .add_subparsers(dest="command", required=True)
+    )
+    commands.add_parser("list", help="every DLQ and how many messages wait in it")
+    show = commands.add_parser("show", help="decoded messages: which call, session, error")
+    show.add_argument("kind", choices=KINDS)
+    show.add_argument("--max", type=int, default=10)
+    replay = commands.add_parser("replay", help="replay through the same code path, then delete")
+    replay.add_argument("kind", choices=KINDS)
+    replay.add_argument("--message-id", help="only this message")
+    replay.add_argument("--max", type=int, default=100)
+    purge = commands.add_parser("purge", help="delete every message of one DLQ")
+    purge.add_argument("kind", choices=KINDS)
+    purge.add_argument("--yes", action="store_true", help="confirm: the messages are gone for good")
+    args = parser.parse_args(argv)
+
+    environment = dict(env)
+    if args.stack:
+        environment.update(stack_environment(args.stack, Settings.from_mapping(environment)))
+    queues = build_queues(environment, clients)
+    if args.command == "list":
+        for kind in KINDS:
+            if queues.queue_urls.get(kind):
+                print(f"{kind:9} {queues.depth(kind):6d}  {queues.queue_urls[kind]}")
+    elif args.command == "show":
+        for letter in queues.peek(args.kind, args.max):
+            print(json.dumps({"message_id": letter.message_id, **letter.summary}, default=str))
+    elif args.command == "replay":
+        outcomes = queues.replay(args.kind, message_id=args.message_id, limit=args.max)
+        for message_id, outcome in outcomes:
+            print(f"{message_id}: {outcome}")
+        if any(outcome != "replayed" for _, outcome in outcomes):
+            return 1
+    elif args.command == "purge":
+        if not args.yes:
+            print(f"purge deletes every message of the {args.kind} DLQ for good: add --yes", file=sys.stderr)
+            return 2
+        queues.purge(args.kind)
+        print(f"{args.kind}: purged")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run(sys.argv[1:], os.environ))
