@@ -24,19 +24,12 @@ from mcp_platform.events.batching import Record
 from mcp_platform.events.dead_letters import DeadLetterQueue, FailedRecord
 from mcp_platform.events.lambda_records import SourceKind, dynamodb_event_record, kinesis_event_record
 from mcp_platform.events.schema import ToolCallEvent
-from mcp_platform.ops.__main__ import run
+from mcp_platform.ops.__main__ import QUEUE_VARIABLES, run
 from tests.support.tables import create_session_table
 
 pytestmark = pytest.mark.integration
 
 REGION = "us-east-1"
-KINDS_TO_QUEUES = {
-    "producer": EnvVars.PRODUCER_DLQ_URL,
-    "ingest": EnvVars.INGEST_DLQ_URL,
-    "audit": EnvVars.AUDIT_DLQ_URL,
-    "expiry": EnvVars.EXPIRY_EVENTS_DLQ_URL,
-    "tasks": EnvVars.TASK_DLQ_URL,
-}
 
 
 @dataclass
@@ -45,11 +38,11 @@ class Deployment:
     clients: dict[str, Any]
 
     def send(self, kind: str, body: str) -> None:
-        self.clients["sqs"].send_message(QueueUrl=self.env[KINDS_TO_QUEUES[kind]], MessageBody=body)
+        self.clients["sqs"].send_message(QueueUrl=self.env[QUEUE_VARIABLES[kind]], MessageBody=body)
 
     def waiting(self, kind: str) -> int:
         attributes = self.clients["sqs"].get_queue_attributes(
-            QueueUrl=self.env[KINDS_TO_QUEUES[kind]], AttributeNames=["ApproximateNumberOfMessages"]
+            QueueUrl=self.env[QUEUE_VARIABLES[kind]], AttributeNames=["ApproximateNumberOfMessages"]
         )["Attributes"]
         return int(attributes["ApproximateNumberOfMessages"])
 
@@ -94,7 +87,7 @@ def deployment(aws_env: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Deplo
             EnvVars.EVENT_STREAM: "events",
             EnvVars.TASK_QUEUE_URL: clients["sqs"].create_queue(QueueName="tasks")["QueueUrl"],
         }
-        for kind, variable in KINDS_TO_QUEUES.items():
+        for kind, variable in QUEUE_VARIABLES.items():
             env[variable] = clients["sqs"].create_queue(QueueName=f"{kind}-dlq")["QueueUrl"]
         yield Deployment(env, clients)
 
@@ -143,12 +136,17 @@ def ingest_failure(deployment: Deployment, events: list[ToolCallEvent]) -> str:
         kinesis_event_record(r, shard_id="shardId-000000000000", source_arn=stream_arn, region=REGION)
         for r in deployment.stream_records()
     ]
+    return on_failure(SourceKind.KINESIS, records, "shardId-000000000000", stream_arn)
+
+
+def on_failure(kind: SourceKind, records: list[dict[str, Any]], shard_id: str, stream_arn: str) -> str:
+    """What a stream mapping sends its on-failure destination after its retries (a pointer)."""
     message = failure_record(
-        kind=SourceKind.KINESIS,
+        kind=kind,
         records=records,
-        shard_id="shardId-000000000000",
+        shard_id=shard_id,
         stream_arn=stream_arn,
-        function_arn="arn:aws:lambda:us-east-1:123456789012:function:ingest",
+        function_arn="arn:aws:lambda:us-east-1:123456789012:function:consumer",
         condition=RETRIES_EXHAUSTED,
         invoke_count=4,
         function_error="Unhandled",
@@ -224,20 +222,10 @@ def test_audit_pointer_is_replayed_through_the_audit_processor_idempotently(
     iterator = streams.get_shard_iterator(StreamArn=stream_arn, ShardId=shard, ShardIteratorType="TRIM_HORIZON")
     raw = streams.get_records(ShardIterator=iterator["ShardIterator"])["Records"]
     records = [dynamodb_event_record(r, stream_arn=stream_arn) for r in raw]
-    message = failure_record(
-        kind=SourceKind.DYNAMODB,
-        records=records,
-        shard_id=shard,
-        stream_arn=stream_arn,
-        function_arn="arn:aws:lambda:us-east-1:123456789012:function:audit",
-        condition=RETRIES_EXHAUSTED,
-        invoke_count=4,
-        function_error="Unhandled",
-        now=time.time(),
-    )
+    message = on_failure(SourceKind.DYNAMODB, records, shard, stream_arn)
     # When it is replayed twice
     for _ in range(2):
-        deployment.send("audit", json.dumps(message))
+        deployment.send("audit", message)
         assert deployment.ops("replay", "audit", capsys=capsys)[0] == 0
     # Then the change has exactly one audit record, keyed by its sequence number (A2)
     audited = deployment.clients["dynamodb"].scan(TableName="audit")["Items"]
