@@ -159,6 +159,11 @@ class McpEndpoint(HandshakeEra):
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type != "application/json":
             raise HttpError(415, "Content-Type must be application/json")
+        if request.headers.get("content-encoding", "identity").strip().lower() != "identity":
+            # Not decoded here: reading a compressed body as JSON would answer a parse error at best.
+            # The 415 names the coding accepted (RFC 9110 section 15.5.16).
+            unsupported = "Content-Encoding is not supported: send the body unencoded"
+            raise HttpError(415, unsupported, headers={"accept-encoding": "identity"})
         if not request.accepts("application/json"):
             raise HttpError(406, "Accept must include application/json and text/event-stream")
         body = await read_body(
