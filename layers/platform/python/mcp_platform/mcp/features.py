@@ -170,32 +170,59 @@ class CompletionFeature(Feature):
         return {"completion/complete": self._complete}
 
     async def _complete(self, request: Request, call: CallContext) -> dict[str, Any]:
+        """Every malformed field is -32602, named (nothing of the request is coerced)."""
         ref, argument = request.params.get("ref"), request.params.get("argument")
-        if not isinstance(ref, dict) or not isinstance(argument, dict) or not isinstance(argument.get("name"), str):
-            raise JsonRpcError(INVALID_PARAMS, "completion/complete needs params.ref and params.argument.name")
+        if not isinstance(ref, dict):
+            raise JsonRpcError(INVALID_PARAMS, "completion/complete needs params.ref (an object)")
+        if not isinstance(argument, dict) or not isinstance(argument.get("name"), str):
+            raise JsonRpcError(INVALID_PARAMS, "completion/complete needs params.argument with a name (a string)")
         value = argument.get("value", "")
-        context = request.params.get("context") or {}
-        known = context.get("arguments") if isinstance(context, dict) else None
+        if not isinstance(value, str):
+            raise JsonRpcError(INVALID_PARAMS, "params.argument.value must be a string")
+        known = _known_arguments(request.params.get("context"))
         completers, declared = self._completers(ref)
         if argument["name"] not in declared:
             raise JsonRpcError(INVALID_PARAMS, f"Unknown argument: {argument['name']}")
         completer = completers.get(argument["name"])
-        found = [] if completer is None else await completer(self._context(call), str(value), dict(known or {}))
+        found = [] if completer is None else await completer(self._context(call), value, known)
         result: dict[str, Any] = {"values": found[:MAX_COMPLETIONS], "total": len(found)}
         result["hasMore"] = len(found) > MAX_COMPLETIONS
         return {"completion": result}
 
     def _completers(self, ref: dict[str, Any]) -> tuple[Mapping[str, Any], set[str]]:
-        if ref.get("type") == "ref/prompt":
-            spec = self.catalog.prompts.get(str(ref.get("name")))
-            if spec is not None:
-                return spec.completions, {a.name for a in spec.arguments}
-        elif ref.get("type") == "ref/resource":
+        kind = ref.get("type")
+        if kind == "ref/prompt":
+            name = ref.get("name")
+            if not isinstance(name, str):
+                raise JsonRpcError(INVALID_PARAMS, "params.ref.name must be a string")
+            spec = self.catalog.prompts.get(name)
+            if spec is None:
+                raise JsonRpcError(INVALID_PARAMS, f"Unknown prompt: {name}")
+            return spec.completions, {a.name for a in spec.arguments}
+        if kind == "ref/resource":
+            uri = ref.get("uri")
+            if not isinstance(uri, str):
+                raise JsonRpcError(INVALID_PARAMS, "params.ref.uri must be a string")
             by_template = {t.uri_template: t for t in self.catalog.templates.values()}
-            template = by_template.get(str(ref.get("uri")))
-            if template is not None:
-                return template.completions, set(template.variables)
-        raise JsonRpcError(INVALID_PARAMS, f"Unknown completion reference: {ref}")
+            template = by_template.get(uri)
+            if template is None:
+                raise JsonRpcError(INVALID_PARAMS, f"Unknown resource template: {uri}")
+            return template.completions, set(template.variables)
+        raise JsonRpcError(INVALID_PARAMS, "params.ref.type must be ref/prompt or ref/resource")
+
+
+def _known_arguments(context: Any) -> dict[str, str]:
+    """``params.context.arguments``: the values already chosen, argument name -> string."""
+    if context is None:
+        return {}
+    if not isinstance(context, dict):
+        raise JsonRpcError(INVALID_PARAMS, "params.context must be an object")
+    known = context.get("arguments")
+    if known is None:
+        return {}
+    if not isinstance(known, dict) or not all(isinstance(v, str) for v in known.values()):
+        raise JsonRpcError(INVALID_PARAMS, "params.context.arguments must map argument names to strings")
+    return dict(known)
 
 
 class TasksFeature(Feature):
