@@ -23,7 +23,7 @@ from mcp_platform.mcp.jsonrpc import (
     Request,
 )
 from mcp_platform.mcp.prompts import prompt, user
-from mcp_platform.mcp.resources import resource
+from mcp_platform.mcp.resources import resource, resource_template
 from mcp_platform.mcp.server import McpServer
 from mcp_platform.mcp.tool_calls import ToolCallRunner
 from mcp_platform.notifications import NotificationLog, Notifications, SessionSubscriptions
@@ -101,6 +101,21 @@ def test_subscribe_stores_known_uris_up_to_the_limit(notifications: Notification
         assert refused.value.code == code
     assert legacy_call(srv, "resources/unsubscribe", {"uri": "test://watched"}) == {}
     assert notifications.subscriptions.snapshot(SESSION, owner="alice").since == {}
+
+
+@resource_template(uri_template="test://any/{name}", description="Reads for any name.")
+async def any_name(ctx: ToolContext, name: str) -> str:
+    return name
+
+
+def test_a_uri_that_cannot_be_stored_is_invalid_params(notifications: Notifications) -> None:
+    """Issue 26: a subscription keeps its URI; one with a lone surrogate (a template matches it)
+    failed the write (UnicodeEncodeError: -32603)."""
+    services = Services(notifications=notifications)
+    srv = McpServer(Catalog.of([any_name]), ToolCallRunner(services), services=services)
+    with pytest.raises(JsonRpcError) as refused:
+        legacy_call(srv, "resources/subscribe", {"uri": "test://any/x\ud800"})
+    assert refused.value.code == INVALID_PARAMS and "not well-formed Unicode" in refused.value.message
 
 
 def test_a_session_watches_a_bounded_number_of_resources(notifications: Notifications) -> None:

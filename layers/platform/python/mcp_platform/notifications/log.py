@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_platform import table_schema as ts
+from mcp_platform.mcp.admission import check_text
 from mcp_platform.mcp.jsonrpc import notification_message
 from mcp_platform.sessions.clock import Clock, SystemClock, iso_utc
 from mcp_platform.sessions.codec import from_attr, require_epoch_seconds, to_item
@@ -41,8 +42,10 @@ def is_cursor(value: object) -> bool:
 
 
 def check_uri(uri: object) -> str:
+    """A URI as a subscription keeps it: a non-empty, well-formed string, bounded."""
     if not isinstance(uri, str) or not uri or len(uri) > MAX_URI_CHARS:
         raise ValueError(f"a resource URI must be a non-empty string of at most {MAX_URI_CHARS} characters")
+    check_text(uri, "")  # an Inadmissible is a ValueError
     return uri
 
 

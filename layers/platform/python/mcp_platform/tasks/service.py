@@ -17,9 +17,13 @@ import secrets
 from typing import TYPE_CHECKING, Any
 
 from mcp_platform import blocking
+from mcp_platform.mcp.admission import Inadmissible
 from mcp_platform.mcp.call import CallContext
 from mcp_platform.mcp.effects import unavailable
+from mcp_platform.mcp.handshake import check_stored_capabilities
 from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, JsonRpcError, Request
+from mcp_platform.mcp.versions import CLIENT_CAPABILITIES_META_KEY
+from mcp_platform.tasks.budget import admit_answers, admit_request
 from mcp_platform.tasks.model import EXTENSION_ID, Task, TaskRequest, declares_tasks
 from mcp_platform.tasks.store import TaskNotFound, TaskStore, TaskTransitionRefused
 
@@ -67,6 +71,7 @@ class TaskService:
             client_capabilities=call.client_capabilities,
             transport_session_id=call.transport_session_id,
         )
+        _admit(task_request, answers or {})  # refused before the write, never after (tasks.budget)
         task = self.store.new_task(secrets.token_urlsafe(TASK_ID_BYTES), call.principal, task_request, self.ttl_seconds)
         task.input_responses = dict(answers or {})
         await blocking.call(self.store.create, task)
@@ -97,6 +102,7 @@ class TaskService:
         answers = _checked(task.input_requests, responses)
         if not answers:
             return {}  # only keys that are not outstanding: ignored
+        admit_answers({**task.input_responses, **answers})
         try:
             updated = await blocking.call(self.store.deliver_input, task, answers)
         except TaskTransitionRefused:
@@ -131,6 +137,18 @@ def missing_extension(message: str) -> JsonRpcError:
         f"{message}: declare the {EXTENSION_ID} extension in the client capabilities",
         {"requiredCapabilities": {"extensions": {EXTENSION_ID: {}}}},
     )
+
+
+def _admit(request: TaskRequest, answers: dict[str, Any]) -> None:
+    """What the task item will hold of the client's: its capabilities (as 2025 initialize admits
+    them), the request and the answers, each storable and within its budget."""
+    if request.client_capabilities is not None:
+        try:
+            check_stored_capabilities(request.client_capabilities, f"_meta[{CLIENT_CAPABILITIES_META_KEY!r}]")
+        except Inadmissible as exc:
+            raise JsonRpcError(INVALID_PARAMS, str(exc)) from exc
+    admit_request(request.to_map())
+    admit_answers(answers)
 
 
 def _checked(requested: dict[str, Any], responses: dict[str, Any]) -> dict[str, Any]:
