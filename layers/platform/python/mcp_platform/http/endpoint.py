@@ -204,7 +204,7 @@ class McpEndpoint(HandshakeEra):
         declared = message.meta.get(CLIENT_CAPABILITIES_META_KEY)
         call = CallContext(principal, version, True, log_level, declared if isinstance(declared, dict) else {})
         if message.method == "subscriptions/listen" and self.listener is not None:
-            await self.listener.listen(request, message, receive, send, cors)  # off: -32601 below
+            await self.listener.listen(request, message, principal, receive, send, cors)  # off: -32601 below
             return
         # 2026: closing the response stream is how a client cancels.
         bound = self.server.bind(message, call)

@@ -7,13 +7,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from mcp_platform.interactive import InputRequired
 from mcp_platform.mcp.call import CallContext
 from mcp_platform.mcp.catalog import Catalog
 from mcp_platform.mcp.context import Services, ToolContext
 from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, JsonRpcError, Request
 from mcp_platform.mcp.pagination import page
 from mcp_platform.mcp.prompts import PromptArgumentError, messages
-from mcp_platform.mcp.resources import ResourceNotFound, contents
+from mcp_platform.mcp.resources import CacheScope, ResourceNotFound, contents
 
 Handler = Callable[[Request, CallContext], Awaitable[dict[str, Any]]]
 MAX_COMPLETIONS = 100  # completion/complete returns at most 100 values (spec)
@@ -81,7 +82,7 @@ class ResourcesFeature(Feature):
             return {}
         from mcp_platform.mcp.subscribe import ResourceSubscriptions  # only with subscriptions on
 
-        handlers = ResourceSubscriptions(self.catalog, self.services.notifications)
+        handlers = ResourceSubscriptions(self.services.notifications, self.readable)
         return {"resources/subscribe": handlers.subscribe, "resources/unsubscribe": handlers.unsubscribe}
 
     async def _list(self, request: Request, call: CallContext) -> dict[str, Any]:
@@ -96,24 +97,36 @@ class ResourcesFeature(Feature):
         uri = request.params.get("uri")
         if not isinstance(uri, str) or not uri:
             raise JsonRpcError(INVALID_PARAMS, "params.uri must be a non-empty string")
-        ctx = self._context(call)
-        result: dict[str, Any]
         try:
-            fixed = self.catalog.resources.get(uri)
-            if fixed is not None:
-                result, cache = {"contents": contents(uri, await fixed.function(ctx), fixed.mime_type)}, fixed.cache
-            else:
-                found = self.catalog.find_template(uri)
-                if found is None:
-                    raise ResourceNotFound(uri)
-                template, variables = found
-                value = await template.function(ctx, **variables)
-                result, cache = {"contents": contents(uri, value, template.mime_type)}, template.cache
+            listed, cache = await self._contents(uri, self._context(call))
         except ResourceNotFound as exc:
             raise resource_not_found(uri, call.modern) from exc
+        result: dict[str, Any] = {"contents": listed}
         if call.modern:  # 2026-07-28: every read result carries its caching hints
             result.update(ttlMs=cache[0], cacheScope=cache[1])
         return result
+
+    async def readable(self, uri: str, principal: str) -> bool:
+        """Whether ``principal`` may read ``uri``: the read itself decides (a subscription is
+        authorized exactly as a read is). Not readable: a URI that names nothing, or whose read
+        refuses this caller, or would need to ask the client (no request to ask on)."""
+        ctx = ToolContext(principal=principal, services=self.services)
+        try:
+            await self._contents(uri, ctx)
+        except (ResourceNotFound, JsonRpcError, InputRequired):
+            return False
+        return True
+
+    async def _contents(self, uri: str, ctx: ToolContext) -> tuple[list[dict[str, Any]], tuple[int, CacheScope]]:
+        """The read of ``uri`` (its contents and caching hints); ResourceNotFound when it names nothing."""
+        fixed = self.catalog.resources.get(uri)
+        if fixed is not None:
+            return contents(uri, await fixed.function(ctx), fixed.mime_type), fixed.cache
+        found = self.catalog.find_template(uri)
+        if found is None:
+            raise ResourceNotFound(uri)
+        template, variables = found
+        return contents(uri, await template.function(ctx, **variables), template.mime_type), template.cache
 
 
 def resource_not_found(uri: str, modern: bool) -> JsonRpcError:

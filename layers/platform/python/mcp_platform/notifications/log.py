@@ -5,7 +5,10 @@ Entries live in the session table (``table_schema``): ``pk=notify#<topic>``,
 a reader asks for "everything after the last sk I saw" with one Query; the random suffix keeps
 two entries of one microsecond apart. Topics: ``lists`` holds every list change (rare, so one
 partition every stream reads costs one Query per poll whatever it watches) and
-``resource#<sha256(uri)>`` one resource's updates (a stream reads only the resources it watches).
+``resource#<digest>`` one resource's updates for one audience (a stream reads only the resources
+it watches): the digest of the URI for a resource that reads the same for every caller, of the
+principal and the URI for one that does not (``table_schema.resource_topic``), so one
+principal's updates of such a resource never reach another principal's stream.
 
 An entry matters only until the open streams have polled past it (seconds) or a client resumes
 a 2025 GET stream with ``Last-Event-ID``: it carries a ``ttl`` ``retention_seconds`` ahead, and
@@ -86,9 +89,10 @@ class NotificationLog:
         self.retention_seconds = retention_seconds
         self.clock: Clock = clock or SystemClock()
 
-    def publish_resource_updated(self, uri: str) -> Notice:
+    def publish_resource_updated(self, uri: str, *, audience: str) -> Notice:
+        """``audience``: "" (every subscriber) or the principal whose subscribers are told."""
         uri = check_uri(uri)
-        return self._publish(ts.resource_topic(uri), RESOURCE, uri)
+        return self._publish(ts.resource_topic(uri, audience), RESOURCE, uri)
 
     def publish_list_changed(self, kind: str) -> Notice:
         if kind not in LIST_KINDS:
