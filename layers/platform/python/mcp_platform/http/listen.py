@@ -35,6 +35,7 @@ from mcp_platform.mcp.jsonrpc import (
     notification_message,
     result_message,
 )
+from mcp_platform.mcp.subscribe import Readable
 from mcp_platform.notifications import Notice, Notifications
 from mcp_platform.notifications.log import check_uri, is_cursor
 from mcp_platform.notifications.reader import ListenSource, LogReader, SessionSource
@@ -59,8 +60,7 @@ class Served:
     exactly like a URI that names nothing."""
 
     lists: frozenset[str]
-    readable: Callable[[str, str], Awaitable[bool]] | None
-    """(uri, principal) -> whether ``resources/read`` of it would answer that principal."""
+    readable: Readable | None
 
 
 class NotificationStreams:

@@ -11,7 +11,7 @@ from mcp_platform.interactive import InputRequired
 from mcp_platform.mcp.call import CallContext
 from mcp_platform.mcp.catalog import Catalog
 from mcp_platform.mcp.context import Services, ToolContext
-from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, JsonRpcError, Request
+from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, UNAVAILABLE, JsonRpcError, Request
 from mcp_platform.mcp.pagination import page
 from mcp_platform.mcp.prompts import PromptArgumentError, messages
 from mcp_platform.mcp.resources import CacheScope, ResourceNotFound, contents
@@ -109,11 +109,16 @@ class ResourcesFeature(Feature):
     async def readable(self, uri: str, principal: str) -> bool:
         """Whether ``principal`` may read ``uri``: the read itself decides (a subscription is
         authorized exactly as a read is). Not readable: a URI that names nothing, or whose read
-        refuses this caller, or would need to ask the client (no request to ask on)."""
+        refuses this caller, or would need to ask the client (no request to ask on). A store
+        that is briefly unavailable is not an answer: that error propagates."""
         ctx = ToolContext(principal=principal, services=self.services)
         try:
             await self._contents(uri, ctx)
-        except (ResourceNotFound, JsonRpcError, InputRequired):
+        except (ResourceNotFound, InputRequired):
+            return False
+        except JsonRpcError as refused:
+            if refused.code == UNAVAILABLE:
+                raise
             return False
         return True
 
