@@ -56,11 +56,10 @@ class TaskService:
             raise missing_extension(f"Tool {spec.name} runs only as a task")
         return False
 
-    async def start(
-        self, request: Request, prepared: PreparedCall, call: CallContext, answers: dict[str, Any] | None = None
-    ) -> dict[str, Any]:
-        """Write the task (with the answers gathered before it), queue it, answer CreateTaskResult."""
-        # The call itself; the rounds that led here (inputResponses, requestState) are consumed.
+    def task_request(self, request: Request, prepared: PreparedCall, call: CallContext) -> TaskRequest:
+        """What the task will keep of the call, admitted (tasks.budget): refused before anything
+        runs or is written, so a 2026 caller gets its 400 and its requestState is not used up."""
+        # The call itself; the rounds that lead to it (inputResponses, requestState) are consumed.
         params: dict[str, Any] = {k: request.params[k] for k in ("name", "arguments") if k in request.params}
         meta = {k: v for k, v in request.meta.items() if k == "progressToken"}
         task_request = TaskRequest(
@@ -71,7 +70,20 @@ class TaskService:
             client_capabilities=call.client_capabilities,
             transport_session_id=call.transport_session_id,
         )
-        _admit(task_request, answers or {})  # refused before the write, never after (tasks.budget)
+        if task_request.client_capabilities is not None:
+            try:  # kept as 2025 initialize keeps them
+                path = f"_meta[{CLIENT_CAPABILITIES_META_KEY!r}]"
+                check_stored_capabilities(task_request.client_capabilities, path)
+            except Inadmissible as exc:
+                raise JsonRpcError(INVALID_PARAMS, str(exc)) from exc
+        admit_request(task_request.to_map())
+        return task_request
+
+    async def start(
+        self, task_request: TaskRequest, call: CallContext, answers: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Write the task (with the answers gathered before it), queue it, answer CreateTaskResult."""
+        admit_answers(answers or {})  # each admitted by check_answer; together within the budget
         task = self.store.new_task(secrets.token_urlsafe(TASK_ID_BYTES), call.principal, task_request, self.ttl_seconds)
         task.input_responses = dict(answers or {})
         await blocking.call(self.store.create, task)
@@ -137,18 +149,6 @@ def missing_extension(message: str) -> JsonRpcError:
         f"{message}: declare the {EXTENSION_ID} extension in the client capabilities",
         {"requiredCapabilities": {"extensions": {EXTENSION_ID: {}}}},
     )
-
-
-def _admit(request: TaskRequest, answers: dict[str, Any]) -> None:
-    """What the task item will hold of the client's: its capabilities (as 2025 initialize admits
-    them), the request and the answers, each storable and within its budget."""
-    if request.client_capabilities is not None:
-        try:
-            check_stored_capabilities(request.client_capabilities, f"_meta[{CLIENT_CAPABILITIES_META_KEY!r}]")
-        except Inadmissible as exc:
-            raise JsonRpcError(INVALID_PARAMS, str(exc)) from exc
-    admit_request(request.to_map())
-    admit_answers(answers)
 
 
 def _checked(requested: dict[str, Any], responses: dict[str, Any]) -> dict[str, Any]:
