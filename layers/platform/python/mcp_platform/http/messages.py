@@ -174,17 +174,21 @@ def decode_json(body: bytes) -> Any:
 
 
 def _nested_deeper_than(body: bytes, document: Any, limit: int) -> bool:
-    """Iterative (a recursive walk is what the limit prevents); skipped for a body with fewer
-    brackets than the limit, which cannot nest that deep."""
-    if not isinstance(document, (dict, list)) or body.count(b"[") + body.count(b"{") <= limit:
+    """Level by level, not recursively (a recursive walk is what the limit prevents); skipped
+    for a body with fewer brackets than the limit, which cannot nest that deep."""
+    if body.count(b"[") + body.count(b"{") <= limit:
         return False
-    pending: list[tuple[Any, int]] = [(document, 1)]
-    while pending:
-        value, depth = pending.pop()
+    level = [document] if type(document) is dict or type(document) is list else []
+    depth = 1
+    while level:
         if depth > limit:
             return True
-        children = value.values() if isinstance(value, dict) else value
-        pending.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+        inner = []
+        for container in level:
+            for child in container.values() if type(container) is dict else container:
+                if type(child) is dict or type(child) is list:  # type(): JSON gives no subclasses
+                    inner.append(child)
+        level, depth = inner, depth + 1
     return False
 
 
