@@ -15,7 +15,14 @@ from mcp_platform.mcp.tools import tool
 WATCHED = "test://watched-resource"
 
 
-@resource(uri=WATCHED, description="A resource whose updates reach its subscribers.", mime_type="text/plain")
+# Public: it reads the same for every caller, so its updates reach every subscriber (a private
+# resource's updates reach only the announcing principal's subscribers).
+@resource(
+    uri=WATCHED,
+    description="A resource whose updates reach its subscribers.",
+    mime_type="text/plain",
+    cache=(0, "public"),
+)
 async def watched_resource(ctx: ToolContext) -> str:
     return "This resource is watched: test_trigger_resource_update announces an update."
 

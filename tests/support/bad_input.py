@@ -221,3 +221,116 @@ def send(instance: Instance, key: str, item: Case, transport_session: str) -> ht
         copies = [value for name, value in header_list if name.lower() == duplicate.lower()]
         header_list.append((duplicate, copies[0] if copies else "http://evil.example"))
     return post(instance.url, header_list, body(item["id"], method, params))
+
+
+# -- issue 26: odd values in every client-supplied field that is stored --------------------------------
+# What the server keeps of a client's: a task's progress token, capabilities and answers (ask_first,
+# tasks/update), a 2025 client response (a reply item), a 2025 subscription's URI, and what
+# initialize keeps (above). Plus completion/complete, whose context a completer reads. A case's
+# ``kind`` says how it travels: "plain" (:func:`send`), "ask_first" (a round, then its retry with
+# the answer), "update" (tasks/update of a task waiting for input), "reply" (the answer to a 2025
+# server request on a live call's stream).
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+TASK_CAPS = {"extensions": {TASKS_EXTENSION: {}}, "elicitation": {}}
+TASK_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": TASK_CAPS,
+}
+ACTIONS = st.sampled_from(["accept", "decline", "cancel"])
+answers = st.one_of(
+    st.fixed_dictionaries(
+        {"action": st.one_of(ACTIONS, values)}, optional={"content": st.dictionaries(text, values, max_size=3) | values}
+    ),
+    st.fixed_dictionaries(
+        {"role": st.sampled_from(["user", "assistant"]) | values, "model": values, "content": values}
+    ),
+    values,
+)
+capabilities = st.fixed_dictionaries(
+    {"extensions": st.fixed_dictionaries({TASKS_EXTENSION: values}, optional={"x": values})},
+    optional={"elicitation": values, "roots": values, "\ud800": values, "pad": st.just("p" * 5000)},
+)
+
+
+def accepting(**content: Any) -> dict[str, Any]:
+    return {"action": "accept", "content": content}
+
+
+def stored_case(kind: str, modern: bool, method: str, params: Any, request_id: Any = 7) -> Case:
+    return {**case(modern, method, params, request_id=request_id), "kind": kind}
+
+
+def stored_groups(handle: str) -> list[tuple[str, st.SearchStrategy[Case], list[Case]]]:
+    """(name, strategy, the issue's own requests for it) for every stored client field."""
+    report = {"name": "session_report", "arguments": {"session": handle}}
+    token = st.one_of(st.sampled_from(HOSTILE), values, st.just("t" * 700_000))
+    progress = token.map(
+        lambda t: stored_case("plain", True, "tools/call", {**report, "_meta": {**TASK_META, "progressToken": t}})
+    )
+    declared = capabilities.map(
+        lambda caps: stored_case(
+            "plain",
+            True,
+            "tools/call",
+            {**report, "_meta": {**TASK_META, "io.modelcontextprotocol/clientCapabilities": caps}},
+        )
+    )
+    ask_first = answers.map(lambda answer: stored_case("ask_first", True, "tools/call", {"user_name": answer}))
+    responses = st.dictionaries(st.sampled_from(["name", "confirm", "other", "\ud800"]), answers, max_size=2)
+    update = st.one_of(responses, values).map(lambda found: stored_case("update", True, "tasks/update", found))
+    reply = st.one_of(
+        st.fixed_dictionaries({"result": answers}),
+        st.fixed_dictionaries({"error": values}),
+        st.fixed_dictionaries({"result": answers, "error": values}),
+    ).map(lambda body: stored_case("reply", False, "", body))
+    uris = st.one_of(st.sampled_from(HOSTILE[9:19]), st.text(max_size=40).map(lambda t: "test://" + t), values)
+    subscribe = envelope(False, "resources/subscribe", st.fixed_dictionaries({"uri": uris}))
+    completion_params = st.fixed_dictionaries(
+        {
+            "ref": st.one_of(st.just({"type": "ref/prompt", "name": "summarize_session"}), values),
+            "argument": st.one_of(
+                st.fixed_dictionaries({"name": st.just("style") | values, "value": text | values}), values
+            ),
+        },
+        optional={"context": st.one_of(st.fixed_dictionaries({"arguments": values}), values)},
+    )
+    nan = float("nan")
+    caps_key = "io.modelcontextprotocol/clientCapabilities"
+    with_caps = {**report, "_meta": {**TASK_META, caps_key: {"extensions": {TASKS_EXTENSION: {"x": nan}}}}}
+    completing = {
+        "ref": {"type": "ref/prompt", "name": "summarize_session"},
+        "argument": {"name": "style", "value": "b"},
+    }
+    reported = {
+        "progress": [
+            stored_case("plain", True, "tools/call", {**report, "_meta": {**TASK_META, "progressToken": t}})
+            for t in (nan, float("inf"), 10**200, 1e-200, "x\ud800", "t" * 700_000)
+        ],
+        "capabilities": [stored_case("plain", True, "tools/call", with_caps)],
+        "ask_first": [stored_case("ask_first", True, "tools/call", {"user_name": accepting(name=nan)})],
+        "update": [stored_case("update", True, "tasks/update", {"name": accepting(name=10**200)})],
+        "reply": [stored_case("reply", False, "", {"result": accepting(name="x\ud800")})],
+        "completion": [
+            case(modern, "completion/complete", {**completing, "context": {"arguments": odd}})
+            for modern in (True, False)
+            for odd in (5, "ab", [1, 2])
+        ],
+    }
+    return [
+        ("2026 task progressToken", progress, reported["progress"]),
+        ("2026 task clientCapabilities", declared, reported["capabilities"]),
+        ("2026 ask_first answers", ask_first, reported["ask_first"]),
+        ("2026 tasks/update answers", update, reported["update"]),
+        ("2025 client responses", reply, reported["reply"]),
+        ("2025 resources/subscribe", subscribe, []),
+        (
+            "2026 completion/complete",
+            envelope(True, "completion/complete", completion_params),
+            reported["completion"][:3],
+        ),
+        (
+            "2025 completion/complete",
+            envelope(False, "completion/complete", completion_params),
+            reported["completion"][3:],
+        ),
+    ]

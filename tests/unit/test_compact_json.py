@@ -91,3 +91,64 @@ def _has_surrogate(value: Any) -> bool:
     if isinstance(value, dict):
         return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
     return False
+
+
+# -- repeated keys (issue 26): the screen never hides one, and never invents one -----------------------
+KEYS = st.sampled_from(["a", "b", "a:b", ":", "é", "\ud800"])
+DocumentTree = Any  # ("object", [(key, tree)]) | ("array", [tree]) | a scalar
+
+
+def _trees() -> st.SearchStrategy[DocumentTree]:
+    leaves = st.one_of(st.integers(-5, 2**70), st.sampled_from(["x", "t: 1", "\ud800", 1.5, None, True]))
+    return st.recursive(
+        leaves,
+        lambda inner: (
+            st.tuples(st.just("object"), st.lists(st.tuples(KEYS, inner), max_size=4))
+            | st.tuples(st.just("array"), st.lists(inner, max_size=3))
+        ),
+        max_leaves=10,
+    )
+
+
+def _render(tree: DocumentTree, escape_colons: bool) -> str:
+    """JSON text for ``tree``, keeping every member (repeats too); colons in strings escaped
+    (``\\u003a``) when asked, as another encoder might write them."""
+    if isinstance(tree, tuple) and tree[0] == "object":
+        members = (f"{_string(key, escape_colons)}:{_render(value, escape_colons)}" for key, value in tree[1])
+        return "{" + ",".join(members) + "}"
+    if isinstance(tree, tuple):
+        return "[" + ",".join(_render(item, escape_colons) for item in tree[1]) + "]"
+    return _string(tree, escape_colons) if isinstance(tree, str) else json.dumps(tree)
+
+
+def _string(text: str, escape_colons: bool) -> str:
+    written = json.dumps(text)
+    return written.replace(":", "\\u003a") if escape_colons else written
+
+
+def _repeats(tree: DocumentTree) -> set[str]:
+    if isinstance(tree, tuple) and tree[0] == "object":
+        keys = [key for key, _ in tree[1]]
+        found = {key for key in keys if keys.count(key) > 1}
+        return found.union(*(_repeats(value) for _, value in tree[1]))
+    if isinstance(tree, tuple):
+        return set().union(*(_repeats(item) for item in tree[1]))
+    return set()
+
+
+@settings(max_examples=500)
+@given(_trees(), st.booleans())
+def test_a_repeated_key_is_found_exactly_when_the_text_repeats_one(tree: DocumentTree, escape_colons: bool) -> None:
+    # Given JSON text that may repeat keys within an object (some keys and strings hold colons,
+    # possibly written as escapes), When compact_json reads it and looks for a repeated key
+    data = _render(tree, escape_colons).encode()
+    found = compact_json.repeated_key(data, compact_json.loads(data))
+    # Then it names one exactly when the text repeats one
+    expected = _repeats(tree)
+    assert (found is None) == (not expected) and (found is None or found in expected), (data, found)
+
+
+def test_a_repeat_hidden_behind_an_escaped_colon_is_still_found() -> None:
+    """The count screen alone would pass this: one member dropped, one colon added by an escape."""
+    data = b'{"a":1,"a":2,"b":"\\u003a"}'
+    assert compact_json.repeated_key(data, compact_json.loads(data)) == "a"

@@ -18,9 +18,12 @@ import pytest
 import mcp_platform.notifications as notifications_module
 from examples import conformance
 from examples.conformance.subscriptions import WATCHED
+from mcp_platform.notifications.subscriptions import SessionSubscriptions
+from tests.support import notify_tools
 from tests.support.endpoint import AwsStack, Instance, alice_and_bob, endpoint_instance, fresh_stack
-from tests.support.mcp_http import CAPS_META, MODERN, call, headers, initialize, modern_call
+from tests.support.mcp_http import CAPS_META, MODERN, call, final_message, headers, initialize, modern_call
 from tests.support.naive_log import InMemoryLog
+from tests.support.notify_tools.announce import notes_uri
 from tests.support.sse import Event, EventStream
 
 pytestmark = pytest.mark.integration
@@ -41,9 +44,10 @@ keys = pytest.fixture(alice_and_bob, name="keys")
 
 @pytest.fixture()
 def pair(aws: AwsStack) -> Iterator[tuple[Instance, Instance]]:
+    tools = (conformance, notify_tools)
     with (
-        endpoint_instance(aws, extra_tools=(conformance,), MCP_SUBSCRIPTIONS="true") as a,
-        endpoint_instance(aws, extra_tools=(conformance,), MCP_SUBSCRIPTIONS="true") as b,
+        endpoint_instance(aws, extra_tools=tools, MCP_SUBSCRIPTIONS="true") as a,
+        endpoint_instance(aws, extra_tools=tools, MCP_SUBSCRIPTIONS="true") as b,
     ):
         yield a, b
     # Every message both sent, checked against the official models.
@@ -235,3 +239,72 @@ def test_off_advertises_nothing_and_the_methods_are_not_found(aws: AwsStack, key
         assert (listen.status_code, listen.json()["error"]["code"]) == (404, -32601)
         get = httpx.get(instance.url, headers={**legacy(key, session_id), "Accept": "text/event-stream"}, timeout=30)
         assert get.status_code == 405 and "GET" not in get.headers["allow"]
+
+
+# -- issue 26 item 6: a subscription is authorized as a read, and updates stay with their principal ---
+def open_handle(instance: Instance, key: str) -> str:
+    opened = modern_call(
+        instance.url, key, 1, "tools/call", {"name": "open_session", "arguments": {}, "_meta": CAPS_META}
+    )
+    return str(final_message(opened)["result"]["structuredContent"]["session"])
+
+
+def listen_body(request_id: str, uris: list[str]) -> dict[str, Any]:
+    notifications = {"toolsListChanged": True, "resourceSubscriptions": uris}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "subscriptions/listen",
+            "params": {"_meta": CAPS_META, "notifications": notifications}}  # fmt: skip
+
+
+def listen_headers(key: str) -> dict[str, str]:
+    return headers(key, **{"MCP-Protocol-Version": MODERN, "Mcp-Method": "subscriptions/listen"})
+
+
+def test_a_uri_another_principal_cannot_read_is_not_subscribed_to_in_either_era(
+    pair: tuple[Instance, Instance], keys: dict[str, str]
+) -> None:
+    """Given alice's session handle, When bob subscribes (2025) to its notes on B, Then he gets
+    exactly what his resources/read of it gets (-32002), on A and on B; and bob's
+    subscriptions/listen (2026) does not honour it, while alice's does. (Bob's subscribe
+    answered {} and his listen honoured it, while his read answered -32002.)"""
+    a, b = pair
+    uri = notes_uri(open_handle(a, keys["alice"]))
+    bobs = initialize(b.url, keys["bob"])
+    read = call(a.url, keys["bob"], bobs, 2, "resources/read", {"uri": uri}).json()
+    subscribed = call(b.url, keys["bob"], bobs, 3, "resources/subscribe", {"uri": uri}).json()
+    assert read["error"]["code"] == -32002 and subscribed["error"] == read["error"], (read, subscribed)
+    for key, honoured in ((keys["bob"], []), (keys["alice"], [uri])):
+        with EventStream("POST", b.url, listen_headers(key), listen_body("sub-1", [uri])) as stream:
+            ack = stream.until(lambda message: True)[0].data
+        assert ack["params"]["notifications"]["resourceSubscriptions"] == honoured, ack
+
+
+def test_one_principals_update_of_a_private_resource_never_reaches_another_principals_stream(
+    pair: tuple[Instance, Instance], keys: dict[str, str], aws: AwsStack
+) -> None:
+    """Given bob's GET stream on B subscribed to alice's notes (the subscription written straight
+    into the table, as if it had been accepted) and to the public watched resource, and alice's
+    stream on A subscribed to both, When alice announces an update of her notes and of the
+    watched resource (then a marker), Then alice's stream delivers both, and bob's only the
+    watched one: the log keeps a private resource's updates per principal. (Keyed by URI alone,
+    alice's notes update reached bob.)"""
+    a, b = pair
+    alice, bob = keys["alice"], keys["bob"]
+    uri = notes_uri(open_handle(a, alice))
+    alices, bobs = initialize(a.url, alice), initialize(b.url, bob)
+    for subscribed in (uri, WATCHED):
+        assert result(call(a.url, alice, alices, 2, "resources/subscribe", {"uri": subscribed})) == {}
+    assert result(call(b.url, bob, bobs, 2, "resources/subscribe", {"uri": WATCHED})) == {}
+    SessionSubscriptions(aws.table, b.endpoint.sessions.gateway).subscribe(bobs, uri, owner="bob")
+    with get_stream(a, alice, alices) as alices_stream, get_stream(b, bob, bobs) as bobs_stream:
+        announce = {"name": "announce_notes", "arguments": {"handle": uri.split("/")[2]}}
+        assert '"isError":false' in call(a.url, alice, alices, 3, "tools/call", announce).text
+        trigger(a, alice, alices, 4, "test_trigger_resource_update")
+        trigger(a, alice, alices, 5, "test_trigger_tool_change")
+        to_alice = alices_stream.until(lambda message: message.get("method") == TOOLS_CHANGED)
+        to_bob = bobs_stream.until(lambda message: message.get("method") == TOOLS_CHANGED)
+    updated = [event.data["params"]["uri"] for event in to_alice if event.data.get("method") == UPDATED]
+    assert updated == [uri, WATCHED]
+    assert [(event.data.get("method"), event.data.get("params", {}).get("uri")) for event in to_bob] == [
+        (UPDATED, WATCHED),
+        (TOOLS_CHANGED, None),
+    ]

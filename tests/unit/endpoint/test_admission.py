@@ -95,6 +95,14 @@ def test_a_lone_surrogate_in_text_is_refused_with_its_path() -> None:
         check_storable({"notes": ["ok", {"text": "bad \ud800"}]})
 
 
+def test_an_empty_key_is_refused_with_its_path() -> None:
+    """Issue 26 (found by the stored-fields battery): the emulator stores ``{"": ...}`` in a map
+    and then answers every read of the item with one botocore cannot parse, so the task holding
+    it could never be read again (its message redelivered to the DLQ)."""
+    with pytest.raises(Inadmissible, match=r"answer\.content \(a key\): an empty key"):
+        check_storable({"content": {"": 1}}, "answer")
+
+
 def test_an_idempotency_key_with_a_lone_surrogate_is_invalid_params() -> None:
     params = {
         "name": "append_note",

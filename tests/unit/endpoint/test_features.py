@@ -138,6 +138,30 @@ def test_completion_for_prompt_arguments_and_template_variables() -> None:
     assert unknown.value.code == INVALID_PARAMS
 
 
+@pytest.mark.parametrize(
+    "malformed",
+    [
+        {"context": {"arguments": 5}},
+        {"context": {"arguments": "ab"}},
+        {"context": {"arguments": [1, 2]}},
+        {"context": {"arguments": {"name": None}}},
+        {"context": 7},
+        {"argument": {"name": "topic", "value": ["t"]}},
+        {"ref": {"type": "ref/resource", "uri": 3}},
+        {"ref": {"type": "ref/prompt"}},
+        {"ref": {"type": 1}},
+    ],
+)
+def test_issue26_every_malformed_completion_field_is_invalid_params(malformed: dict[str, Any]) -> None:
+    """context.arguments 5, "ab" or [1, 2] raised TypeError/ValueError (-32603): each malformed
+    field is now -32602 naming it, in both eras; nothing is coerced (a list value is not str()ed)."""
+    params = {"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "topic", "value": "t"}, **malformed}
+    for call in (LEGACY, MODERN):
+        with pytest.raises(JsonRpcError) as refused:
+            handle(server(*FULL), "completion/complete", params, call)
+        assert refused.value.code == INVALID_PARAMS and "params." in refused.value.message
+
+
 def test_2026_results_identify_the_server() -> None:
     result = handle(server(*FULL), "resources/list", {}, MODERN)
     assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "mcp-platform"

@@ -5,12 +5,13 @@ long one call may run."""
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
 
 import mcp_tools
-from mcp_platform.http.messages import HttpError, HttpRequest, read_body
+from mcp_platform.http.messages import MAX_JSON_DEPTH, HttpError, HttpRequest, decode_json, read_body
 from mcp_platform.http.security import RequestGuard, check_single_valued
 from mcp_platform.mcp.admission import Inadmissible
 from mcp_platform.mcp.call import CallContext
@@ -19,7 +20,7 @@ from mcp_platform.mcp.context import Services, ToolContext
 from mcp_platform.mcp.effects import store_error
 from mcp_platform.mcp.handshake import stored_client_name
 from mcp_platform.mcp.invocation import DEFAULT_MAX_CALL_SECONDS
-from mcp_platform.mcp.jsonrpc import LIMIT_EXCEEDED, Request
+from mcp_platform.mcp.jsonrpc import INVALID_REQUEST, LIMIT_EXCEEDED, Request
 from mcp_platform.mcp.preparation import admit_arguments
 from mcp_platform.mcp.tool_calls import ToolCallRunner
 from mcp_platform.mcp.tools import ToolCatalog, tool
@@ -42,6 +43,38 @@ def test_f7_a_body_that_stops_arriving_is_408_with_connection_close() -> None:
     with pytest.raises(HttpError) as refused:
         asyncio.run(read_body(receive, 1024, "100", timeout_seconds=0.05))
     assert refused.value.status == 408 and refused.value.headers == {"connection": "close"}
+
+
+def nested_body(levels: int, request_id: object = 3) -> bytes:
+    """A request whose body nests ``levels`` deep (the message object is level 1)."""
+    arguments = "1"
+    for _ in range(levels - 3):  # message, params, arguments hold the rest
+        arguments = f"[{arguments}]"
+    return f'{{"jsonrpc":"2.0","id":{json.dumps(request_id)},"params":{{"arguments":{{"x":{arguments}}}}}}}'.encode()
+
+
+def test_issue26_a_body_nested_past_the_limit_is_400_invalid_request_before_anything_reads_it() -> None:
+    """Given bodies nested 65 and 990 levels (990 answered 503: RecursionError downstream), Then
+    400 -32600 naming the limit, with the request's id; 64 levels are read."""
+    assert decode_json(nested_body(MAX_JSON_DEPTH))["id"] == 3
+    for levels in (MAX_JSON_DEPTH + 1, 990):
+        with pytest.raises(HttpError) as refused:
+            decode_json(nested_body(levels))
+        assert refused.value.status == 400 and refused.value.error.code == INVALID_REQUEST
+        assert f"{MAX_JSON_DEPTH} levels" in refused.value.error.message and refused.value.request_id == 3
+
+
+def test_issue26_many_shallow_containers_are_not_deep() -> None:
+    """The bracket count only screens: a thousand sibling objects nest 4 levels."""
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "params": {"items": [{"a": [1]} for _ in range(1000)]}})
+    assert len(decode_json(body.encode())["params"]["items"]) == 1000
+
+
+def test_issue26_a_repeated_key_is_400_invalid_request_naming_it() -> None:
+    with pytest.raises(HttpError) as refused:
+        decode_json(b'{"jsonrpc":"2.0","id":"r","method":"ping","params":{"x":1,"x":2}}')
+    assert refused.value.status == 400 and refused.value.error.code == INVALID_REQUEST
+    assert "'x'" in refused.value.error.message and refused.value.request_id == "r"
 
 
 def request_with(*pairs: tuple[str, str]) -> HttpRequest:

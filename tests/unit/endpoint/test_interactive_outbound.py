@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import subprocess
 import sys
@@ -115,6 +116,43 @@ def test_an_answer_delivered_elsewhere_is_polled_and_a_malformed_one_fails_the_c
     assert asyncio.run(scenario(accept())) == {"k": accept()}
     with pytest.raises(ClientRequestFailed, match="malformed"):
         asyncio.run(scenario({"action": "sure"}))
+
+
+class DeliveringReplies(FakeReplies):
+    """Another instance's view: the reply item exists, so a delivered answer is written."""
+
+    def deliver(self, session_id: str, request_id: str, *, owner: str, response: str) -> bool:
+        self.calls += 1
+        self.answers[request_id] = response
+        return True
+
+
+@pytest.mark.parametrize("same_instance", [True, False], ids=["same-instance", "other-instance"])
+@pytest.mark.parametrize("odd", [math.nan, 10**200, "x\ud800"], ids=["nan", "10**200", "lone-surrogate"])
+def test_issue26_an_answer_that_cannot_be_kept_is_refused_400_and_the_call_told_at_once(
+    same_instance: bool, odd: Any
+) -> None:
+    """Given a 2025 elicitation answered with a value no store can keep, When the response POST
+    reaches the waiting instance or another one, Then it is refused (400) and the waiting call
+    ends with a clear error naming the field (it was handed the value, or stored it as text)."""
+    replies, sent = DeliveringReplies(), []
+    outbound = ServerRequests(replies, timeout_seconds=30, poll_base_seconds=0.001)  # type: ignore[arg-type]
+    receiving = outbound if same_instance else ServerRequests(replies, timeout_seconds=30)  # type: ignore[arg-type]
+    call = legacy_call(sent)
+
+    async def scenario() -> tuple[int, str]:
+        waiting = asyncio.ensure_future(outbound.for_call(call).ask({"k": elicitation("Name?", NAME)}))
+        while not sent:
+            await asyncio.sleep(0)
+        answer = {"id": sent[0]["id"], "result": {"action": "accept", "content": {"name": odd}}}
+        with pytest.raises(ReplyRefused) as refused:
+            await receiving.receive(call.transport_session_id or "", answer, owner="alice")
+        with pytest.raises(ClientRequestFailed) as failed:
+            await waiting
+        return refused.value.status, str(failed.value)
+
+    status, failure = asyncio.run(scenario())
+    assert status == 400 and "result.content.name" in failure and "cannot be kept" in failure
 
 
 def test_an_unanswered_request_ends_with_a_clear_error() -> None:

@@ -81,11 +81,15 @@ def store(aws_env: None) -> Iterator[SessionStore]:
         yield SessionStore(name, client=client)
 
 
+async def readable_watched(uri: str, principal: str) -> bool:
+    return uri == WATCHED
+
+
 def streams(store: SessionStore, **pump: Any) -> NotificationStreams:
     """Production defaults (15 s keep-alive, 840 s cap, polls 0.1 s doubling to 5 s) unless given."""
     log = NotificationLog(store.table_name, store.gateway, clock=store.clock)
     notifications = Notifications(log, SessionSubscriptions(store.table_name, store.gateway, clock=store.clock))
-    served = Served(frozenset({"tools", "prompts", "resources"}), lambda uri: uri == WATCHED)
+    served = Served(frozenset({"tools", "prompts", "resources"}), readable_watched)
     return NotificationStreams(
         notifications, store, served, {"name": "t", "version": "1"}, StreamPump(timer=VirtualTimer(), **pump)
     )
@@ -131,7 +135,7 @@ def test_an_idle_2026_listen_stream_costs_one_query_per_poll_and_topic(store: Se
     message = Request("subscriptions/listen", {"notifications": {"toolsListChanged": True}}, 1)
     wire = Wire()
     store.gateway.reset_counts()
-    asyncio.run(target.listen(get_request("-"), message, wire.receive, wire.send, {}))
+    asyncio.run(target.listen(get_request("-"), message, "alice", wire.receive, wire.send, {}))
     assert store.gateway.calls == {"query": 172}
     ack, closing = wire.messages()[0][1], wire.messages()[-1][1]
     assert ack["params"]["notifications"] == {"toolsListChanged": True}
@@ -191,7 +195,7 @@ def test_last_event_id_resumes_after_that_entry(store: SessionStore) -> None:
 def test_a_malformed_listen_filter_is_invalid_params(store: SessionStore, notifications: Any) -> None:
     wire = Wire()
     message = Request("subscriptions/listen", {"notifications": notifications}, 9)
-    asyncio.run(streams(store).listen(get_request("-"), message, wire.receive, wire.send, {}))
+    asyncio.run(streams(store).listen(get_request("-"), message, "alice", wire.receive, wire.send, {}))
     assert wire.status == 400
     assert json.loads(wire.body)["error"]["code"] == -32602
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 import boto3
@@ -23,8 +24,9 @@ from mcp_platform.mcp.jsonrpc import (
     Request,
 )
 from mcp_platform.mcp.prompts import prompt, user
-from mcp_platform.mcp.resources import resource
+from mcp_platform.mcp.resources import ResourceNotFound, resource, resource_template
 from mcp_platform.mcp.server import McpServer
+from mcp_platform.mcp.subscribe import audience
 from mcp_platform.mcp.tool_calls import ToolCallRunner
 from mcp_platform.notifications import NotificationLog, Notifications, SessionSubscriptions
 from mcp_platform.sessions import SessionStore
@@ -103,6 +105,21 @@ def test_subscribe_stores_known_uris_up_to_the_limit(notifications: Notification
     assert notifications.subscriptions.snapshot(SESSION, owner="alice").since == {}
 
 
+@resource_template(uri_template="test://any/{name}", description="Reads for any name.")
+async def any_name(ctx: ToolContext, name: str) -> str:
+    return name
+
+
+def test_a_uri_that_cannot_be_stored_is_invalid_params(notifications: Notifications) -> None:
+    """Issue 26: a subscription keeps its URI; one with a lone surrogate (a template matches it)
+    failed the write (UnicodeEncodeError: -32603)."""
+    services = Services(notifications=notifications)
+    srv = McpServer(Catalog.of([any_name]), ToolCallRunner(services), services=services)
+    with pytest.raises(JsonRpcError) as refused:
+        legacy_call(srv, "resources/subscribe", {"uri": "test://any/x\ud800"})
+    assert refused.value.code == INVALID_PARAMS and "not well-formed Unicode" in refused.value.message
+
+
 def test_a_session_watches_a_bounded_number_of_resources(notifications: Notifications) -> None:
     subscriptions = notifications.subscriptions  # max_per_session=2 here (32 by default)
     subscriptions.subscribe(SESSION, "test://a", owner="alice")
@@ -111,3 +128,54 @@ def test_a_session_watches_a_bounded_number_of_resources(notifications: Notifica
     with pytest.raises(JsonRpcError) as full:
         legacy_call(srv, "resources/subscribe", {"uri": "test://watched"})
     assert full.value.code == LIMIT_EXCEEDED and full.value.data == {"limit": "subscriptions", "max": 2}
+
+
+# -- issue 26 item 6: authorized as a read; the log keeps private updates per principal ------------
+@resource_template(uri_template="test://private/{owner}", description="Readable by its owner only.")
+async def owned(ctx: ToolContext, owner: str) -> str:
+    if owner != ctx.principal:
+        raise ResourceNotFound(owner)
+    return f"{owner}'s"
+
+
+@resource(uri="test://public", description="The same for everyone.", cache=(0, "public"))
+async def shared(ctx: ToolContext) -> str:
+    return "shared"
+
+
+def test_a_uri_the_caller_cannot_read_is_refused_as_its_read_is_and_nothing_is_kept(
+    notifications: Notifications,
+) -> None:
+    """Given a template that reads only for its owner, When bob subscribes to alice's URI, Then the
+    answer is his read's (-32002, the URI in data), and his session watches nothing."""
+    services = Services(notifications=notifications)
+    srv = McpServer(Catalog.of([owned]), ToolCallRunner(services), services=services)
+    bobs = CallContext("bob", "2025-11-25", modern=False, transport=TransportSession(SESSION))
+    errors = []
+    for method in ("resources/read", "resources/subscribe"):
+        with pytest.raises(JsonRpcError) as refused:
+            asyncio.run(srv.handle(Request(method, {"uri": "test://private/alice"}, 1), bobs))
+        errors.append(refused.value.to_error())
+    assert errors[0] == errors[1] and errors[0]["code"] == RESOURCE_NOT_FOUND
+    assert notifications.subscriptions.snapshot(SESSION, owner="bob").since == {}
+    assert legacy_call(srv, "resources/subscribe", {"uri": "test://private/alice"}) == {}  # alice may
+
+
+def test_a_private_resources_updates_are_read_by_its_principal_alone_a_public_ones_by_all(
+    notifications: Notifications,
+) -> None:
+    """Given the audience of the endpoint (by declared cache scope), When alice announces updates
+    of a private and a public resource, Then bob's topics hold only the public one, alice's both."""
+    keyed = Notifications(
+        notifications.log, notifications.subscriptions, partial(audience, Catalog.of([owned, shared]))
+    )
+    for uri in ("test://private/alice", "test://public"):
+        asyncio.run(keyed.resource_updated(uri, principal="alice"))
+    start = keyed.log.cursor(0)
+
+    def heard(principal: str) -> list[str]:
+        uris = ("test://private/alice", "test://public")
+        return [n.uri for uri in uris for n in keyed.log.read(keyed.resource_topic(uri, principal), start)]
+
+    assert heard("alice") == ["test://private/alice", "test://public"]
+    assert heard("bob") == ["test://public"]

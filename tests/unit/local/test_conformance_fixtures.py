@@ -122,7 +122,7 @@ class RecordingNotifications:
     def __init__(self) -> None:
         self.published: list[tuple[str, str]] = []
 
-    async def resource_updated(self, uri: str) -> None:
+    async def resource_updated(self, uri: str, *, principal: str) -> None:
         self.published.append(("updated", uri))
 
     async def list_changed(self, kind: str) -> None:

@@ -3,13 +3,16 @@ and the worker (attempt, input, outcome) can race and DynamoDB decides (tasks ex
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
 
 from mcp_platform import table_schema as ts
+from mcp_platform.mcp.jsonrpc import LIMIT_EXCEEDED, TOOL_FAILED
 from mcp_platform.sessions import DynamoGateway, ManualClock
-from mcp_platform.tasks.model import TaskRequest
+from mcp_platform.tasks import budget
+from mcp_platform.tasks.model import Task, TaskRequest
 from mcp_platform.tasks.store import TaskNotFound, TaskStore, TaskTransitionRefused
 from tests.unit.sessions.conftest import TablePeek
 
@@ -101,3 +104,66 @@ def test_a_failed_task_keeps_its_error_and_diagnostics(tasks: TaskStore) -> None
     failed = tasks.finish("t1", "failed", error=error, message="boom")
     assert (failed.status, failed.error, failed.status_message, failed.result) == ("failed", error, "boom", None)
     assert "result" not in failed.detailed() and failed.detailed()["error"] == error
+
+
+# -- issue 26 item 2: the item keeps room for its outcome -------------------------------------------
+def padded(size: int) -> str:
+    """Text that takes ``size`` bytes as stored (one byte per character)."""
+    return "p" * size
+
+
+def largest(tasks: TaskStore, task_id: str = "big") -> Task:
+    """A task whose request, answers and questions are each at their budget (less a margin for
+    the structure around the padding), waiting for its last run."""
+    arguments = {"padding": padded(budget.REQUEST_BUDGET_BYTES - 2048)}
+    request = TaskRequest({"name": "sized", "arguments": arguments}, "call-1", "2026-07-28", True, {"extensions": {}})
+    task = tasks.new_task(task_id, "alice", request, 600)
+    tasks.create(task)
+    questions = {
+        "q": {"method": "elicitation/create", "params": {"message": padded(budget.QUESTIONS_BUDGET_BYTES - 1024)}}
+    }
+    waiting = tasks.await_input(task_id, questions, "Waiting for input")
+    answer = {"action": "accept", "content": {"text": padded(budget.ANSWERS_BUDGET_BYTES - 1024)}}
+    return tasks.deliver_input(waiting, {"q": answer})
+
+
+def test_a_task_at_every_budget_records_a_result_at_its_budget(tasks: TaskStore) -> None:
+    """The budgets' arithmetic, against the emulator's 400 KB item limit (it sizes an update as the
+    old item plus the new values): the largest request, answers and questions, then the largest
+    result and a status message of multi-byte characters, every write accepted."""
+    largest(tasks)
+    result = {"content": [{"type": "text", "text": padded(budget.OUTCOME_BUDGET_BYTES - 1024)}]}
+    done = tasks.finish("big", "completed", result=result, message="é" * budget.MAX_STATUS_MESSAGE)
+    assert done.status == "completed" and done.result == result
+
+
+def test_a_result_over_its_budget_is_recorded_as_limit_exceeded(tasks: TaskStore) -> None:
+    """Given the largest task and a 300 KB result (the item would pass 400 KB: the last write was
+    refused and the message redelivered), Then the task is failed with -31005 naming the limit."""
+    largest(tasks)
+    done = tasks.finish("big", "completed", result={"content": [{"type": "text", "text": padded(300_000)}]})
+    assert done.status == "failed" and done.result is None and done.error is not None
+    assert done.error["code"] == LIMIT_EXCEEDED and done.error["data"]["limit"] == "task_result_bytes"
+    assert tasks.get("big").detailed()["error"] == done.error  # and it reads back
+
+
+@pytest.mark.parametrize("value", [math.nan, 10**200, "x\ud800"], ids=["nan", "10**200", "lone-surrogate"])
+def test_an_unstorable_result_is_recorded_as_a_tool_failure(tasks: TaskStore, value: Any) -> None:
+    created(tasks)
+    done = tasks.finish("t1", "completed", result={"structuredContent": {"v": value}})
+    assert done.status == "failed" and done.error is not None and done.error["code"] == TOOL_FAILED
+    assert "structuredContent.v" in done.error["message"]
+
+
+def test_an_error_over_its_budget_keeps_its_code_and_a_clipped_message(tasks: TaskStore) -> None:
+    created(tasks)
+    error = {"code": -32602, "message": "bad \ud800 " + "m" * 2000, "data": {"echo": padded(200_000)}}
+    done = tasks.finish("t1", "failed", error=error, message=error["message"])
+    assert done.error == {"code": -32602, "message": ("bad ? " + "m" * 2000)[: budget.MAX_STATUS_MESSAGE]}
+    assert done.status_message == done.error["message"]
+
+
+def test_a_status_note_is_clipped_and_made_well_formed(tasks: TaskStore) -> None:
+    created(tasks)
+    tasks.note("t1", "step \ud800 " + "n" * 5000)
+    assert tasks.get("t1").status_message == ("step ? " + "n" * 5000)[: budget.MAX_STATUS_MESSAGE]

@@ -13,6 +13,7 @@ Reading takes orjson's answer only where it is the standard library's: never for
 with a run of 19 or more digits (orjson reads an integer beyond 64 bits as a float, silently
 losing digits), and not when orjson refuses the document (lone surrogate escapes, ``NaN``,
 ``1e400``, nesting past 1024 levels): the standard library reads, or refuses, those as before.
+Both keep the last of two members with one key; :func:`repeated_key` tells whether that happened.
 """
 
 from __future__ import annotations
@@ -47,3 +48,36 @@ def loads(data: bytes) -> Any:
         except orjson.JSONDecodeError:
             pass  # the standard library has the answer, or the error to report
     return json.loads(data.decode("utf-8"))
+
+
+def repeated_key(data: bytes, document: Any) -> str | None:
+    """A key that ``data`` repeats within one object (``document`` is what :func:`loads` read from
+    it, keeping only the last member), else None.
+
+    Screened at C speed: each member of an object is written with one colon outside strings, and
+    orjson writes the document back with one colon per member kept and the same colons inside
+    strings; equal counts mean no member was dropped. Unless a colon is spelled as an escape
+    (``\\u003a``: one colon in the document, none in the text) or orjson cannot write the
+    document; then, and for unequal counts, the standard library reads the text again and names
+    the first repeated key. A document that nests deep must have been refused before."""
+    try:
+        written: bytes | None = orjson.dumps(document)
+    except TypeError:  # orjson.JSONEncodeError: an integer beyond 64 bits, a lone surrogate
+        written = None
+    escaped = b"\\" in data and (b"\\u003a" in data or b"\\u003A" in data)  # one byte first: cheap
+    if written is not None and not escaped and written.count(b":") == data.count(b":"):
+        return None
+    repeated: list[str] = []
+
+    def first_repeat(members: list[tuple[str, Any]]) -> dict[str, Any]:
+        if not repeated:
+            seen: set[str] = set()
+            for key, _ in members:
+                if key in seen:
+                    repeated.append(key)
+                    break
+                seen.add(key)
+        return dict(members)
+
+    json.loads(data.decode("utf-8"), object_pairs_hook=first_repeat)
+    return repeated[0] if repeated else None

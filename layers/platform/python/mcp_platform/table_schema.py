@@ -214,8 +214,11 @@ def notify_pk(topic: str) -> str:
     return f"{NOTIFY_PREFIX}{topic}"
 
 
-def resource_topic(uri: str) -> str:
-    return f"resource#{uri_digest(uri)}"
+def resource_topic(uri: str, audience: str) -> str:
+    """The log topic of ``uri``'s updates for ``audience``: "" for every subscriber (a resource
+    that reads the same for everyone), else the one principal whose streams may see them."""
+    scoped = uri if not audience else json.dumps([audience, uri])
+    return f"resource#{uri_digest(scoped)}"
 
 
 def subscriptions_pk(session_id: str) -> str:

@@ -128,7 +128,8 @@ def build_runtime(
         from mcp_platform.audit.trail import AuditTrail
 
         audit_trail = AuditTrail(dynamodb, settings.audit_table)
-    notifications = build_notifications(settings, store) if settings.subscriptions else None
+    catalog = Catalog.discover(*packages)
+    notifications = build_notifications(settings, store, catalog) if settings.subscriptions else None
     services = Services(
         sessions=store,
         audit_trail=audit_trail,
@@ -138,7 +139,6 @@ def build_runtime(
         interactive=build_interactive(settings, store, secretsmanager),
         tasks=build_tasks(settings, store, sqs) if settings.task_queue_url else None,
     )
-    catalog = Catalog.discover(*packages)
     # Every call, streamed or plain JSON, is bounded by the stream cap (a tool may declare less).
     limit = max_call_seconds if max_call_seconds is not None else settings.stream_max_seconds
     runner = ToolCallRunner(services, producer, max_call_seconds=limit)
@@ -225,28 +225,33 @@ def build_interactive(settings: Settings, store: SessionStore, secretsmanager: A
     )
 
 
-def build_notifications(settings: Settings, store: SessionStore) -> Notifications:
-    """Stack option ``subscriptions``: the log and the subscription set, in the session table.
-    Imported only when on: with it off nothing of it loads (cold start) or runs."""
+def build_notifications(settings: Settings, store: SessionStore, catalog: Catalog) -> Notifications:
+    """Stack option ``subscriptions``: the log and the subscription set, in the session table;
+    a resource's updates reach every subscriber or only the announcing principal's, by its
+    declared cache scope. Imported only when on: with it off nothing of it loads (cold start)."""
+    from functools import partial
+
+    from mcp_platform.mcp.subscribe import audience
     from mcp_platform.notifications import NotificationLog, Notifications, SessionSubscriptions
 
     table, gateway = settings.session_table, store.gateway
     return Notifications(
-        NotificationLog(table, gateway, clock=store.clock), SessionSubscriptions(table, gateway, clock=store.clock)
+        NotificationLog(table, gateway, clock=store.clock),
+        SessionSubscriptions(table, gateway, clock=store.clock),
+        partial(audience, catalog),
     )
 
 
 def build_streams(settings: Settings, notifications: Notifications, server: McpServer) -> NotificationStreams:
     """The GET and subscriptions/listen streams, notifying about what the server advertises."""
-    from functools import partial
-
     from mcp_platform.http.listen import NotificationStreams, Served
     from mcp_platform.http.stream_pump import StreamPump
-    from mcp_platform.mcp.subscribe import knows_uri
+    from mcp_platform.mcp.features import ResourcesFeature
 
     active = {feature.capability_key for feature in server.features}
     lists = frozenset({"tools"} | active & {"prompts", "resources"})
-    served = Served(lists, partial(knows_uri, server.catalog) if "resources" in active else None)
+    resources = next((f for f in server.features if isinstance(f, ResourcesFeature)), None)
+    served = Served(lists, resources.readable if resources is not None else None)
     pump = StreamPump(
         keepalive_seconds=settings.keepalive_seconds,
         max_stream_seconds=settings.stream_max_seconds,

@@ -159,6 +159,11 @@ class McpEndpoint(HandshakeEra):
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type != "application/json":
             raise HttpError(415, "Content-Type must be application/json")
+        if request.headers.get("content-encoding", "identity").strip().lower() != "identity":
+            # Not decoded here: reading a compressed body as JSON would answer a parse error at best.
+            # The 415 names the coding accepted (RFC 9110 section 15.5.16).
+            unsupported = "Content-Encoding is not supported: send the body unencoded"
+            raise HttpError(415, unsupported, headers={"accept-encoding": "identity"})
         if not request.accepts("application/json"):
             raise HttpError(406, "Accept must include application/json and text/event-stream")
         body = await read_body(
@@ -199,7 +204,7 @@ class McpEndpoint(HandshakeEra):
         declared = message.meta.get(CLIENT_CAPABILITIES_META_KEY)
         call = CallContext(principal, version, True, log_level, declared if isinstance(declared, dict) else {})
         if message.method == "subscriptions/listen" and self.listener is not None:
-            await self.listener.listen(request, message, receive, send, cors)  # off: -32601 below
+            await self.listener.listen(request, message, principal, receive, send, cors)  # off: -32601 below
             return
         # 2026: closing the response stream is how a client cancels.
         bound = self.server.bind(message, call)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
@@ -34,8 +35,9 @@ from mcp_platform.mcp.jsonrpc import (
     notification_message,
     result_message,
 )
+from mcp_platform.mcp.subscribe import Readable
 from mcp_platform.notifications import Notice, Notifications
-from mcp_platform.notifications.log import is_cursor
+from mcp_platform.notifications.log import check_uri, is_cursor
 from mcp_platform.notifications.reader import ListenSource, LogReader, SessionSource
 from mcp_platform.sessions.errors import SessionNotFound, SessionStoreError
 
@@ -53,10 +55,12 @@ OPENED = b": stream open\nretry: 2000\n\n"
 @dataclass(frozen=True)
 class Served:
     """What the server notifies about: the list kinds it advertises ``listChanged`` for, and
-    which URIs it serves (None: no resources, so nothing to subscribe to)."""
+    whether a principal may read a URI (None: no resources, so nothing to subscribe to).
+    A subscription is authorized as a read is: a URI the caller cannot read is not honoured,
+    exactly like a URI that names nothing."""
 
     lists: frozenset[str]
-    knows_uri: Callable[[str], bool] | None
+    readable: Readable | None
 
 
 class NotificationStreams:
@@ -116,6 +120,7 @@ class NotificationStreams:
                 self.served.lists,
                 lambda: self._alive(session_id, principal),
                 self.pump.timer.now,
+                lambda uri: self.notifications.resource_topic(uri, principal),
                 self.session_check_seconds,
                 known=dict(snapshot.since),
                 checked_at=self.pump.timer.now(),
@@ -131,19 +136,20 @@ class NotificationStreams:
                 await end_body(send)
 
     async def listen(
-        self, request: HttpRequest, message: Request, receive: Any, send: Any, headers: dict[str, str]
+        self, request: HttpRequest, message: Request, principal: str, receive: Any, send: Any, headers: dict[str, str]
     ) -> None:
         """2026 ``subscriptions/listen``: acknowledgement, notifications, a result at the cap."""
         if not request.accepts("text/event-stream"):
             raise HttpError(406, f"{LISTEN_METHOD} answers with an event stream: Accept must include text/event-stream")
         try:
-            lists, uris, honoured = self._honoured(message.params.get("notifications"))
+            lists, uris, honoured = await self._honoured(message.params.get("notifications"), principal)
         except JsonRpcError as exc:
             await send_json(send, 400, error_message(message.id, exc), headers)
             return
         meta = {SUBSCRIPTION_ID_META_KEY: message.id}
         log = self.notifications.log
-        source = ListenSource(LogReader(log, log.cursor(log.clock.now())), lists, uris)
+        topic_of = functools.partial(self.notifications.resource_topic, principal=principal)
+        source = ListenSource(LogReader(log, log.cursor(log.clock.now())), lists, uris, topic_of)
         acknowledged = {"_meta": meta, "notifications": honoured}
         try:
             await start_sse(send, headers)
@@ -160,8 +166,9 @@ class NotificationStreams:
         """2025 DELETE: the subscriptions and the lease go; the session's stream ends at its next poll."""
         await asyncio.to_thread(self.notifications.subscriptions.end, session_id)
 
-    def _honoured(self, requested: Any) -> tuple[frozenset[str], tuple[str, ...], dict[str, Any]]:
-        """The filter's subset this server honours (what the acknowledgement reports)."""
+    async def _honoured(self, requested: Any, principal: str) -> tuple[frozenset[str], tuple[str, ...], dict[str, Any]]:
+        """The filter's subset this server honours (what the acknowledgement reports): of the
+        resources, those ``principal`` may read (each read once, concurrently)."""
         if not isinstance(requested, dict):
             raise JsonRpcError(INVALID_PARAMS, f"{LISTEN_METHOD} needs params.notifications (an object)")
         honoured: dict[str, Any] = {}
@@ -176,10 +183,12 @@ class NotificationStreams:
         if wanted is not None:
             if not isinstance(wanted, list) or not all(isinstance(uri, str) for uri in wanted):
                 raise JsonRpcError(INVALID_PARAMS, "notifications.resourceSubscriptions must be a list of URIs")
-            knows = self.served.knows_uri
-            if knows is not None:
+            readable = self.served.readable
+            if readable is not None:
                 limit = self.notifications.subscriptions.max_per_session
-                uris = tuple(dict.fromkeys(uri for uri in wanted if knows(uri)))[:limit]
+                candidates = list(dict.fromkeys(uri for uri in wanted if _well_formed(uri)))[:limit]
+                allowed = await asyncio.gather(*(readable(uri, principal) for uri in candidates))
+                uris = tuple(uri for uri, ok in zip(candidates, allowed, strict=True) if ok)
                 honoured["resourceSubscriptions"] = list(uris)
         lists = frozenset(FILTER_FLAGS[flag] for flag in honoured if flag in FILTER_FLAGS)
         return lists, uris, honoured
@@ -190,6 +199,14 @@ class NotificationStreams:
         except SessionNotFound:
             return False
         return True
+
+
+def _well_formed(uri: str) -> bool:
+    try:
+        check_uri(uri)
+    except ValueError:
+        return False
+    return True
 
 
 def _event_with_id(notice: Notice) -> bytes:

@@ -147,13 +147,59 @@ async def read_body(receive: Any, limit: int, declared: str | None, timeout_seco
         chunks.append(chunk)
 
 
+MAX_JSON_DEPTH = 64
+"""Nesting levels a request body may have (the message object is level 1). Checked where the
+body is parsed, before anything reads it, so nothing downstream (digests, admission, the
+standard library's encoder) recurses deeper on client data."""
+
+
 def decode_json(body: bytes) -> Any:
+    """The body's JSON document; 400 for one that is not JSON (-32700), or that nests deeper
+    than :data:`MAX_JSON_DEPTH` or repeats a key within an object (-32600: which member
+    counts would be a guess, and a proxy may have guessed otherwise)."""
     try:
-        return compact_json.loads(body)
+        document = compact_json.loads(body)
     except UnicodeDecodeError as exc:
         raise HttpError(400, "Request body is not valid UTF-8", PARSE_ERROR) from exc
     except (ValueError, RecursionError) as exc:
         raise HttpError(400, "Parse error: request body is not valid JSON", PARSE_ERROR) from exc
+    if _nested_deeper_than(body, document, MAX_JSON_DEPTH):
+        raise HttpError(400, f"Request body nests deeper than {MAX_JSON_DEPTH} levels", request_id=_id_of(document))
+    repeated = compact_json.repeated_key(body, document)
+    if repeated is not None:
+        raise HttpError(
+            400, f"Request body repeats the key {_clip(repeated)} within one object", request_id=_id_of(document)
+        )
+    return document
+
+
+def _nested_deeper_than(body: bytes, document: Any, limit: int) -> bool:
+    """Level by level, not recursively (a recursive walk is what the limit prevents); skipped
+    for a body with fewer brackets than the limit, which cannot nest that deep."""
+    if body.count(b"[") + body.count(b"{") <= limit:
+        return False
+    level = [document] if type(document) is dict or type(document) is list else []
+    depth = 1
+    while level:
+        if depth > limit:
+            return True
+        inner = []
+        for container in level:
+            for child in container.values() if type(container) is dict else container:
+                if type(child) is dict or type(child) is list:  # type(): JSON gives no subclasses
+                    inner.append(child)
+        level, depth = inner, depth + 1
+    return False
+
+
+def _id_of(document: Any) -> Any:
+    """The refused request's id, when it has a valid one (echoed in the error)."""
+    request_id = document.get("id") if isinstance(document, dict) else None
+    return request_id if isinstance(request_id, (str, int)) and not isinstance(request_id, bool) else None
+
+
+def _clip(key: str, limit: int = 40) -> str:
+    return repr(key if len(key) <= limit else key[:limit] + "...")
 
 
 dumps = compact_json.dumps  # a JSON-RPC message as response bytes (no wrapper call per response)

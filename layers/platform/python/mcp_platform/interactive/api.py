@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_platform.interactive import INPUT_METHODS, InputRequired
+from mcp_platform.mcp.admission import Inadmissible, check_storable
 from mcp_platform.mcp.jsonrpc import INVALID_REQUEST, MISSING_REQUIRED_CLIENT_CAPABILITY, JsonRpcError
 
 if TYPE_CHECKING:
@@ -125,9 +126,14 @@ def roots() -> InputRequest:
 
 
 def check_answer(method: str, answer: Any) -> dict[str, Any]:
-    """``answer`` when it has the shape of ``method``'s result; raises InvalidInputResponse."""
+    """``answer`` when it has the shape of ``method``'s result and could be stored (a tool may
+    keep it, a task does: admitted as tool arguments are); raises InvalidInputResponse."""
     if not isinstance(answer, dict):
         raise InvalidInputResponse(f"must be an object (the result of {method})")
+    try:
+        check_storable(answer)
+    except Inadmissible as exc:
+        raise InvalidInputResponse(f"cannot be kept: {exc}") from exc
     if method == ELICIT:
         if answer.get("action") not in ELICIT_ACTIONS:
             raise InvalidInputResponse(f"action must be one of {', '.join(ELICIT_ACTIONS)}")

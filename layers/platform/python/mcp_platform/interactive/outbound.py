@@ -32,6 +32,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from mcp_platform.interactive.api import InputRequest, InvalidInputResponse, check_answer
 from mcp_platform.interactive.replies import MAX_RESPONSE_BYTES, ClientReplies
 from mcp_platform.interactive.rounds import question_digest
+from mcp_platform.mcp.admission import Inadmissible, check_storable
 from mcp_platform.mcp.call import CallContext, discard_notification
 from mcp_platform.mcp.jsonrpc import INVALID_REQUEST, JsonRpcError, error_message
 from mcp_platform.mcp.tools import ToolError
@@ -84,21 +85,27 @@ class ServerRequests:
         request_id = message.get("id")
         if not isinstance(request_id, str) or not REQUEST_ID.fullmatch(request_id):
             raise ReplyRefused(400, "No outstanding server request has this id")  # no AWS call for it
+        refusal = _inadmissible(message)  # admitted as tool arguments are: a tool may keep it
         waiter = self._waiting.get((session_id, request_id))
         if waiter is not None:
             if waiter.owner != owner or waiter.future.done():
                 raise ReplyRefused(400, "No outstanding server request has this id")
-            waiter.future.set_result(message)  # fast path: the call waits in this process
+            # Fast path: the call waits in this process (for a refused answer, the refusal).
+            waiter.future.set_result(message if refusal is None else _refused(request_id, refusal))
+            if refusal is not None:
+                raise ReplyRefused(400, refusal)
             return
-        text = json.dumps(message, separators=(",", ":"))
-        too_large = len(text) > MAX_RESPONSE_BYTES
-        if too_large:  # the waiting call learns it now instead of at its timeout
-            refusal = JsonRpcError(INVALID_REQUEST, f"The client's response exceeded {MAX_RESPONSE_BYTES} bytes")
-            text = json.dumps(error_message(request_id, refusal))
+        status, text = 400, ""
+        if refusal is None:
+            text = json.dumps(message, separators=(",", ":"))
+            if len(text) > MAX_RESPONSE_BYTES:
+                status, refusal = 413, f"The client's response exceeded {MAX_RESPONSE_BYTES} bytes"
+        if refusal is not None:  # the waiting call learns it now instead of at its timeout
+            text = json.dumps(_refused(request_id, refusal))
         if not await asyncio.to_thread(self.replies.deliver, session_id, request_id, owner=owner, response=text):
             raise ReplyRefused(400, "No outstanding server request has this id")
-        if too_large:
-            raise ReplyRefused(413, f"Response larger than {MAX_RESPONSE_BYTES} bytes")
+        if refusal is not None:
+            raise ReplyRefused(status, refusal)
 
     async def exchange(self, call: CallContext, requests: Mapping[str, InputRequest]) -> dict[str, dict[str, Any]]:
         session_id, owner = str(call.transport_session_id), call.principal
@@ -157,6 +164,20 @@ class ServerRequests:
             except (ClientError, BotoCoreError, SessionStoreError):
                 # The item expires by its TTL; the call's outcome does not depend on this delete.
                 logger.warning("reply item not removed (its TTL will)", exc_info=True)
+
+
+def _inadmissible(message: dict[str, Any]) -> str | None:
+    """Why the client's response cannot be kept (see ``mcp.admission``), or None."""
+    try:
+        check_storable(message)
+    except Inadmissible as exc:
+        return f"The client's response cannot be kept: {exc}"
+    return None
+
+
+def _refused(request_id: str, reason: str) -> dict[str, Any]:
+    """The error response the waiting call receives in place of a refused answer."""
+    return error_message(request_id, JsonRpcError(INVALID_REQUEST, reason))
 
 
 def _answer(request: InputRequest, response: dict[str, Any]) -> dict[str, Any]:

@@ -1,7 +1,9 @@
 """Admission of values a request will have stored: refused before any write, never after.
 
 A tools/call's arguments are written to DynamoDB (the call record), travel through DynamoDB
-Streams to the audit function and through Kinesis to ingest. JSON can carry values none of
+Streams to the audit function and through Kinesis to ingest; a task keeps the call's progress
+token, the client's capabilities and its answers; a transport session keeps what initialize
+declared. JSON can carry values none of
 those can represent, and a value DynamoDB accepts can still be one the audit function's
 deserialiser rejects (boto3 reads numbers with a 38-digit decimal context that traps rounding),
 which would send the stream record to the audit DLQ. So every such value is checked here,
@@ -75,12 +77,44 @@ def check_storable(value: Any, path: str = "", depth: int = 0) -> int:
     if isinstance(value, Mapping):
         size = 3
         for key, item in value.items():
+            if not key:  # the emulator stores {"": ...} and then serves an item no client can read
+                raise Inadmissible(f"{path} (a key)", "an empty key cannot be stored")
             size += 1 + check_text(str(key), f"{path} (a key)")
             size += check_storable(item, f"{path}.{key}" if path else str(key), depth + 1)
         return size
     if isinstance(value, (list, tuple)):
         return 3 + sum(1 + check_storable(item, f"{path}[{index}]", depth + 1) for index, item in enumerate(value))
     raise Inadmissible(path, f"a {type(value).__name__} cannot be stored")
+
+
+class TooLarge(Inadmissible):
+    """A storable value over the budget of where it is kept."""
+
+    def __init__(self, path: str, size: int, budget: int) -> None:
+        super().__init__(path, f"{size} bytes as stored; at most {budget} are kept")
+        self.size = size
+        self.budget = budget
+
+
+def check_within(value: Any, path: str, budget: int) -> int:
+    """:func:`check_storable`, and at most ``budget`` bytes as stored (:class:`TooLarge`);
+    returns the size."""
+    size = check_storable(value, path)
+    if size > budget:
+        raise TooLarge(path, size, budget)
+    return size
+
+
+MAX_PROGRESS_TOKEN_BYTES = 256
+"""A progress token is an identifier the server echoes (and a task keeps): a short one."""
+
+
+def check_progress_token(token: Any, path: str = "_meta.progressToken") -> None:
+    """A progress token is a string or a number (spec), storable, and short."""
+    if isinstance(token, bool) or not isinstance(token, (str, int, float)):
+        raise Inadmissible(path, "must be a string or a number")
+    if check_storable(token, path) > MAX_PROGRESS_TOKEN_BYTES:
+        raise Inadmissible(path, f"longer than {MAX_PROGRESS_TOKEN_BYTES} bytes")
 
 
 def _clip(text: str, limit: int = 24) -> str:

@@ -91,9 +91,11 @@ class ToolContext:
 
     async def notify_resource_updated(self, uri: str) -> None:
         """Tell the subscribers of ``uri``, on whichever instance their stream is, that it changed
-        (call it once the change is durable). A no-op when subscriptions are off."""
+        (call it once the change is durable). A no-op when subscriptions are off. Only the
+        caller's own subscribers hear of it, unless the resource is declared with cache scope
+        ``public`` (it reads the same for everyone): then every subscriber does."""
         if self.services.notifications is not None:
-            await self.services.notifications.resource_updated(uri)
+            await self.services.notifications.resource_updated(uri, principal=self.principal)
 
     async def notify_list_changed(self, kind: str) -> None:
         """Tell every listening client that the list of ``kind`` (tools, prompts, resources)

@@ -7,13 +7,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from mcp_platform.interactive import InputRequired
 from mcp_platform.mcp.call import CallContext
 from mcp_platform.mcp.catalog import Catalog
 from mcp_platform.mcp.context import Services, ToolContext
-from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, JsonRpcError, Request
+from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, UNAVAILABLE, JsonRpcError, Request
 from mcp_platform.mcp.pagination import page
 from mcp_platform.mcp.prompts import PromptArgumentError, messages
-from mcp_platform.mcp.resources import ResourceNotFound, contents
+from mcp_platform.mcp.resources import CacheScope, ResourceNotFound, contents
 
 Handler = Callable[[Request, CallContext], Awaitable[dict[str, Any]]]
 MAX_COMPLETIONS = 100  # completion/complete returns at most 100 values (spec)
@@ -81,7 +82,7 @@ class ResourcesFeature(Feature):
             return {}
         from mcp_platform.mcp.subscribe import ResourceSubscriptions  # only with subscriptions on
 
-        handlers = ResourceSubscriptions(self.catalog, self.services.notifications)
+        handlers = ResourceSubscriptions(self.services.notifications, self.readable)
         return {"resources/subscribe": handlers.subscribe, "resources/unsubscribe": handlers.unsubscribe}
 
     async def _list(self, request: Request, call: CallContext) -> dict[str, Any]:
@@ -96,24 +97,41 @@ class ResourcesFeature(Feature):
         uri = request.params.get("uri")
         if not isinstance(uri, str) or not uri:
             raise JsonRpcError(INVALID_PARAMS, "params.uri must be a non-empty string")
-        ctx = self._context(call)
-        result: dict[str, Any]
         try:
-            fixed = self.catalog.resources.get(uri)
-            if fixed is not None:
-                result, cache = {"contents": contents(uri, await fixed.function(ctx), fixed.mime_type)}, fixed.cache
-            else:
-                found = self.catalog.find_template(uri)
-                if found is None:
-                    raise ResourceNotFound(uri)
-                template, variables = found
-                value = await template.function(ctx, **variables)
-                result, cache = {"contents": contents(uri, value, template.mime_type)}, template.cache
+            listed, cache = await self._contents(uri, self._context(call))
         except ResourceNotFound as exc:
             raise resource_not_found(uri, call.modern) from exc
+        result: dict[str, Any] = {"contents": listed}
         if call.modern:  # 2026-07-28: every read result carries its caching hints
             result.update(ttlMs=cache[0], cacheScope=cache[1])
         return result
+
+    async def readable(self, uri: str, principal: str) -> bool:
+        """Whether ``principal`` may read ``uri``: the read itself decides (a subscription is
+        authorized exactly as a read is). Not readable: a URI that names nothing, or whose read
+        refuses this caller, or would need to ask the client (no request to ask on). A store
+        that is briefly unavailable is not an answer: that error propagates."""
+        ctx = ToolContext(principal=principal, services=self.services)
+        try:
+            await self._contents(uri, ctx)
+        except (ResourceNotFound, InputRequired):
+            return False
+        except JsonRpcError as refused:
+            if refused.code == UNAVAILABLE:
+                raise
+            return False
+        return True
+
+    async def _contents(self, uri: str, ctx: ToolContext) -> tuple[list[dict[str, Any]], tuple[int, CacheScope]]:
+        """The read of ``uri`` (its contents and caching hints); ResourceNotFound when it names nothing."""
+        fixed = self.catalog.resources.get(uri)
+        if fixed is not None:
+            return contents(uri, await fixed.function(ctx), fixed.mime_type), fixed.cache
+        found = self.catalog.find_template(uri)
+        if found is None:
+            raise ResourceNotFound(uri)
+        template, variables = found
+        return contents(uri, await template.function(ctx, **variables), template.mime_type), template.cache
 
 
 def resource_not_found(uri: str, modern: bool) -> JsonRpcError:
@@ -170,32 +188,59 @@ class CompletionFeature(Feature):
         return {"completion/complete": self._complete}
 
     async def _complete(self, request: Request, call: CallContext) -> dict[str, Any]:
+        """Every malformed field is -32602, named (nothing of the request is coerced)."""
         ref, argument = request.params.get("ref"), request.params.get("argument")
-        if not isinstance(ref, dict) or not isinstance(argument, dict) or not isinstance(argument.get("name"), str):
-            raise JsonRpcError(INVALID_PARAMS, "completion/complete needs params.ref and params.argument.name")
+        if not isinstance(ref, dict):
+            raise JsonRpcError(INVALID_PARAMS, "completion/complete needs params.ref (an object)")
+        if not isinstance(argument, dict) or not isinstance(argument.get("name"), str):
+            raise JsonRpcError(INVALID_PARAMS, "completion/complete needs params.argument with a name (a string)")
         value = argument.get("value", "")
-        context = request.params.get("context") or {}
-        known = context.get("arguments") if isinstance(context, dict) else None
+        if not isinstance(value, str):
+            raise JsonRpcError(INVALID_PARAMS, "params.argument.value must be a string")
+        known = _known_arguments(request.params.get("context"))
         completers, declared = self._completers(ref)
         if argument["name"] not in declared:
             raise JsonRpcError(INVALID_PARAMS, f"Unknown argument: {argument['name']}")
         completer = completers.get(argument["name"])
-        found = [] if completer is None else await completer(self._context(call), str(value), dict(known or {}))
+        found = [] if completer is None else await completer(self._context(call), value, known)
         result: dict[str, Any] = {"values": found[:MAX_COMPLETIONS], "total": len(found)}
         result["hasMore"] = len(found) > MAX_COMPLETIONS
         return {"completion": result}
 
     def _completers(self, ref: dict[str, Any]) -> tuple[Mapping[str, Any], set[str]]:
-        if ref.get("type") == "ref/prompt":
-            spec = self.catalog.prompts.get(str(ref.get("name")))
-            if spec is not None:
-                return spec.completions, {a.name for a in spec.arguments}
-        elif ref.get("type") == "ref/resource":
+        kind = ref.get("type")
+        if kind == "ref/prompt":
+            name = ref.get("name")
+            if not isinstance(name, str):
+                raise JsonRpcError(INVALID_PARAMS, "params.ref.name must be a string")
+            spec = self.catalog.prompts.get(name)
+            if spec is None:
+                raise JsonRpcError(INVALID_PARAMS, f"Unknown prompt: {name}")
+            return spec.completions, {a.name for a in spec.arguments}
+        if kind == "ref/resource":
+            uri = ref.get("uri")
+            if not isinstance(uri, str):
+                raise JsonRpcError(INVALID_PARAMS, "params.ref.uri must be a string")
             by_template = {t.uri_template: t for t in self.catalog.templates.values()}
-            template = by_template.get(str(ref.get("uri")))
-            if template is not None:
-                return template.completions, set(template.variables)
-        raise JsonRpcError(INVALID_PARAMS, f"Unknown completion reference: {ref}")
+            template = by_template.get(uri)
+            if template is None:
+                raise JsonRpcError(INVALID_PARAMS, f"Unknown resource template: {uri}")
+            return template.completions, set(template.variables)
+        raise JsonRpcError(INVALID_PARAMS, "params.ref.type must be ref/prompt or ref/resource")
+
+
+def _known_arguments(context: Any) -> dict[str, str]:
+    """``params.context.arguments``: the values already chosen, argument name -> string."""
+    if context is None:
+        return {}
+    if not isinstance(context, dict):
+        raise JsonRpcError(INVALID_PARAMS, "params.context must be an object")
+    known = context.get("arguments")
+    if known is None:
+        return {}
+    if not isinstance(known, dict) or not all(isinstance(v, str) for v in known.values()):
+        raise JsonRpcError(INVALID_PARAMS, "params.context.arguments must map argument names to strings")
+    return dict(known)
 
 
 class TasksFeature(Feature):

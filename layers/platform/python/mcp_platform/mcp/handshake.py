@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_platform.mcp.admission import Inadmissible, check_storable, check_text
+from mcp_platform.mcp.admission import Inadmissible, check_text, check_within
 from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, JsonRpcError
 from mcp_platform.mcp.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION
 
@@ -54,9 +54,11 @@ def transport_session_attributes(params: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def check_stored_capabilities(capabilities: dict[str, Any]) -> None:
-    if check_storable(capabilities, "capabilities") > MAX_CAPABILITIES_BYTES:
-        raise Inadmissible("capabilities", f"larger than {MAX_CAPABILITIES_BYTES} bytes")
+def check_stored_capabilities(capabilities: Any, path: str = "capabilities") -> None:
+    """Client capabilities as kept (a transport session, a task): an object, storable, bounded."""
+    if not isinstance(capabilities, dict):
+        raise Inadmissible(path, "must be an object")
+    check_within(capabilities, path, MAX_CAPABILITIES_BYTES)
 
 
 def stored_client_name(client_info: Any) -> str:

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mcp_platform.mcp.admission import Inadmissible, check_storable, check_text
+from mcp_platform.mcp.admission import Inadmissible, check_progress_token, check_storable, check_text
 from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, JsonRpcError, Request
 from mcp_platform.mcp.tools import ToolCatalog, ToolSpec
 from mcp_platform.mcp.versions import IDEMPOTENCY_KEY_META, SESSION_HANDLE_ARGUMENT
@@ -67,6 +67,11 @@ def prepare_call(request: Request, call: CallContext, catalog: ToolCatalog) -> P
     deduplicable = session_id is not None or call.transport_session_id is not None
     digest = hashlib.sha256(f"{spec.name}\x00{_canonical(arguments)}".encode()).hexdigest()[:32] if deduplicable else ""
     token = request.meta.get("progressToken")
+    if token is not None:  # echoed in notifications, kept by a task: admitted like the arguments
+        try:
+            check_progress_token(token)
+        except Inadmissible as exc:
+            raise JsonRpcError(INVALID_PARAMS, str(exc)) from exc
     return PreparedCall(  # positional, in field order: keywords would be gathered into a dict first
         spec,
         _without_handle(arguments),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Awaitable, Callable
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_platform.interactive import INPUT_METHODS, InputRequired
 from mcp_platform.mcp.binding import BoundRequest, Work, refusal
@@ -33,6 +33,9 @@ from mcp_platform.mcp.preparation import PreparedCall, require_client_capabiliti
 from mcp_platform.mcp.tool_calls import ToolCallRunner
 from mcp_platform.mcp.tools import ToolCatalog
 from mcp_platform.mcp.versions import MODERN_VERSIONS
+
+if TYPE_CHECKING:  # the tasks extension loads only where it is deployed
+    from mcp_platform.tasks.model import TaskRequest
 
 SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
 
@@ -129,10 +132,11 @@ class McpServer:
         await self.runner.load(prepared, call)
         require_client_capabilities(prepared.spec, call)
         if self._runs_as_task(prepared, call):
+            kept = self.services.tasks.task_request(request, prepared, call)  # admitted before anything
             await self._open_interaction(request, call, consume=True)  # the questions before it starts
 
             async def start() -> dict[str, Any]:
-                task = self._start_task(request, prepared, call)
+                task = self._start_task(prepared, call, kept)
                 return self._finish(await self._answered(request, call, task), call)
 
             return start
@@ -165,7 +169,7 @@ class McpServer:
             return False
         return prepared.invalid_arguments is None and bool(self.services.tasks.wants_task(prepared.spec, call))
 
-    async def _start_task(self, request: Request, prepared: PreparedCall, call: CallContext) -> dict[str, Any]:
+    async def _start_task(self, prepared: PreparedCall, call: CallContext, kept: TaskRequest) -> dict[str, Any]:
         """The tool's ``ask_first`` questions (an InputRequiredResult until answered), then the task."""
         answers: dict[str, dict[str, Any]] = {}
         if prepared.spec.ask_first is not None:
@@ -179,7 +183,7 @@ class McpServer:
                 client_capabilities=call.client_capabilities,
             )
             answers = await ask_all(context, questions)
-        created: dict[str, Any] = await self.services.tasks.start(request, prepared, call, answers)
+        created: dict[str, Any] = await self.services.tasks.start(kept, call, answers)
         return created
 
     async def _open_interaction(self, request: Request, call: CallContext, *, consume: bool) -> None:

@@ -4,39 +4,56 @@ Registered only when subscriptions are on and there are resources (otherwise -32
 unknown method), and only in the 2025 era: 2026-07-28 removed both (``subscriptions/listen``
 carries the URIs instead). The transport has already checked that the caller owns the live
 ``Mcp-Session-Id`` session (404 otherwise); the set is stored with it, for whichever instance
-holds the session's GET stream (:mod:`mcp_platform.notifications.subscriptions`).
+holds the session's GET stream (:mod:`mcp_platform.notifications.subscriptions`). A URI is
+subscribed to only if the caller may read it, and the log keeps a private resource's updates
+per principal (:func:`audience`), so no stream hears of what its principal could not read.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mcp_platform.mcp.call import CallContext
 from mcp_platform.mcp.catalog import Catalog
 from mcp_platform.mcp.effects import store_error
-from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, LIMIT_EXCEEDED, RESOURCE_NOT_FOUND, JsonRpcError, Request
+from mcp_platform.mcp.features import resource_not_found
+from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, LIMIT_EXCEEDED, JsonRpcError, Request
 from mcp_platform.notifications import Notifications
 from mcp_platform.notifications.log import check_uri
 from mcp_platform.notifications.subscriptions import TooManySubscriptions
 from mcp_platform.sessions.errors import StoreThrottled
 
+Readable = Callable[[str, str], Awaitable[bool]]
+"""(uri, principal) -> whether that principal's ``resources/read`` of it would answer it."""
 
-def knows_uri(catalog: Catalog, uri: str) -> bool:
-    """A URI this server can read: a fixed resource, or one a template matches."""
-    return uri in catalog.resources or catalog.find_template(uri) is not None
+
+def audience(catalog: Catalog, uri: str, principal: str) -> str:
+    """Who hears of an update of ``uri`` announced by (or listened for by) ``principal``
+    (``notifications.Audience``): every subscriber for a resource declared with cache scope
+    ``public`` (it reads the same for every caller), else that principal alone -- the default
+    scope is ``private``, and a URI no resource serves is treated as private too."""
+    fixed = catalog.resources.get(uri)
+    if fixed is not None:
+        scope = fixed.cache[1]
+    else:
+        found = catalog.find_template(uri)
+        scope = found[0].cache[1] if found is not None else "private"
+    return "" if scope == "public" else principal
 
 
 class ResourceSubscriptions:
-    def __init__(self, catalog: Catalog, notifications: Notifications) -> None:
-        self.catalog = catalog
+    def __init__(self, notifications: Notifications, readable: Readable) -> None:
         self.notifications = notifications
+        self.readable = readable
 
     async def subscribe(self, request: Request, call: CallContext) -> dict[str, Any]:
+        """Authorized exactly as a read: a URI the caller cannot read (another principal's
+        session, an unknown one) gets the answer its read would (-32002), and nothing is kept."""
         uri = _uri(request)
-        if not knows_uri(self.catalog, uri):
-            # Nothing would ever be published for it: refused, not accepted and left silent.
-            raise JsonRpcError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
+        if not await self.readable(uri, call.principal):
+            raise resource_not_found(uri, modern=False)
         subscriptions = self.notifications.subscriptions
         try:
             await asyncio.to_thread(subscriptions.subscribe, _session(call), uri, owner=call.principal)

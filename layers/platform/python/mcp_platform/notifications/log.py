@@ -5,7 +5,10 @@ Entries live in the session table (``table_schema``): ``pk=notify#<topic>``,
 a reader asks for "everything after the last sk I saw" with one Query; the random suffix keeps
 two entries of one microsecond apart. Topics: ``lists`` holds every list change (rare, so one
 partition every stream reads costs one Query per poll whatever it watches) and
-``resource#<sha256(uri)>`` one resource's updates (a stream reads only the resources it watches).
+``resource#<digest>`` one resource's updates for one audience (a stream reads only the resources
+it watches): the digest of the URI for a resource that reads the same for every caller, of the
+principal and the URI for one that does not (``table_schema.resource_topic``), so one
+principal's updates of such a resource never reach another principal's stream.
 
 An entry matters only until the open streams have polled past it (seconds) or a client resumes
 a 2025 GET stream with ``Last-Event-ID``: it carries a ``ttl`` ``retention_seconds`` ahead, and
@@ -21,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_platform import table_schema as ts
+from mcp_platform.mcp.admission import check_text
 from mcp_platform.mcp.jsonrpc import notification_message
 from mcp_platform.sessions.clock import Clock, SystemClock, iso_utc
 from mcp_platform.sessions.codec import from_attr, require_epoch_seconds, to_item
@@ -41,8 +45,10 @@ def is_cursor(value: object) -> bool:
 
 
 def check_uri(uri: object) -> str:
+    """A URI as a subscription keeps it: a non-empty, well-formed string, bounded."""
     if not isinstance(uri, str) or not uri or len(uri) > MAX_URI_CHARS:
         raise ValueError(f"a resource URI must be a non-empty string of at most {MAX_URI_CHARS} characters")
+    check_text(uri, "")  # an Inadmissible is a ValueError
     return uri
 
 
@@ -83,9 +89,10 @@ class NotificationLog:
         self.retention_seconds = retention_seconds
         self.clock: Clock = clock or SystemClock()
 
-    def publish_resource_updated(self, uri: str) -> Notice:
+    def publish_resource_updated(self, uri: str, *, audience: str) -> Notice:
+        """``audience``: "" (every subscriber) or the principal whose subscribers are told."""
         uri = check_uri(uri)
-        return self._publish(ts.resource_topic(uri), RESOURCE, uri)
+        return self._publish(ts.resource_topic(uri, audience), RESOURCE, uri)
 
     def publish_list_changed(self, kind: str) -> Notice:
         if kind not in LIST_KINDS:

@@ -66,12 +66,14 @@ class ListenSource:
     reader: LogReader
     lists: frozenset[str]
     uris: tuple[str, ...]
+    topic_of: Callable[[str], str]
+    """A URI's topic for the listening principal (``Notifications.resource_topic``)."""
 
     def poll(self) -> list[Notice] | None:
         self.reader.begin()
         found = [n for n in self.reader.read(ts.NOTIFY_TOPIC_LISTS) if n.notice in self.lists] if self.lists else []
         for uri in self.uris:
-            found += [n for n in self.reader.read(ts.resource_topic(uri)) if n.uri == uri]
+            found += [n for n in self.reader.read(self.topic_of(uri)) if n.uri == uri]
         return self.reader.finish(found)
 
 
@@ -91,6 +93,8 @@ class SessionSource:
     session_alive: Callable[[], bool]
     now: Callable[[], float]
     """The stream's clock (monotonic), for the session check's interval."""
+    topic_of: Callable[[str], str]
+    """A URI's topic for the session's owner (``Notifications.resource_topic``)."""
     session_check_seconds: float = 60.0
     known: dict[str, float] = field(default_factory=dict)
     checked_at: float = 0.0
@@ -116,4 +120,4 @@ class SessionSource:
         return self.reader.finish(n for n in found if n.notice != RESOURCE or n.uri in self.known)
 
     def _updates(self, uri: str, since: float) -> list[Notice]:
-        return [n for n in self.reader.read(ts.resource_topic(uri), since) if n.uri == uri]
+        return [n for n in self.reader.read(self.topic_of(uri), since) if n.uri == uri]

@@ -17,9 +17,13 @@ import secrets
 from typing import TYPE_CHECKING, Any
 
 from mcp_platform import blocking
+from mcp_platform.mcp.admission import Inadmissible
 from mcp_platform.mcp.call import CallContext
 from mcp_platform.mcp.effects import unavailable
+from mcp_platform.mcp.handshake import check_stored_capabilities
 from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, JsonRpcError, Request
+from mcp_platform.mcp.versions import CLIENT_CAPABILITIES_META_KEY
+from mcp_platform.tasks.budget import admit_answers, admit_request
 from mcp_platform.tasks.model import EXTENSION_ID, Task, TaskRequest, declares_tasks
 from mcp_platform.tasks.store import TaskNotFound, TaskStore, TaskTransitionRefused
 
@@ -52,11 +56,10 @@ class TaskService:
             raise missing_extension(f"Tool {spec.name} runs only as a task")
         return False
 
-    async def start(
-        self, request: Request, prepared: PreparedCall, call: CallContext, answers: dict[str, Any] | None = None
-    ) -> dict[str, Any]:
-        """Write the task (with the answers gathered before it), queue it, answer CreateTaskResult."""
-        # The call itself; the rounds that led here (inputResponses, requestState) are consumed.
+    def task_request(self, request: Request, prepared: PreparedCall, call: CallContext) -> TaskRequest:
+        """What the task will keep of the call, admitted (tasks.budget): refused before anything
+        runs or is written, so a 2026 caller gets its 400 and its requestState is not used up."""
+        # The call itself; the rounds that lead to it (inputResponses, requestState) are consumed.
         params: dict[str, Any] = {k: request.params[k] for k in ("name", "arguments") if k in request.params}
         meta = {k: v for k, v in request.meta.items() if k == "progressToken"}
         task_request = TaskRequest(
@@ -67,6 +70,20 @@ class TaskService:
             client_capabilities=call.client_capabilities,
             transport_session_id=call.transport_session_id,
         )
+        if task_request.client_capabilities is not None:
+            try:  # kept as 2025 initialize keeps them
+                path = f"_meta[{CLIENT_CAPABILITIES_META_KEY!r}]"
+                check_stored_capabilities(task_request.client_capabilities, path)
+            except Inadmissible as exc:
+                raise JsonRpcError(INVALID_PARAMS, str(exc)) from exc
+        admit_request(task_request.to_map())
+        return task_request
+
+    async def start(
+        self, task_request: TaskRequest, call: CallContext, answers: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Write the task (with the answers gathered before it), queue it, answer CreateTaskResult."""
+        admit_answers(answers or {})  # each admitted by check_answer; together within the budget
         task = self.store.new_task(secrets.token_urlsafe(TASK_ID_BYTES), call.principal, task_request, self.ttl_seconds)
         task.input_responses = dict(answers or {})
         await blocking.call(self.store.create, task)
@@ -97,6 +114,7 @@ class TaskService:
         answers = _checked(task.input_requests, responses)
         if not answers:
             return {}  # only keys that are not outstanding: ignored
+        admit_answers({**task.input_responses, **answers})
         try:
             updated = await blocking.call(self.store.deliver_input, task, answers)
         except TaskTransitionRefused:

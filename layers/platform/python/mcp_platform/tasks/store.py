@@ -19,6 +19,7 @@ from mcp_platform import table_schema as ts
 from mcp_platform.sessions.aws_errors import error_code
 from mcp_platform.sessions.clock import Clock, SystemClock
 from mcp_platform.sessions.codec import from_item, require_epoch_seconds, to_attr, to_item
+from mcp_platform.tasks.budget import recordable_outcome, status_text
 from mcp_platform.tasks.model import ACTIVE, INPUT_REQUIRED, WORKING, Task, TaskRequest
 
 TASK_STATUS = "task_status"  # not ``status``: task items stay out of the status/ttl GSI (D8)
@@ -114,15 +115,18 @@ class TaskStore:
         return self._transition(task.task_id, (INPUT_REQUIRED,), update, values, names, condition)
 
     def note(self, task_id: str, message: str) -> None:
-        """Progress or a log line of the running tool, as the task's ``statusMessage``."""
+        """Progress or a log line of the running tool, as the task's ``statusMessage`` (clipped)."""
         update = "SET #status_message = :message"
-        self._transition(task_id, (WORKING,), update, {":message": message}, ["status_message"])
+        self._transition(task_id, (WORKING,), update, {":message": status_text(message)}, ["status_message"])
 
     def finish(
         self, task_id: str, status: str, *, result: Any = None, error: Any = None, message: str | None = None
     ) -> Task:
         """completed (``result``) or failed (``error``, ``message`` its diagnostics), from
-        ``working`` only: a task cancelled meanwhile stays cancelled."""
+        ``working`` only: a task cancelled meanwhile stays cancelled. What the item cannot keep
+        is recorded as an error that says so (``budget.recordable_outcome``): this last write
+        always fits."""
+        status, result, error, message = recordable_outcome(status, result, error, message)
         values: dict[str, Any] = {":status": status}
         update = "SET #task_status = :status"
         names: list[str] = []

@@ -36,12 +36,12 @@ from mcp_platform.mcp.call import CallContext, TransportSession
 from mcp_platform.mcp.catalog import Catalog
 from mcp_platform.mcp.jsonrpc import TOOL_FAILED, UNAVAILABLE, JsonRpcError, Request
 from mcp_platform.mcp.tool_calls import ToolCallRunner
+from mcp_platform.tasks.budget import questions_refusal
 from mcp_platform.tasks.model import CANCELLED, COMPLETED, FAILED, WORKING, Task
 from mcp_platform.tasks.store import TaskNotFound, TaskStore, TaskTransitionRefused
 
 logger = logging.getLogger(__name__)
 Flush = Callable[[], Awaitable[None]]
-MAX_STATUS_MESSAGE = 500
 
 
 class TaskRetry(Exception):
@@ -139,6 +139,10 @@ class TaskWorker:
             result = await self.runner.run(prepared, call)
         except InputRequired as needed:
             questions = {key: question.to_wire() for key, question in needed.requests.items()}
+            refused = questions_refusal(str(task.request.params.get("name")), questions)
+            if refused is not None:  # recorded as the outcome: the task cannot hold these questions
+                await self._finish(task.task_id, FAILED, error=refused, message=refused["message"])
+                return
             with contextlib.suppress(TaskTransitionRefused):
                 await asyncio.to_thread(self.store.await_input, task.task_id, questions, "Waiting for input")
             return
@@ -183,7 +187,7 @@ class TaskWorker:
             last_write = loop.time()
             summary = text if isinstance(text, str) else json.dumps(text, default=str)
             with contextlib.suppress(TaskTransitionRefused):
-                await asyncio.to_thread(self.store.note, task_id, summary[:MAX_STATUS_MESSAGE])
+                await asyncio.to_thread(self.store.note, task_id, summary)
 
         return note
 

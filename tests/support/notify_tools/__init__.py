@@ -1,0 +1,1 @@
+"""Test-only tools that announce resource updates (loaded with ``extra_tools``, never deployed)."""
