@@ -15,8 +15,9 @@ export CDK_DISABLE_CLI_TELEMETRY := true
 export AWS_EC2_METADATA_DISABLED := true
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export LAMBDA_PYTHON
+export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: help setup test test-fast conformance synth deploy lint bench dev dev-second clean layer lock
+.PHONY: help setup test test-fast conformance synth deploy lint bench dev dev-second clean layer lock docs
 
 help:
 	@echo "make test    set up (venv, pip, npm, layer) and run the whole test suite, conformance included"
@@ -26,6 +27,7 @@ help:
 	@echo "make deploy  cdk deploy into the account of your current AWS credentials"
 	@echo "make lint    ruff, mypy and cfn-lint"
 	@echo "make bench   benchmarks (ratios against peers run in the same script)"
+	@echo "make docs    build the documentation site (strict: broken links fail) into build/site"
 	@echo "make lock    re-resolve the layer's dependencies into the hashed lock files (per architecture)"
 	@echo "make clean   remove everything the targets built"
 
@@ -65,6 +67,10 @@ lock: $(STAMPS)/venv-$(LAMBDA_PYTHON)
 test: setup
 	$(PY) -m pytest -q -n 2 --dist loadgroup
 	$(PY) -m local.conformance
+	set -o pipefail; $(VENV)/bin/mkdocs build 2>&1 | { grep -v "^INFO" || true; }
+
+docs: $(STAMPS)/venv-$(LAMBDA_PYTHON)
+	set -o pipefail; $(VENV)/bin/mkdocs build 2>&1 | { grep -v "^INFO" || true; }
 
 # Two instances on one emulator behind a round-robin proxy; fails on any required scenario that
 # fails without an entry in local/conformance/expected-failures.yaml, and on a stale entry.

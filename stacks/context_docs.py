@@ -1,0 +1,158 @@
+"""What each CDK context key means: the configuration reference (docs/operating/configuration.md)
+is rendered from this table and :data:`stacks.config.DEFAULTS`, and a test keeps the two in step,
+so the documentation cannot drift from the keys synth reads."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from stacks.config import DEFAULTS
+
+
+@dataclass(frozen=True)
+class ContextKeyDoc:
+    meaning: str
+    default: str | None = None  # shown instead of DEFAULTS' value (a derived or absent default)
+
+
+KEYS: dict[str, ContextKeyDoc] = {
+    "stage": ContextKeyDoc(
+        "stage name (lowercase); `dev`, `test`, `sandbox` are dev stages",
+    ),
+    "dax": ContextKeyDoc(
+        "DAX cluster in front of the session table; `false` → no DAX, no VPC, endpoint talks to DynamoDB directly",
+    ),
+    "stream_mode": ContextKeyDoc(
+        "Kinesis capacity mode, `ON_DEMAND` or `PROVISIONED`",
+    ),
+    "shard_count": ContextKeyDoc(
+        "PROVISIONED only; default = K6 sizing from the next two keys",
+        default="derived",
+    ),
+    "peak_records_per_s": ContextKeyDoc(
+        "K6 sizing input: peak tool-call events per second",
+    ),
+    "avg_record_bytes": ContextKeyDoc(
+        "K6 sizing input: average event size",
+    ),
+    "retention_hours": ContextKeyDoc(
+        "Kinesis retention, 24-8760 (K7); the ingest dedupe window follows it (+24 h)",
+    ),
+    "log_retention_days": ContextKeyDoc(
+        "CloudWatch Logs retention of every function",
+    ),
+    "auth_mode": ContextKeyDoc(
+        (
+            "`api_key` (bearer keys stored hashed), `oauth` (OAuth 2.1 resource server, needs `dax=false`), "
+            "or `api_key,oauth` (both, for migrating); see the OAuth section of Security"
+        ),
+    ),
+    "oauth_issuer": ContextKeyDoc(
+        "the authorization server's issuer URL (https); required with `oauth` unless `oauth_cognito`",
+    ),
+    "oauth_audience": ContextKeyDoc(
+        (
+            "the resource identifier tokens must name in `aud`; default: the Function URL "
+            "(`https://<id>.lambda-url.<region>.on.aws/mcp`), derived per request. Set it for a custom domain"
+        ),
+    ),
+    "oauth_scopes": ContextKeyDoc(
+        "space-separated scopes every request needs (`mcp/tools` with `oauth_cognito`)",
+    ),
+    "oauth_jwks_url": ContextKeyDoc(
+        "the issuer's JWKS; default: `jwks_uri` of its RFC 8414 / OpenID metadata",
+    ),
+    "oauth_client_ids": ContextKeyDoc(
+        "client ids whose tokens may lack `aud` (providers that bind access tokens by `client_id`, like Cognito)",
+    ),
+    "oauth_cognito": ContextKeyDoc(
+        "provision an Amazon Cognito user pool as the authorization server and wire the endpoint to it",
+    ),
+    "oauth_cognito_callback_urls": ContextKeyDoc(
+        "redirect URIs of the Cognito app client (https, or `http://localhost...`)",
+        default="MCP Inspector's",
+    ),
+    "allowed_origins": ContextKeyDoc(
+        "CORS / Origin allow-list (S8); `*` is refused",
+    ),
+    "architecture": ContextKeyDoc(
+        "Lambda architecture, `arm64` or `x86_64`",
+    ),
+    "lambda_python": ContextKeyDoc(
+        "the Python runtime of every function and of the layer's wheels; the tests run on the same version ",
+        default="`.python-version` (`3.13`)",
+    ),
+    "removal_policy": ContextKeyDoc(
+        "`destroy` in dev stages, `retain` elsewhere (tables also get deletion protection outside dev)",
+        default="derived",
+    ),
+    "dax_node_type": ContextKeyDoc(
+        "DAX node type",
+    ),
+    "dax_nodes": ContextKeyDoc(
+        "DAX nodes (use ≥ 3 in production for availability)",
+    ),
+    "dax_item_ttl_seconds": ContextKeyDoc(
+        "DAX item cache TTL (X2)",
+    ),
+    "dax_query_ttl_seconds": ContextKeyDoc(
+        "DAX query cache TTL (X2)",
+    ),
+    "session_ttl_seconds": ContextKeyDoc(
+        "sliding session lifetime (D7)",
+    ),
+    "audit_retention_days": ContextKeyDoc(
+        "how long audit records are kept (audit table TTL)",
+    ),
+    "tasks": ContextKeyDoc(
+        (
+            "the task worker, its queue and DLQ (tasks extension); "
+            "`false` leaves them out and task-required tools are refused (`-32021`)"
+        ),
+    ),
+    "task_max_attempts": ContextKeyDoc(
+        (
+            "worker attempts of one task (crashes, timeouts, throttling) before it is recorded `failed`; the "
+            "queue dead-letters a message after two more receives"
+        ),
+    ),
+    "task_worker_concurrency": ContextKeyDoc(
+        "reserved concurrency of the task worker: caps how many tasks run at once (the others wait in the queue)",
+        default="unreserved",
+    ),
+    "endpoint_reserved_concurrency": ContextKeyDoc(
+        (
+            "reserved concurrency of the public endpoint: a request flood can use at most this many "
+            "environments, never the ingest, audit and worker functions' share; requests beyond it get HTTP "
+            "429 (`TooManyRequestsException`) from the Function URL, which MCP clients retry"
+        ),
+        default="unreserved",
+    ),
+    "alarm_email": ContextKeyDoc(
+        "an address subscribed to the alarm topic (it confirms by mail)",
+        default="none",
+    ),
+    "subscriptions": ContextKeyDoc(
+        (
+            "notification streams: 2025 `GET /mcp` + `resources/subscribe`, 2026 `subscriptions/listen`, and "
+            "the `subscribe`/`listChanged` capabilities; each open stream holds a Lambda invocation (see "
+            "Subscriptions for what that costs)"
+        ),
+    ),
+}
+
+
+def default_text(key: str) -> str:
+    doc = KEYS[key]
+    if doc.default is not None:
+        return doc.default
+    value: Any = DEFAULTS[key]
+    return "`" + (json.dumps(value) if not isinstance(value, str) else (value or '""')) + "`"
+
+
+def markdown_table() -> str:
+    rows = ["| key | default | meaning |", "|---|---|---|"]
+    rows += [f"| `{key}` | {default_text(key)} | {KEYS[key].meaning} |" for key in DEFAULTS]
+    return "\n".join(rows)
