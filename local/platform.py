@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from mcp_platform.config import Settings
     from mcp_platform.http.endpoint import McpEndpoint
     from mcp_platform.mcp.catalog import Catalog
+    from mcp_platform.tasks.handler import TaskHandler
 
 logger = logging.getLogger(__name__)
 DEV_PRINCIPAL = "local-developer"
@@ -128,9 +129,9 @@ def start(options: LocalOptions, running_hook: Any = None) -> Running:
     from mcp_platform.config import Settings
 
     settings = Settings.from_mapping(env)
-    running.endpoint, running.api_key, counter, app = _endpoint(settings, options, clients, features)
+    running.endpoint, running.api_key, counter, build_endpoint, app = _endpoint(settings, options, clients, features)
     if options.reload_s > 0:
-        rebuild = _rebuilder(settings, options, app, task_workers)
+        rebuild = _rebuilder(build_endpoint, app, task_workers)
         running.reloader = FeatureReloader(
             options.features_dir, rebuild, served=features_stamps, interval_s=options.reload_s, stop=running.stop_event
         )
@@ -154,10 +155,20 @@ def _check_ports(options: LocalOptions) -> None:
 
 def _endpoint(
     settings: Settings, options: LocalOptions, clients: Clients, features: ModuleType
-) -> tuple[EndpointServer, str | None, RequestCounter, SwappableApp]:
+) -> tuple[EndpointServer, str | None, RequestCounter, Callable[[ModuleType], McpEndpoint], SwappableApp]:
+    """The endpoint on uvicorn, and how to build its app again for other features (a reload)."""
     from mcp_platform.auth.api_keys import ApiKeyStore
 
-    app = SwappableApp(_endpoint_app(settings, options, features))  # a reload swaps in a new one
+    aws_clients = _warm_clients(settings)
+    fixtures = fixture_packages(options.fixtures)
+
+    def build(features: ModuleType) -> McpEndpoint:
+        """The same composition root the Lambda's endpoint_app.py calls, with its default clients."""
+        from mcp_platform.http.app import build_app
+
+        return build_app(settings, features, *fixtures, bind_host=LOOPBACK, port=options.mcp_port, **aws_clients)
+
+    app = SwappableApp(build(features))  # a reload swaps in a new one
     api_key = None
     if "api_key" in settings.auth_modes:
         store = ApiKeyStore(settings.session_table, clients.dynamodb)
@@ -165,29 +176,37 @@ def _endpoint(
     counter = RequestCounter(app)  # for the health line: requests served
     server = EndpointServer(counter, options.mcp_port)
     server.start()
-    return server, api_key, counter, app
+    return server, api_key, counter, build, app
 
 
-def _endpoint_app(settings: Settings, options: LocalOptions, features: ModuleType) -> McpEndpoint:
-    """The same composition root the Lambda's endpoint_app.py calls; default clients, as there."""
-    from mcp_platform.http.app import build_app
+def _warm_clients(settings: Settings) -> dict[str, Any]:
+    """The AWS clients the composition root builds by default (each built on first use), made
+    once and handed to every build: a reload reuses their connections instead of leaving a new
+    set of clients, sockets included, to the garbage collector each time."""
+    from mcp_platform.aws_clients import LazyClient
 
-    packages = (features, *fixture_packages(options.fixtures))
-    return build_app(settings, *packages, bind_host=LOOPBACK, port=options.mcp_port)
+    return {service: LazyClient(service, settings) for service in ("dynamodb", "kinesis", "sqs", "secretsmanager")}
 
 
 def _rebuilder(
-    settings: Settings, options: LocalOptions, app: SwappableApp, task_workers: list[TaskWorkerEnvironments]
+    build_endpoint: Callable[[ModuleType], McpEndpoint], app: SwappableApp, task_workers: list[TaskWorkerEnvironments]
 ) -> Callable[[ModuleType], Catalog]:
     """What a reload runs on the freshly imported features: everything is built before anything
     is swapped, so a package that fails to build leaves the endpoint and the workers as they were."""
 
     def rebuild(features: ModuleType) -> Catalog:
-        endpoint_app = _endpoint_app(settings, options, features)
-        handlers = [environments.build(features) for environments in task_workers]
-        app.replace(endpoint_app)
-        for environments, built in zip(task_workers, handlers, strict=True):
-            environments.replace(built)
+        endpoint_app = build_endpoint(features)
+        built: list[list[TaskHandler]] = []
+        try:
+            for environments in task_workers:
+                built.append(environments.build(features))
+            app.replace(endpoint_app)
+        except BaseException:
+            for handler in (handler for handlers in built for handler in handlers):
+                handler.close()
+            raise
+        for environments, handlers in zip(task_workers, built, strict=True):
+            environments.replace(handlers)
         return endpoint_app.server.catalog
 
     return rebuild
@@ -234,17 +253,27 @@ def _poller(
 @dataclass(frozen=True)
 class TaskWorkerEnvironments:
     """The task worker's LOCAL_QUEUE_ENVIRONMENTS concurrent environments on its queue, each with
-    its own handler (its own warm state), serving the endpoint's features and fixture packs (a
-    task runs the tool its endpoint listed); a reload builds and swaps in new handlers."""
+    its own handler (its own warm state) and its own AWS clients, serving the endpoint's features
+    and fixture packs (a task runs the tool its endpoint listed); a reload builds new handlers
+    with the same clients and swaps them in."""
 
-    handler_factory: Callable[[ModuleType], Callable[[], Any]]  # features -> new handler per environment
+    handler_factory: Callable[[ModuleType], Callable[..., TaskHandler]]  # features -> handler builder
     handlers: tuple[ReloadableHandler, ...]
+    clients: tuple[dict[str, Any], ...]  # per environment, kept across reloads
 
-    def build(self, features: ModuleType) -> list[Any]:
+    def build(self, features: ModuleType) -> list[TaskHandler]:
         new_handler = self.handler_factory(features)
-        return [new_handler() for _ in self.handlers]
+        built: list[TaskHandler] = []
+        try:
+            for clients in self.clients:
+                built.append(new_handler(**clients))
+        except BaseException:
+            for handler in built:
+                handler.close()
+            raise
+        return built
 
-    def replace(self, built: list[Any]) -> None:
+    def replace(self, built: list[TaskHandler]) -> None:
         for handler, new in zip(self.handlers, built, strict=True):
             handler.replace(new)
 
@@ -257,17 +286,20 @@ def _task_worker(
     running: Running,
     features: ModuleType,
 ) -> TaskWorkerEnvironments:
+    from mcp_platform.config import Settings
+
     function = plan.function(spec.function_logical_id)
     env = function_environment(function, attributes, options)
     fixtures = fixture_packages(options.fixtures)
 
-    def factory(served: ModuleType) -> Callable[[], Any]:
+    def factory(served: ModuleType) -> Callable[..., TaskHandler]:
         return handler_factory(function, env, served, *fixtures)
 
     running.handlers[spec.logical_id] = function.handler
+    clients = tuple(_warm_clients(Settings.from_mapping(env)) for _ in range(LOCAL_QUEUE_ENVIRONMENTS))
     new_handler = factory(features)
-    handlers = tuple(ReloadableHandler(new_handler()) for _ in range(LOCAL_QUEUE_ENVIRONMENTS))
-    return TaskWorkerEnvironments(factory, handlers)
+    handlers = tuple(ReloadableHandler(new_handler(**own)) for own in clients)
+    return TaskWorkerEnvironments(factory, handlers, clients)
 
 
 def _queue_pollers(

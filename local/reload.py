@@ -32,7 +32,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
 
 from mcp_platform.mcp.catalog import Catalog
 
@@ -45,7 +45,6 @@ Message = dict[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 AsgiApp = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
-Handler = Callable[[dict[str, Any], Any], Any]
 FileStamps = dict[str, tuple[int, int]]  # path relative to the folder -> (mtime in ns, size)
 
 
@@ -334,15 +333,40 @@ class _Lifespan:
             raise RuntimeError(f"the app answered {event} with {answer.result()}")
 
 
+class RetirableHandler(Protocol):
+    """A task-worker handler that can release what it holds (its event loop) once retired."""
+
+    def __call__(self, event: dict[str, Any], context: Any) -> Any: ...
+
+    def close(self) -> None: ...
+
+
 class ReloadableHandler:
-    """One task-worker environment's handler: an invocation runs to its end on the handler it
-    started on; :meth:`replace` sets the one the next invocation runs."""
+    """One task-worker environment's handler, invoked one event at a time (as a Lambda execution
+    environment is): an invocation runs to its end on the handler it started on; :meth:`replace`
+    sets the one the next invocation runs, and the one replaced is closed as soon as no
+    invocation runs on it."""
 
-    def __init__(self, handler: Handler) -> None:
+    def __init__(self, handler: RetirableHandler) -> None:
         self._handler = handler
+        self._running: RetirableHandler | None = None
+        self._lock = threading.Lock()  # replace() comes from the reloader's thread
 
-    def replace(self, handler: Handler) -> None:
-        self._handler = handler  # one reference assignment: atomic for the poller's thread
+    def replace(self, handler: RetirableHandler) -> None:
+        with self._lock:
+            retired, self._handler = self._handler, handler
+            busy = self._running is retired
+        if not busy:
+            retired.close()
 
     def __call__(self, event: dict[str, Any], context: Any) -> Any:
-        return self._handler(event, context)
+        with self._lock:
+            handler = self._running = self._handler
+        try:
+            return handler(event, context)
+        finally:
+            with self._lock:
+                self._running = None
+                retired = handler is not self._handler
+            if retired:
+                handler.close()

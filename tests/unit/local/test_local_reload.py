@@ -20,6 +20,7 @@ from local.reload import (
     FEATURES_PACKAGE,
     Changes,
     FeatureReloader,
+    ReloadableHandler,
     Served,
     SwappableApp,
     file_stamps,
@@ -340,3 +341,54 @@ def test_an_idle_app_is_shut_down_when_replaced_and_the_server_stop_shuts_down_t
         "C answered /two",
         "C shut down",
     ]
+
+
+# -- swapping the task worker's handlers --------------------------------------------------------
+@dataclass
+class RecordingHandler:
+    """A task-worker handler that records its invocations and its close; an invocation waits for
+    ``release`` when given one."""
+
+    name: str
+    events: list[str]
+    release: threading.Event | None = None
+    started: threading.Event = field(default_factory=threading.Event)
+
+    def __call__(self, event: dict[str, Any], context: Any) -> str:
+        self.events.append(f"{self.name} runs {event['id']}")
+        self.started.set()
+        if self.release is not None:
+            assert self.release.wait(5)
+        return self.name
+
+    def close(self) -> None:
+        self.events.append(f"{self.name} closed")
+
+
+def test_a_replaced_handler_finishes_its_invocation_and_is_closed_after_it() -> None:
+    # Given an invocation running on handler A
+    events: list[str] = []
+    first = RecordingHandler("A", events, release=threading.Event())
+    handler = ReloadableHandler(first)
+    running = threading.Thread(target=handler, args=({"id": 1}, None))
+    running.start()
+    assert first.started.wait(5)
+    # When B replaces A, then the next invocation runs on B while A still runs
+    handler.replace(RecordingHandler("B", events))
+    assert "A closed" not in events
+    assert first.release is not None
+    first.release.set()
+    running.join(5)
+    # Then A is closed once its invocation has ended, and B serves the next one
+    assert handler({"id": 2}, None) == "B"
+    assert events == ["A runs 1", "A closed", "B runs 2"]
+
+
+def test_an_idle_handler_is_closed_when_replaced() -> None:
+    events: list[str] = []
+    handler = ReloadableHandler(RecordingHandler("A", events))
+    handler({"id": 1}, None)
+    handler.replace(RecordingHandler("B", events))
+    handler.replace(RecordingHandler("C", events))
+    assert handler({"id": 2}, None) == "C"
+    assert events == ["A runs 1", "A closed", "B closed", "C runs 2"]
