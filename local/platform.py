@@ -129,7 +129,9 @@ def start(options: LocalOptions, running_hook: Any = None) -> Running:
     from mcp_platform.config import Settings
 
     settings = Settings.from_mapping(env)
-    running.endpoint, running.api_key, counter, build_endpoint, app = _endpoint(settings, options, clients, features)
+    build_endpoint = _endpoint_builder(settings, options)
+    app = SwappableApp(build_endpoint(features))  # a reload swaps in a new one
+    running.endpoint, running.api_key, counter = _endpoint(app, settings, options, clients)
     if options.reload_s > 0:
         rebuild = _rebuilder(build_endpoint, app, task_workers)
         running.reloader = FeatureReloader(
@@ -154,11 +156,22 @@ def _check_ports(options: LocalOptions) -> None:
 
 
 def _endpoint(
-    settings: Settings, options: LocalOptions, clients: Clients, features: ModuleType
-) -> tuple[EndpointServer, str | None, RequestCounter, Callable[[ModuleType], McpEndpoint], SwappableApp]:
-    """The endpoint on uvicorn, and how to build its app again for other features (a reload)."""
+    app: SwappableApp, settings: Settings, options: LocalOptions, clients: Clients
+) -> tuple[EndpointServer, str | None, RequestCounter]:
     from mcp_platform.auth.api_keys import ApiKeyStore
 
+    api_key = None
+    if "api_key" in settings.auth_modes:
+        store = ApiKeyStore(settings.session_table, clients.dynamodb)
+        api_key = store.mint(DEV_PRINCIPAL, label="local platform", key=options.api_key or None)
+    counter = RequestCounter(app)  # for the health line: requests served
+    server = EndpointServer(counter, options.mcp_port)
+    server.start()
+    return server, api_key, counter
+
+
+def _endpoint_builder(settings: Settings, options: LocalOptions) -> Callable[[ModuleType], McpEndpoint]:
+    """Builds the endpoint's app for the given features, at start-up and on each reload."""
     aws_clients = _warm_clients(settings)
     fixtures = fixture_packages(options.fixtures)
 
@@ -168,15 +181,7 @@ def _endpoint(
 
         return build_app(settings, features, *fixtures, bind_host=LOOPBACK, port=options.mcp_port, **aws_clients)
 
-    app = SwappableApp(build(features))  # a reload swaps in a new one
-    api_key = None
-    if "api_key" in settings.auth_modes:
-        store = ApiKeyStore(settings.session_table, clients.dynamodb)
-        api_key = store.mint(DEV_PRINCIPAL, label="local platform", key=options.api_key or None)
-    counter = RequestCounter(app)  # for the health line: requests served
-    server = EndpointServer(counter, options.mcp_port)
-    server.start()
-    return server, api_key, counter, build, app
+    return build
 
 
 def _warm_clients(settings: Settings) -> dict[str, Any]:

@@ -131,9 +131,8 @@ class Changes:
         return self.added + self.changed
 
     def __str__(self) -> str:
-        parts = [(verb, names) for verb, names in (("added", self.added), ("changed", self.changed),
-                                                   ("deleted", self.deleted)) if names]  # fmt: skip
-        return "; ".join(f"{verb} {', '.join(names)}" for verb, names in parts)
+        named = {"added": self.added, "changed": self.changed, "deleted": self.deleted}
+        return "; ".join(f"{verb} {', '.join(names)}" for verb, names in named.items() if names)
 
 
 @dataclass(frozen=True)
@@ -150,9 +149,9 @@ class Served:
         return cls(len(catalog.tools.names()), len(catalog.resources), len(catalog.templates), len(catalog.prompts))
 
     def __str__(self) -> str:
-        counts = ((self.tools, "tool"), (self.resources, "resource"), (self.templates, "resource template"),
-                  (self.prompts, "prompt"))  # fmt: skip
-        return ", ".join(f"{count} {noun}{'' if count == 1 else 's'}" for count, noun in counts)
+        counts = {"tool": self.tools, "resource": self.resources, "resource template": self.templates}
+        counts["prompt"] = self.prompts
+        return ", ".join(f"{count} {noun}{'' if count == 1 else 's'}" for noun, count in counts.items())
 
 
 Rebuild = Callable[[ModuleType], Catalog]
@@ -232,10 +231,6 @@ class SwappableApp:
         self._started: set[_Installed] = set()  # lifespans not shut down yet
         self._shutting_down: set[asyncio.Future[None]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
-
-    @property
-    def current(self) -> AsgiApp:
-        return self._current.app
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from local.bootstrap import DEFAULT_FEATURES_DIR, LocalOptions
 from local.reload import (
     FEATURES_PACKAGE,
     Changes,
@@ -103,6 +104,28 @@ def test_served_counts_each_kind_of_feature() -> None:
     assert str(Served(tools=1, resources=0, templates=2, prompts=1)) == (
         "1 tool, 0 resources, 2 resource templates, 1 prompt"
     )
+
+
+# -- settings -------------------------------------------------------------------------------------
+def test_the_features_folder_and_the_reload_interval_come_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, features: Path
+) -> None:
+    monkeypatch.delenv("MCP_FEATURES_DIR", raising=False)
+    monkeypatch.delenv("LOCAL_RELOAD_SECONDS", raising=False)
+    defaults = LocalOptions.from_env(attach=False)
+    assert (defaults.features_dir, defaults.reload_s) == (DEFAULT_FEATURES_DIR, 0.5)
+    monkeypatch.setenv("MCP_FEATURES_DIR", str(features))
+    monkeypatch.setenv("LOCAL_RELOAD_SECONDS", "0")
+    chosen = LocalOptions.from_env(attach=True)
+    assert (chosen.features_dir, chosen.reload_s) == (features.resolve(), 0.0)
+
+
+def test_a_features_folder_that_is_not_a_package_stops_start_up_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("MCP_FEATURES_DIR", str(tmp_path))  # no __init__.py
+    with pytest.raises(SystemExit, match="MCP_FEATURES_DIR must be a package folder"):
+        LocalOptions.from_env(attach=False)
 
 
 # -- reloading ------------------------------------------------------------------------------------
