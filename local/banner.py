@@ -33,6 +33,8 @@ def render(running: Running) -> str:
         lines.append(f"  Metadata       http://127.0.0.1:{options.mcp_port}/.well-known/oauth-protected-resource/mcp")
     elif not running.api_key:
         lines.append(f"  Auth           {running.auth_mode} (loopback only: no key needed)")
+    reload = f"reloaded on change, checked every {options.reload_s:g} s" if options.reload_s else "reload off"
+    lines.append(f"  Features       {options.features_dir}   ({reload}; LOCAL_RELOAD_SECONDS)")
     if options.fixtures:
         lines.append(f"  Fixtures       {', '.join(options.fixtures)} (local/fixtures.py; never deployed)")
     lines += ["", "  Resources (from the synthesized template):"]

@@ -18,6 +18,8 @@ IMPORT_ROOTS = (
     ROOT,
 )
 LOOPBACK = "127.0.0.1"
+# The features folder: where the endpoint's tools, resources and prompts are discovered.
+DEFAULT_FEATURES_DIR = ROOT / "functions" / "endpoint" / "mcp_tools"
 DEFAULT_REGION = "us-east-1"
 DUMMY_SECRET = "local"  # noqa: S105 - a placeholder credential the emulator accepts, not a secret
 
@@ -42,6 +44,8 @@ class LocalOptions:
     health_s: float = 300.0  # a health line this often (local/health.py); 0 = only on SIGUSR1
     stream_retention_s: float = 600.0  # consumed table-stream records older than this are dropped
     fixtures: tuple[str, ...] = ()  # fixture packs the endpoint loads next to its tools (local/fixtures.py)
+    features_dir: Path = DEFAULT_FEATURES_DIR  # served, and reloaded when it changes (local/reload.py)
+    reload_s: float = 0.5  # how often the features folder is looked at; 0 = never reload
 
     @property
     def aws_endpoint(self) -> str:
@@ -67,6 +71,8 @@ class LocalOptions:
             stream_retention_s=_seconds(
                 "LOCAL_STREAM_RETENTION_SECONDS", os.environ.get("LOCAL_STREAM_RETENTION_SECONDS") or "600", 86400
             ),
+            features_dir=_features_dir(os.environ.get("MCP_FEATURES_DIR") or str(DEFAULT_FEATURES_DIR)),
+            reload_s=_seconds("LOCAL_RELOAD_SECONDS", os.environ.get("LOCAL_RELOAD_SECONDS") or "0.5", 60),
         )
 
 
@@ -88,6 +94,13 @@ def _seconds(name: str, raw: str, maximum: float = 3600) -> float:
     if not 0 <= seconds <= maximum:
         raise SystemExit(f"{name} must be between 0 and {maximum:g} seconds, got {raw}")
     return seconds
+
+
+def _features_dir(raw: str) -> Path:
+    directory = Path(raw).expanduser().resolve()
+    if not (directory / "__init__.py").is_file():
+        raise SystemExit(f"MCP_FEATURES_DIR must be a package folder (with an __init__.py), got {raw!r}")
+    return directory
 
 
 def isolate_from_real_aws(options: LocalOptions) -> None:

@@ -14,9 +14,12 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from local.resources import FunctionSpec
+
+if TYPE_CHECKING:
+    from mcp_platform.tasks.handler import TaskHandler
 
 Handler = Callable[[dict[str, Any], Any], Any]
 
@@ -79,18 +82,19 @@ def invoker(handler: Handler, spec: FunctionSpec, function_arn: str) -> Callable
     return invoke
 
 
-def handler_factory(spec: FunctionSpec, env: Mapping[str, str], *packages: Any) -> Callable[[], Handler]:
+def handler_factory(spec: FunctionSpec, env: Mapping[str, str], *packages: Any) -> Callable[..., TaskHandler]:
     """The task worker: builds one handler per local execution environment, each with its own
     warm state, through the composition root its handler module calls at import, serving the
-    given feature packages (the fixture packs of the local endpoint too)."""
+    given feature packages (the fixture packs of the local endpoint too); ``clients`` (AWS
+    clients by service) are handed to the composition root, which builds defaults otherwise."""
     from mcp_platform.config import Settings
     from mcp_platform.tasks.handler import build_handler
 
     resolve_handler(spec, env)  # the module the template names must load, as Lambda would load it
     settings = Settings.from_mapping(env)
 
-    def new_handler() -> Handler:
+    def new_handler(**clients: Any) -> TaskHandler:
         with environment(env):
-            return cast(Handler, build_handler(settings, *packages))
+            return build_handler(settings, *packages, **clients)
 
     return new_handler

@@ -6,8 +6,10 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from local.bootstrap import LOOPBACK, LocalOptions, port_is_free
 from local.emulator import Attributes, Clients, Emulator, describe, provision, wait_until_reachable
@@ -19,10 +21,17 @@ from local.health import HealthReporter, PipelineBacklog, RequestCounter
 from local.mapping import EventSourceMapping, MappingConfig
 from local.pollers import KinesisShards, ShardSource, StreamPoller, TableStreamShards
 from local.queue_poller import QueuePoller
+from local.reload import FeatureReloader, ReloadableHandler, SwappableApp, file_stamps, load_features
 from local.resources import MappingSpec, ResourcePlan, plan_from_template
 from local.template import release_jsii_runtime, synthesize
 from local.ttl import TtlDeletions, TtlSweeper
 from mcp_platform.events.lambda_records import SourceKind
+
+if TYPE_CHECKING:
+    from mcp_platform.config import Settings
+    from mcp_platform.http.endpoint import McpEndpoint
+    from mcp_platform.mcp.catalog import Catalog
+    from mcp_platform.tasks.handler import TaskHandler
 
 logger = logging.getLogger(__name__)
 DEV_PRINCIPAL = "local-developer"
@@ -47,6 +56,7 @@ class Running:
     sweepers: list[TtlSweeper] = field(default_factory=list)
     queue_pollers: list[QueuePoller] = field(default_factory=list)
     health: HealthReporter | None = None
+    reloader: FeatureReloader | None = None
     stop_event: threading.Event = field(default_factory=threading.Event)
 
     def shutdown(self) -> None:
@@ -57,9 +67,11 @@ class Running:
         self.stop_event.set()
         if self.endpoint is not None:
             self.endpoint.stop(timeout_s=ENDPOINT_STOP_S)
-        workers: list[StreamPoller | TtlSweeper | HealthReporter | QueuePoller] = [*self.pollers, *self.sweepers]
+        workers: list[StreamPoller | TtlSweeper | HealthReporter | QueuePoller | FeatureReloader]
+        workers = [*self.pollers, *self.sweepers]
         workers += self.queue_pollers
         workers += [self.health] if self.health is not None else []
+        workers += [self.reloader] if self.reloader is not None else []
         for worker in workers:
             worker.join(timeout=max(0.1, deadline - time.monotonic()))
         if self.emulator is not None:
@@ -97,19 +109,35 @@ def start(options: LocalOptions, running_hook: Any = None) -> Running:
     running.emulator = emulator
     if running_hook is not None:
         running_hook(running)
+    features_stamps = file_stamps(options.features_dir)  # before the import: what changes after it reloads
+    features = load_features(options.features_dir)
+    task_workers: list[TaskWorkerEnvironments] = []
     if not options.attach:
         deletions = _ttl_deletions(plan, options)
         queues = {queue.logical_id for queue in plan.queues}
         for spec in plan.mappings:
             if spec.source_logical_id in queues:
-                running.queue_pollers += _queue_pollers(spec, plan, attributes, clients, options, running)
+                environments = _task_worker(spec, plan, attributes, options, running, features)
+                running.queue_pollers += _queue_pollers(spec, attributes, clients, options, running, environments)
+                task_workers.append(environments)
             else:
                 running.pollers.append(_poller(spec, plan, attributes, clients, options, running, deletions))
         running.sweepers = _ttl_sweepers(plan, clients, options, deletions, running.stop_event)
         workers: list[StreamPoller | TtlSweeper | QueuePoller] = [*running.pollers, *running.sweepers]
         for worker in [*workers, *running.queue_pollers]:
             worker.start()
-    running.endpoint, running.api_key, counter = _endpoint(env, options, clients)
+    from mcp_platform.config import Settings
+
+    settings = Settings.from_mapping(env)
+    build_endpoint = _endpoint_builder(settings, options)
+    app = SwappableApp(build_endpoint(features))  # a reload swaps in a new one
+    running.endpoint, running.api_key, counter = _endpoint(app, settings, options, clients)
+    if options.reload_s > 0:
+        rebuild = _rebuilder(build_endpoint, app, task_workers)
+        running.reloader = FeatureReloader(
+            options.features_dir, rebuild, served=features_stamps, interval_s=options.reload_s, stop=running.stop_event
+        )
+        running.reloader.start()
     backlog = PipelineBacklog(emulator, running.pollers, options.stream_retention_s) if emulator else None
     running.health = HealthReporter([counter], backlog, options.health_s, running.stop_event)
     running.health.start()
@@ -128,16 +156,10 @@ def _check_ports(options: LocalOptions) -> None:
 
 
 def _endpoint(
-    env: dict[str, str], options: LocalOptions, clients: Clients
+    app: SwappableApp, settings: Settings, options: LocalOptions, clients: Clients
 ) -> tuple[EndpointServer, str | None, RequestCounter]:
-    import mcp_tools
     from mcp_platform.auth.api_keys import ApiKeyStore
-    from mcp_platform.config import Settings
-    from mcp_platform.http.app import build_app
 
-    settings = Settings.from_mapping(env)
-    # The same composition root the Lambda's endpoint_app.py calls; default clients, as there.
-    app = build_app(settings, mcp_tools, *fixture_packages(options.fixtures), bind_host=LOOPBACK, port=options.mcp_port)
     api_key = None
     if "api_key" in settings.auth_modes:
         store = ApiKeyStore(settings.session_table, clients.dynamodb)
@@ -146,6 +168,53 @@ def _endpoint(
     server = EndpointServer(counter, options.mcp_port)
     server.start()
     return server, api_key, counter
+
+
+def _endpoint_builder(settings: Settings, options: LocalOptions) -> Callable[[ModuleType], McpEndpoint]:
+    """Builds the endpoint's app for the given features, at start-up and on each reload."""
+    aws_clients = _warm_clients(settings)
+    fixtures = fixture_packages(options.fixtures)
+
+    def build(features: ModuleType) -> McpEndpoint:
+        """The same composition root the Lambda's endpoint_app.py calls, with its default clients."""
+        from mcp_platform.http.app import build_app
+
+        return build_app(settings, features, *fixtures, bind_host=LOOPBACK, port=options.mcp_port, **aws_clients)
+
+    return build
+
+
+def _warm_clients(settings: Settings) -> dict[str, Any]:
+    """The AWS clients the composition root builds by default (each built on first use), made
+    once and handed to every build: a reload reuses their connections instead of leaving a new
+    set of clients, sockets included, to the garbage collector each time."""
+    from mcp_platform.aws_clients import LazyClient
+
+    return {service: LazyClient(service, settings) for service in ("dynamodb", "kinesis", "sqs", "secretsmanager")}
+
+
+def _rebuilder(
+    build_endpoint: Callable[[ModuleType], McpEndpoint], app: SwappableApp, task_workers: list[TaskWorkerEnvironments]
+) -> Callable[[ModuleType], Catalog]:
+    """What a reload runs on the freshly imported features: everything is built before anything
+    is swapped, so a package that fails to build leaves the endpoint and the workers as they were."""
+
+    def rebuild(features: ModuleType) -> Catalog:
+        endpoint_app = build_endpoint(features)
+        built: list[list[TaskHandler]] = []
+        try:
+            for environments in task_workers:
+                built.append(environments.build(features))
+            app.replace(endpoint_app)
+        except BaseException:
+            for handler in (handler for handlers in built for handler in handlers):
+                handler.close()
+            raise
+        for environments, handlers in zip(task_workers, built, strict=True):
+            environments.replace(handlers)
+        return endpoint_app.server.catalog
+
+    return rebuild
 
 
 def _poller(
@@ -186,23 +255,68 @@ def _poller(
     return StreamPoller(function.name, source, mapping, running.stop_event)
 
 
-def _queue_pollers(
+@dataclass(frozen=True)
+class TaskWorkerEnvironments:
+    """The task worker's LOCAL_QUEUE_ENVIRONMENTS concurrent environments on its queue, each with
+    its own handler (its own warm state) and its own AWS clients, serving the endpoint's features
+    and fixture packs (a task runs the tool its endpoint listed); a reload builds new handlers
+    with the same clients and swaps them in."""
+
+    handler_factory: Callable[[ModuleType], Callable[..., TaskHandler]]  # features -> handler builder
+    handlers: tuple[ReloadableHandler, ...]
+    clients: tuple[dict[str, Any], ...]  # per environment, kept across reloads
+
+    def build(self, features: ModuleType) -> list[TaskHandler]:
+        new_handler = self.handler_factory(features)
+        built: list[TaskHandler] = []
+        try:
+            for clients in self.clients:
+                built.append(new_handler(**clients))
+        except BaseException:
+            for handler in built:
+                handler.close()
+            raise
+        return built
+
+    def replace(self, built: list[TaskHandler]) -> None:
+        for handler, new in zip(self.handlers, built, strict=True):
+            handler.replace(new)
+
+
+def _task_worker(
     spec: MappingSpec,
     plan: ResourcePlan,
+    attributes: Attributes,
+    options: LocalOptions,
+    running: Running,
+    features: ModuleType,
+) -> TaskWorkerEnvironments:
+    from mcp_platform.config import Settings
+
+    function = plan.function(spec.function_logical_id)
+    env = function_environment(function, attributes, options)
+    fixtures = fixture_packages(options.fixtures)
+
+    def factory(served: ModuleType) -> Callable[..., TaskHandler]:
+        return handler_factory(function, env, served, *fixtures)
+
+    running.handlers[spec.logical_id] = function.handler
+    clients = tuple(_warm_clients(Settings.from_mapping(env)) for _ in range(LOCAL_QUEUE_ENVIRONMENTS))
+    new_handler = factory(features)
+    handlers = tuple(ReloadableHandler(new_handler(**own)) for own in clients)
+    return TaskWorkerEnvironments(factory, handlers, clients)
+
+
+def _queue_pollers(
+    spec: MappingSpec,
     attributes: Attributes,
     clients: Clients,
     options: LocalOptions,
     running: Running,
+    environments: TaskWorkerEnvironments,
 ) -> list[QueuePoller]:
-    """The task worker: LOCAL_QUEUE_ENVIRONMENTS concurrent environments on its queue, serving
-    the endpoint's tools and fixture packs (a task runs the tool its endpoint listed)."""
-    import mcp_tools
-
-    function = plan.function(spec.function_logical_id)
-    new_handler = handler_factory(
-        function, function_environment(function, attributes, options), mcp_tools, *fixture_packages(options.fixtures)
-    )
-    running.handlers[spec.logical_id] = function.handler
+    """One poller per task-worker environment, as Lambda's concurrent executions on a queue."""
+    function = running.plan.function(spec.function_logical_id)
     queue = attributes[spec.source_logical_id]
     function_arn = attributes[function.logical_id]["Arn"]
     return [
@@ -211,12 +325,12 @@ def _queue_pollers(
             clients.sqs,
             queue["Ref"],
             queue["Arn"],
-            invoker(new_handler(), function, function_arn),
+            invoker(handler, function, function_arn),
             batch_size=spec.batch_size,
             region=options.region,
             stop=running.stop_event,
         )
-        for index in range(LOCAL_QUEUE_ENVIRONMENTS)
+        for index, handler in enumerate(environments.handlers)
     ]
 
 

@@ -9,21 +9,20 @@ execution environment), and tests inject their clients.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
 from mcp_platform.config import Settings
 from mcp_platform.http.app import build_runtime
+from mcp_platform.mcp.tool_calls import ToolCallRunner
 from mcp_platform.tasks.store import TaskStore
 from mcp_platform.tasks.worker import TaskWorker
 
 # A run is stopped this long before the invocation's own deadline, so its outcome is recorded.
 TIMEOUT_MARGIN_SECONDS = 30
-Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
-def build_handler(settings: Settings, *packages: ModuleType, **clients: Any) -> Handler:
+def build_handler(settings: Settings, *packages: ModuleType, **clients: Any) -> TaskHandler:
     """The SQS handler serving ``packages`` (the endpoint's own tool packages)."""
     runtime = build_runtime(settings, *packages, **clients)
     store = TaskStore(settings.session_table, runtime.store.gateway, clock=runtime.store.clock)
@@ -34,12 +33,24 @@ def build_handler(settings: Settings, *packages: ModuleType, **clients: Any) -> 
             await producer.flush_async()
 
     worker = TaskWorker(store, runtime.runner, runtime.catalog, flush, max_attempts=settings.task_max_attempts)
-    loop = asyncio.new_event_loop()
+    return TaskHandler(runtime.runner, worker)
 
-    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+
+class TaskHandler:
+    """The Lambda handler: every warm invocation runs on the same event loop. ``close`` releases
+    the loop (its file descriptors) when a handler is retired: the local platform retires one on
+    each reload of the features; Lambda never does."""
+
+    def __init__(self, runner: ToolCallRunner, worker: TaskWorker) -> None:
+        self._runner = runner
+        self._worker = worker
+        self._loop = asyncio.new_event_loop()
+
+    def __call__(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
         # One attempt may use what is left of this invocation (a tool may declare less, max_seconds).
         remaining = context.get_remaining_time_in_millis() / 1000 - TIMEOUT_MARGIN_SECONDS
-        runtime.runner.max_call_seconds = max(1.0, remaining)
-        return loop.run_until_complete(worker.handle(event))
+        self._runner.max_call_seconds = max(1.0, remaining)
+        return self._loop.run_until_complete(self._worker.handle(event))
 
-    return handler
+    def close(self) -> None:
+        self._loop.close()
