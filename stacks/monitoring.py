@@ -21,12 +21,16 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from mcp_platform.observability import METHOD, OPERATION_DURATION, OPERATION_ERRORS, SERVICE, TIME_TO_FIRST_BYTE, TOOL
 from stacks.config import PlatformConfig
 from stacks.stream import EventStream
 
 PERIOD = Duration.minutes(1)
 ITERATOR_AGE_ALARM_MS = 60_000  # a consumer a minute behind is falling behind, not jittering
 TTFB_LIMIT_MS = 5_000  # S4: first byte always within 5 s
+ERROR_RATE_LIMIT = 0.05  # more than 5% of the endpoint's requests failing, for 5 minutes
+P99_LIMIT_S = 30.0  # a p99 past 30 s over 5 minutes: calls are slow, not a few long tools
+TOP_TOOLS = 10
 
 
 @dataclass(frozen=True)
@@ -92,18 +96,57 @@ class Monitoring(Construct):
             self._alarm(f"{name}Errors", fn.metric_errors(statistic="Sum", period=PERIOD), 0, f"{name} errors")
             self._alarm(f"{name}Throttles", fn.metric_throttles(statistic="Sum", period=PERIOD), 0, f"{name} throttled")
 
-        # S4: the endpoint's own TimeToFirstByte metric (milliseconds, Powertools EMF).
+        # S4: the endpoint's own time to first byte (milliseconds, EMF).
         ttfb = cw.Metric(
             namespace=watched.metrics_namespace,
-            metric_name="TimeToFirstByte",
-            dimensions_map={"service": watched.service_name},
+            metric_name=TIME_TO_FIRST_BYTE,
+            dimensions_map={SERVICE: watched.service_name},
             statistic="Maximum",
             unit=cw.Unit.MILLISECONDS,
             period=PERIOD,
         )
         self._alarm("EndpointTtfb", ttfb, TTFB_LIMIT_MS, "time to first byte over 5 s (S4)")
 
+        # The OpenTelemetry MCP metrics the endpoint writes per request: error rate and p99 overall,
+        # and per tool on the dashboard (SEARCH finds every tool that was called).
+        operations = {SERVICE: watched.service_name}
+        window = Duration.minutes(5)
+        error_rate = cw.Metric(
+            namespace=watched.metrics_namespace,
+            metric_name=OPERATION_ERRORS,
+            dimensions_map=operations,
+            statistic="Average",
+            period=window,
+        )
+        self._alarm("EndpointErrorRate", error_rate, ERROR_RATE_LIMIT, "over 5% of MCP requests failed (5 min)")
+        p99 = cw.Metric(
+            namespace=watched.metrics_namespace,
+            metric_name=OPERATION_DURATION,
+            dimensions_map=operations,
+            statistic="p99",
+            period=window,
+        )
+        self._alarm("EndpointP99", p99, P99_LIMIT_S, "p99 of MCP request duration over 30 s (5 min)")
+        schema = f"{{{watched.metrics_namespace},{SERVICE},{METHOD},{TOOL}}}"
+
+        def top_tools(metric: str, statistic: str) -> cw.MathExpression:
+            """The busiest tools' ``metric``: SEARCH finds every tool that was called."""
+            search = (
+                f"SEARCH('{schema} {SERVICE}=\"{watched.service_name}\" MetricName=\"{metric}\"', '{statistic}', 60)"
+            )
+            return cw.MathExpression(expression=f"SORT({search}, SUM, DESC, {TOP_TOOLS})", label="", period=PERIOD)
+
         self.dashboard = cw.Dashboard(self, "Dashboard", dashboard_name=f"mcp-platform-{config.stage}")
+        self.dashboard.add_widgets(
+            cw.GraphWidget(title="Tools: calls per minute", left=[top_tools(OPERATION_DURATION, "SampleCount")]),
+            cw.GraphWidget(title="Tools: errors per minute", left=[top_tools(OPERATION_ERRORS, "Sum")]),
+            cw.GraphWidget(title="Tools: p50 duration (s)", left=[top_tools(OPERATION_DURATION, "p50")]),
+            cw.GraphWidget(title="Tools: p99 duration (s)", left=[top_tools(OPERATION_DURATION, "p99")]),
+        )
+        self.dashboard.add_widgets(
+            cw.GraphWidget(title="Endpoint: error rate", left=[error_rate]),
+            cw.GraphWidget(title="Endpoint: request duration p50 / p99 (s)", left=[p99.with_(statistic="p50"), p99]),
+        )
         self.dashboard.add_widgets(
             cw.GraphWidget(title="Endpoint TTFB (ms)", left=[ttfb, ttfb.with_(statistic="p99")]),
             cw.GraphWidget(

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from mcp_platform.config import EnvVars
+from mcp_platform.observability import OPERATION_DURATION, OPERATION_ERRORS, TIME_TO_FIRST_BYTE, TOOL
 from mcp_platform.ops.__main__ import OPERATIONS_OUTPUT, QUEUE_VARIABLES
 from stacks.config import ContextError
 from stacks.endpoint import METRICS_NAMESPACE, SERVICE_NAME
@@ -65,8 +66,8 @@ def test_function_errors_and_throttles_alarms(variant: Synthesized) -> None:
 
 
 def test_s4_ttfb_alarm_over_five_seconds(variant: Synthesized) -> None:
-    # Then the endpoint's own TimeToFirstByte (ms) metric alarms above 5 s
-    (ttfb,) = alarms_on(variant, METRICS_NAMESPACE, "TimeToFirstByte")
+    # Then the endpoint's own time-to-first-byte (ms) metric alarms above 5 s
+    (ttfb,) = alarms_on(variant, METRICS_NAMESPACE, TIME_TO_FIRST_BYTE)
     assert ttfb["Threshold"] == 5000
     assert ttfb["Dimensions"] == [{"Name": "service", "Value": SERVICE_NAME}]
     assert ttfb["Statistic"] == "Maximum"
@@ -114,3 +115,21 @@ def test_operations_output_names_every_dlq_for_the_redrive_command(variant: Synt
     text = json.dumps(output)
     for variable in (EnvVars.SESSION_TABLE, EnvVars.AUDIT_TABLE, EnvVars.EVENT_STREAM, *QUEUE_VARIABLES.values()):
         assert variable in text, variable
+
+
+def test_endpoint_error_rate_and_p99_alarms_on_the_opentelemetry_metrics(variant: Synthesized) -> None:
+    # Then the endpoint's per-request metrics (OpenTelemetry MCP names) are alarmed overall
+    (rate,) = alarms_on(variant, METRICS_NAMESPACE, OPERATION_ERRORS)
+    assert (rate["Statistic"], rate["Threshold"]) == ("Average", 0.05)
+    (p99,) = alarms_on(variant, METRICS_NAMESPACE, OPERATION_DURATION)
+    assert p99["ExtendedStatistic"] == "p99"
+
+
+def test_dashboard_graphs_the_busiest_tools_calls_errors_and_durations(variant: Synthesized) -> None:
+    # Given the dashboard body (a JSON string CloudFormation joins)
+    (dashboard,) = variant.resources("AWS::CloudWatch::Dashboard").values()
+    body = json.dumps(dashboard["Properties"]["DashboardBody"])
+    # Then per-tool widgets SEARCH the tool dimension for calls, errors, p50 and p99
+    for title in ("Tools: calls per minute", "Tools: errors per minute", "Tools: p50 duration", "Tools: p99 duration"):
+        assert title in body
+    assert TOOL in body and "SORT(SEARCH(" in body

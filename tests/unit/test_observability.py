@@ -1,12 +1,12 @@
-"""EMF metric lines: each is one JSON object CloudWatch turns into a metric (namespace, the
-service dimension, the metric's name and unit), its value written to three decimals."""
+"""EMF metric lines: each is one JSON object CloudWatch turns into metrics (namespace, dimension
+sets, each metric's name and unit), with the OpenTelemetry MCP names for per-request metrics."""
 
 from __future__ import annotations
 
 import io
 import json
 
-from mcp_platform.observability import MetricsWriter
+from mcp_platform.observability import OPERATION_DURATION, OPERATION_ERRORS, MetricsWriter
 
 
 def test_an_emf_line_is_the_json_cloudwatch_reads() -> None:
@@ -24,7 +24,7 @@ def test_an_emf_line_is_the_json_cloudwatch_reads() -> None:
         "Metrics": [{"Name": "TimeToFirstByte", "Unit": "Milliseconds"}],
     }
     assert first["service"] == "endpoint" and isinstance(first["_aws"]["Timestamp"], int)
-    assert first["TimeToFirstByte"] == 12.346 and second["TimeToFirstByte"] == 7
+    assert first["TimeToFirstByte"] == 12.345679 and second["TimeToFirstByte"] == 7
 
 
 def test_each_line_leaves_the_process_buffer_when_it_is_written() -> None:
@@ -38,3 +38,33 @@ def test_each_line_leaves_the_process_buffer_when_it_is_written() -> None:
     # Then the line is already in the pipe: the environment may be frozen or killed right after
     # the response, and a line still in the buffer would arrive late or never
     assert json.loads(pipe.getvalue().decode())["TimeToFirstByte"] == 1.5
+
+
+def test_an_operation_line_carries_duration_and_failure_per_method_and_tool() -> None:
+    # Given a writer / When a failed tools/call of one tool is recorded
+    stream = io.StringIO()
+    MetricsWriter("McpPlatform", "mcp-endpoint", stream).operation(
+        method="tools/call",
+        seconds=0.25,
+        failed=True,
+        target=("gen_ai.tool.name", "append_note"),
+        properties={"error.type": "tool_error", "mcp.protocol.version": "2026-07-28"},
+    )
+    line = json.loads(stream.getvalue())
+    directive = line["_aws"]["CloudWatchMetrics"][0]
+    # Then both metrics are dimensioned overall, per method and per tool, with the attributes as properties
+    assert directive["Dimensions"] == [
+        ["service"],
+        ["service", "mcp.method.name"],
+        ["service", "mcp.method.name", "gen_ai.tool.name"],
+    ]
+    assert directive["Metrics"] == [
+        {"Name": OPERATION_DURATION, "Unit": "Seconds"},
+        {"Name": OPERATION_ERRORS, "Unit": "Count"},
+    ]
+    assert (line[OPERATION_DURATION], line[OPERATION_ERRORS]) == (0.25, 1)
+    assert (line["mcp.method.name"], line["gen_ai.tool.name"], line["error.type"]) == (
+        "tools/call",
+        "append_note",
+        "tool_error",
+    )

@@ -41,47 +41,66 @@ def configure_logging(service: str, level: str = "INFO") -> None:
     logging.basicConfig(level=level.upper(), handlers=[handler], force=True)
 
 
+# The OpenTelemetry semantic conventions' names for MCP (status: development): the operation's
+# duration in seconds, dimensioned by method and target; attribute names as the conventions spell them.
+OPERATION_DURATION = "mcp.server.operation.duration"
+OPERATION_ERRORS = "mcp.server.operation.errors"  # 1 per failed request, 0 otherwise: its average is the error rate
+TIME_TO_FIRST_BYTE = "mcp.server.time_to_first_byte"  # S4, milliseconds
+METHOD = "mcp.method.name"
+TOOL = "gen_ai.tool.name"
+PROMPT = "gen_ai.prompt.name"
+ERROR_TYPE = "error.type"
+PROTOCOL_VERSION = "mcp.protocol.version"
+SERVICE = "service"
+
+
 class MetricsWriter:
+    """Writes EMF lines: CloudWatch turns each into metrics; no client, no call on the request path."""
+
     def __init__(self, namespace: str, service: str, stream: TextIO | None = None) -> None:
         self.namespace = namespace
         self.service = service
         self.stream = stream or sys.stdout
-        self._parts: dict[tuple[str, str], tuple[str, str]] = {}
 
     def emit(self, name: str, value: float, unit: str = "Milliseconds") -> None:
-        """One EMF line, the JSON of the record :meth:`_record` describes, built from cached parts
-        (one line per request: TimeToFirstByte). A finite number is written to three decimals
-        (a microsecond, in milliseconds): a float's shortest repr cost twice as much."""
-        parts = self._parts.get((name, unit))
-        if parts is None:
-            parts = self._parts[(name, unit)] = self._template(name, unit)
-        if (type(value) is float or type(value) is int) and math.isfinite(value):
-            text = "%.3f" % value  # noqa: UP031 (cheaper than format() and f-strings here)
-        else:
-            text = json.dumps(value)
-        self.stream.write(f"{parts[0]}{int(time.time() * 1000)}{parts[1]}{text}}}\n")
-        # Lambda's stdout is a pipe, which Python buffers by blocks: flushed here, the line leaves
-        # within its invocation, not whenever 8 KB have gathered (or never, if the process dies).
-        self.stream.flush()
+        """One metric with the service dimension (the time to first byte)."""
+        self.write({name: (value, unit)}, dimension_sets=[[SERVICE]], values={})
 
-    def _template(self, name: str, unit: str) -> tuple[str, str]:
-        marker = -987654321
-        line = json.dumps(self._record(name, 0.0, unit, marker), separators=(",", ":"))
-        head, tail = line.split(str(marker), 1)
-        return head, tail[: -len("0.0}")]
+    def operation(
+        self, *, method: str, seconds: float, failed: bool, target: tuple[str, str] | None, properties: dict[str, str]
+    ) -> None:
+        """One request: its duration and whether it failed, per method, and per tool or prompt
+        (``target`` = (attribute, name)); ``properties`` (error type, protocol version, trace id)
+        travel in the line for Logs Insights without becoming dimensions."""
+        dimension_sets = [[SERVICE], [SERVICE, METHOD]]
+        values = {METHOD: method, **properties}
+        if target is not None:
+            attribute, name = target
+            dimension_sets.append([SERVICE, METHOD, attribute])
+            values[attribute] = name
+        metrics = {OPERATION_DURATION: (seconds, "Seconds"), OPERATION_ERRORS: (1 if failed else 0, "Count")}
+        self.write(metrics, dimension_sets=dimension_sets, values=values)
 
-    def _record(self, name: str, value: float, unit: str, timestamp: int) -> dict[str, object]:
-        return {
+    def write(
+        self, metrics: dict[str, tuple[float, str]], *, dimension_sets: list[list[str]], values: dict[str, str]
+    ) -> None:
+        record: dict[str, object] = {
             "_aws": {
-                "Timestamp": timestamp,
+                "Timestamp": int(time.time() * 1000),
                 "CloudWatchMetrics": [
                     {
                         "Namespace": self.namespace,
-                        "Dimensions": [["service"]],
-                        "Metrics": [{"Name": name, "Unit": unit}],
+                        "Dimensions": dimension_sets,
+                        "Metrics": [{"Name": name, "Unit": unit} for name, (_, unit) in metrics.items()],
                     }
                 ],
             },
-            "service": self.service,
-            name: value,
+            SERVICE: self.service,
+            **values,
         }
+        for name, (value, _) in metrics.items():
+            record[name] = round(value, 6) if math.isfinite(value) else None
+        self.stream.write(json.dumps(record, separators=(",", ":")) + "\n")
+        # Lambda's stdout is a pipe, which Python buffers by blocks: flushed here, the line leaves
+        # within its invocation, not whenever 8 KB have gathered (or never, if the process dies).
+        self.stream.flush()

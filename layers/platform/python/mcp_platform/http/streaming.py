@@ -49,7 +49,7 @@ from mcp_platform.mcp.jsonrpc import (
     result_message,
 )
 from mcp_platform.mcp.tool_calls import TransportSessionNotFound
-from mcp_platform.observability import MetricsWriter
+from mcp_platform.observability import ERROR_TYPE, PROMPT, PROTOCOL_VERSION, TIME_TO_FIRST_BYTE, TOOL, MetricsWriter
 from mcp_platform.sessions.cancellation import CancelCheckFailed, CancelFlags
 
 logger = logging.getLogger(__name__)
@@ -64,6 +64,8 @@ MODERN_ERROR_STATUS = {
     UNAVAILABLE: 503,
     MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
 }
+# The methods whose operation metric is also dimensioned by what they name (OpenTelemetry MCP).
+TARGETED_METHODS = {"tools/call": TOOL, "prompts/get": PROMPT}
 FIRST_EVENT = b": stream open\n\n"
 KEEPALIVE = b": keep-alive\n\n"
 
@@ -103,24 +105,32 @@ class ResponseStreamer:
         (2026-07-28 semantics; in 2025 too, where no stream is resumable here)."""
         started = time.monotonic()
         request_id = bound.request.id
+        outcome: dict[str, Any] = {}  # the response message, once there is one (for the metric)
         try:
-            work = await bound.admit()
-        except TransportSessionNotFound as exc:
-            raise HttpError(404, "Session not found") from exc
-        except JsonRpcError as exc:
-            status, extra = _error_status(exc.code, http_status_errors)
-            await send_json(send, status, error_message(request_id, exc), {**headers, **extra})
-            return
-        if bound.streams and request.accepts("text/event-stream"):
-            await self._stream(work, request_id, call, send, headers, started, receive)
-        else:
-            body = await _outcome(work, request_id)
-            status, extra = _error_status(body["error"]["code"], http_status_errors) if "error" in body else (200, {})
             try:
-                await send_json(send, status, body, {**headers, **extra} if extra else headers, more_body=True)
-                self._ttfb(started)
-            finally:
-                await self._end(send)
+                work = await bound.admit()
+            except TransportSessionNotFound as exc:
+                outcome = {"error": {"code": "session_not_found"}}
+                raise HttpError(404, "Session not found") from exc
+            except JsonRpcError as exc:
+                outcome = error_message(request_id, exc)
+                status, extra = _error_status(exc.code, http_status_errors)
+                await send_json(send, status, outcome, {**headers, **extra})
+                return
+            if bound.streams and request.accepts("text/event-stream"):
+                await self._stream(work, request_id, call, send, headers, started, receive, outcome)
+            else:
+                outcome.update(await _outcome(work, request_id))
+                status, extra = (
+                    _error_status(outcome["error"]["code"], http_status_errors) if "error" in outcome else (200, {})
+                )
+                try:
+                    await send_json(send, status, outcome, {**headers, **extra} if extra else headers, more_body=True)
+                    self._ttfb(started)
+                finally:
+                    await self._end(send)
+        finally:
+            self._operation(bound, call, outcome, time.monotonic() - started)
 
     async def _stream(
         self,
@@ -131,6 +141,7 @@ class ResponseStreamer:
         headers: dict[str, str],
         started: float,
         receive: Any,
+        outcome: dict[str, Any],
     ) -> None:
         queue: asyncio.Queue[tuple[bool, dict[str, Any]]] = asyncio.Queue()
 
@@ -138,7 +149,8 @@ class ResponseStreamer:
             await queue.put((False, notification))
 
         async def run() -> None:
-            await queue.put((True, await _outcome(work, request_id)))
+            outcome.update(await _outcome(work, request_id))
+            await queue.put((True, outcome))
 
         call.notify = notify
         await start_sse(send, headers)
@@ -212,7 +224,34 @@ class ResponseStreamer:
 
     def _ttfb(self, started: float) -> None:
         if self.metrics is not None:
-            self.metrics.emit("TimeToFirstByte", (time.monotonic() - started) * 1000)
+            self.metrics.emit(TIME_TO_FIRST_BYTE, (time.monotonic() - started) * 1000)
+
+    def _operation(self, bound: BoundRequest, call: CallContext, outcome: dict[str, Any], seconds: float) -> None:
+        """mcp.server.operation.duration of one request. An error is the JSON-RPC error's code,
+        ``tool_error`` for a tool's isError result, ``cancelled`` for a call that never answered."""
+        if self.metrics is None:
+            return
+        request = bound.request
+        error_type = ""
+        if "error" in outcome:
+            error_type = str(outcome["error"]["code"])
+        elif not outcome:
+            error_type = "cancelled"
+        elif isinstance(outcome.get("result"), dict) and outcome["result"].get("isError"):
+            error_type = "tool_error"
+        name = request.params.get("name")
+        target = None
+        properties = {PROTOCOL_VERSION: call.protocol_version, **({ERROR_TYPE: error_type} if error_type else {})}
+        if isinstance(name, str) and request.method in TARGETED_METHODS:
+            if "result" in outcome:
+                target = (TARGETED_METHODS[request.method], name)
+            else:
+                # A name the server may not know: never a dimension, or made-up names would each
+                # become a billed CloudWatch metric. Logs Insights still finds it in the line.
+                properties[TARGETED_METHODS[request.method]] = name[:128]
+        self.metrics.operation(
+            method=request.method, seconds=seconds, failed=bool(error_type), target=target, properties=properties
+        )
 
 
 def _error_status(code: int, http_status_errors: bool) -> tuple[int, dict[str, str]]:
