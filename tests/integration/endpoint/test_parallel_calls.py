@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from mcp_platform.auth.api_keys import ApiKeyStore
-from mcp_platform.mcp.jsonrpc import CONFLICT, TOOL_FAILED, UNAVAILABLE, JsonRpcError
+from mcp_platform.mcp.jsonrpc import CONFLICT, INVALID_PARAMS, TOOL_FAILED, UNAVAILABLE, JsonRpcError
 from mcp_platform.mcp.tool_calls import ToolCallRunner
 from mcp_platform.mcp.tools import error_result, to_result
 from mcp_platform.mcp.versions import IDEMPOTENCY_KEY_META
@@ -65,12 +65,14 @@ def open_handle(url: str, key: str) -> str:
     return str(structured(tool(url, key, 1, "open_session", {}))["session"])
 
 
-def fan_out(instances: Sequence[Instance], key: str, calls: Sequence[ToolCallSpec]) -> list[dict[str, Any]]:
+def fan_out(
+    instances: Sequence[Instance], key: str, calls: Sequence[ToolCallSpec], **meta: Any
+) -> list[dict[str, Any]]:
     """Every call at once, each a distinct request, call i on instance i % len(instances)."""
 
     def send(indexed: tuple[int, ToolCallSpec]) -> dict[str, Any]:
         i, (name, arguments) = indexed
-        return tool(instances[i % len(instances)].url, key, 100 + i, name, arguments)
+        return tool(instances[i % len(instances)].url, key, 100 + i, name, arguments, **meta)
 
     with ThreadPoolExecutor(len(calls)) as pool:
         return list(pool.map(send, enumerate(calls)))
@@ -295,3 +297,33 @@ def test_control_committing_the_failure_replays_it(
     monkeypatch.setattr(ToolCallRunner, "_invoke", commits_failure)
     with pytest.raises(AssertionError):
         assert_retry_ran_the_tool(pair, api_key, "throttled-control")
+
+
+def test_an_idempotency_key_raced_by_six_different_requests_answers_only_its_own(
+    pair: tuple[Instance, Instance], aws: AwsStack, api_key: str
+) -> None:
+    """D4 (README, idempotent tools/call): Given one session and one idempotency key, When six
+    increment_counter calls with different names (c0..c5) race over two instances, Then exactly
+    one commits and answers its own counter; every other is refused with -32602 (at the commit,
+    or before the run when the marker was already there), none is answered another request's
+    result, and only the winner's counter exists. Afterwards the key replays the winner's result
+    for the same request and refuses any other request, on both instances."""
+    handle = open_handle(pair[0].url, api_key)
+    calls: list[ToolCallSpec] = [("increment_counter", {"session": handle, "name": f"c{i}"}) for i in range(6)]
+    responses = fan_out(pair, api_key, calls, **{IDEMPOTENCY_KEY_META: "one-key"})
+    answered = {i: structured(r) for i, r in enumerate(responses) if "result" in r}
+    assert all(answer["name"] == calls[i][1]["name"] for i, answer in answered.items()), (
+        f"answered another request's result: {answered}"
+    )
+    assert len(answered) == 1, f"{len(answered)} calls answered for one key: {answered}"
+    refused = [r["error"]["code"] for r in responses if "error" in r]
+    assert refused == [INVALID_PARAMS] * 5, responses
+    ((winner, answer),) = answered.items()
+    assert answer == {"name": f"c{winner}", "value": 1}
+    stored = SessionStore(aws.table, client=aws.client("dynamodb")).get_session(handle, consistent=True)
+    assert stored.attributes["counters"] == {f"c{winner}": 1}
+    for instance in pair:  # replay: the same request gets the original, another one -32602
+        again = tool(instance.url, api_key, 20, *calls[winner], **{IDEMPOTENCY_KEY_META: "one-key"})
+        assert structured(again) == answer
+        other = tool(instance.url, api_key, 21, *calls[(winner + 1) % 6], **{IDEMPOTENCY_KEY_META: "one-key"})
+        assert other["error"]["code"] == INVALID_PARAMS, other

@@ -17,6 +17,7 @@ from botocore.exceptions import ClientError
 
 from mcp_platform.mcp.jsonrpc import (
     CONFLICT,
+    INVALID_PARAMS,
     LIMIT_EXCEEDED,
     PRECONDITION_FAILED,
     SESSION_NOT_FOUND,
@@ -48,6 +49,8 @@ def store_error(exc: session_errors.SessionStoreError) -> JsonRpcError:
     """The answer to a store error met while loading or committing a call."""
     if isinstance(exc, session_errors.SessionNotFound):
         return JsonRpcError(SESSION_NOT_FOUND, "Session not found or expired")
+    if isinstance(exc, session_errors.IdempotencyKeyReused):
+        return JsonRpcError(INVALID_PARAMS, "This idempotency key was already used for a different request")
     if isinstance(exc, session_errors.VersionConflict | session_errors.IdempotencyTokenReused):
         return JsonRpcError(CONFLICT, "Session changed concurrently; retry the call", {"retryable": True})
     if isinstance(exc, session_errors.StoreThrottled):

@@ -1,7 +1,9 @@
 """tools/call: resolve the session, replay or run the tool, commit by its effect, emit the event.
 
 Idempotency (ids: :mod:`mcp_platform.mcp.preparation`): a call whose id is already committed
-returns the original result without running the tool again.
+returns the original result without running the tool again, when it is the same request (tool
+and arguments); another request under that id is -32602, whether the store finds the id taken
+before the run, at the commit (a concurrent request won the race) or on a token replay.
 
 The commit follows the tool's declared effect (:mod:`mcp_platform.mcp.tools`):
 ``read_only`` commits nothing; ``append_only`` commits on "alive" alone, so parallel calls
@@ -28,7 +30,6 @@ from mcp_platform.mcp.call import CallContext
 from mcp_platform.mcp.context import Services, ToolContext
 from mcp_platform.mcp.effects import RERUN_BACKOFF, SessionLocks, store_error
 from mcp_platform.mcp.invocation import DEFAULT_MAX_CALL_SECONDS, admit_result, call_event, call_limit, invoke
-from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, JsonRpcError
 from mcp_platform.mcp.preparation import PreparedCall, prepare_call
 from mcp_platform.mcp.tools import APPEND_ONLY, READ_ONLY, ToolSpec, error_result
 from mcp_platform.sessions import errors as session_errors
@@ -86,15 +87,14 @@ class ToolCallRunner:
                 prepared.session_id,
                 prepared.tool_call_id,
                 owner=call.principal,
+                request_hash=prepared.request_hash,
             )
         except session_errors.SessionNotFound as exc:
             if prepared.session_id == call.transport_session_id:
                 raise TransportSessionNotFound(prepared.session_id) from exc
             raise store_error(exc) from exc
         except session_errors.SessionStoreError as exc:
-            raise store_error(exc) from exc
-        if prior is not None and prior.request_hash != prepared.request_hash:
-            raise JsonRpcError(INVALID_PARAMS, "This idempotency key was already used for a different request")
+            raise store_error(exc) from exc  # IdempotencyKeyReused: -32602
         if prepared.session_id == call.transport_session_id:
             if session.kind != KIND_TRANSPORT:
                 raise TransportSessionNotFound(prepared.session_id)  # a handle is not an Mcp-Session-Id
@@ -234,7 +234,9 @@ class ToolCallRunner:
                 condition_checks=ctx.condition_checks,
             )
         except session_errors.DuplicateToolCall as exc:
-            return dict(exc.original.result)  # a concurrent copy of this call committed (and reports) it
+            # A concurrent copy of this same request committed (and reports) it; a different
+            # request under the id is IdempotencyKeyReused, answered -32602 below.
+            return dict(exc.original.result)
         except session_errors.VersionConflict:
             raise
         except session_errors.SessionStoreError as exc:

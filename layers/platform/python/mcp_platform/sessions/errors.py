@@ -69,7 +69,8 @@ class VersionConflict(SessionStoreError):
 
 
 class DuplicateToolCall(SessionStoreError):
-    """The tool call id was already committed (D4); ``original`` is the stored result."""
+    """The same request was already committed under this tool call id (D4); ``original`` is the
+    stored result. A different request under the id is :class:`IdempotencyKeyReused` instead."""
 
     def __init__(self, original: ToolCallResult) -> None:
         super().__init__(f"tool call {original.tool_call_id!r} was already committed")
@@ -121,6 +122,15 @@ class TransactionFailed(SessionStoreError):
     def __init__(self, reasons: Sequence[CancellationReason]) -> None:
         super().__init__("transaction cancelled: " + ", ".join(f"[{r.index}] {r.code}" for r in reasons))
         self.reasons = tuple(reasons)
+
+
+class IdempotencyKeyReused(SessionStoreError):
+    """The tool call id is already committed for a *different* request (another tool or other
+    arguments): a caller reused its idempotency key. Never answered with that request's result."""
+
+    def __init__(self, tool_call_id: str) -> None:
+        super().__init__(f"tool call id {tool_call_id!r} was already committed for a different request")
+        self.tool_call_id = tool_call_id
 
 
 class IdempotencyTokenReused(SessionStoreError):

@@ -78,6 +78,11 @@ class ToolCallResult:
     committed_at: str
     request_hash: str = ""
 
+    def answers(self, request_hash: str) -> bool:
+        """Whether this committed call may answer a request with ``request_hash``: only the same
+        request (tool and arguments) is a replay; another one reused the id."""
+        return self.request_hash == request_hash
+
     @classmethod
     def from_marker_item(cls, item: Mapping[str, AttributeValue]) -> ToolCallResult:
         values = from_item(item)

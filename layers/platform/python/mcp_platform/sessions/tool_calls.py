@@ -11,6 +11,7 @@ from mcp_platform.sessions.actions import METADATA, ActionBuilders, decode_curso
 from mcp_platform.sessions.codec import AttributeValue, attr_size, from_attr, item_size, to_attr, to_item
 from mcp_platform.sessions.errors import (
     DuplicateToolCall,
+    IdempotencyKeyReused,
     IdempotencyTokenReused,
     PreconditionFailed,
     SessionCapacityExceeded,
@@ -44,11 +45,13 @@ RECORD, MARKER = 0, 1  # fixed positions of the store's own transaction actions 
 
 class ToolCallOps(ActionBuilders):
     def load_for_tool_call(
-        self, session_id: str, tool_call_id: str, *, owner: str | None
+        self, session_id: str, tool_call_id: str, *, owner: str | None, request_hash: str | None = None
     ) -> tuple[Session, ToolCallResult | None]:
         """ONE BatchGetItem, ConsistentRead (X4: version and expiry decisions follow): the
         metadata item and the tool call's idempotency marker. A marker means "replay: answer
-        with the stored result". UnprocessedKeys (throttling only) are fetched again."""
+        with the stored result", for the same request only: given ``request_hash``, a marker of
+        another request raises IdempotencyKeyReused. UnprocessedKeys (throttling only) are
+        fetched again."""
         keys = [self._meta_key(session_id), self._marker_key(session_id, tool_call_id)]
         found: dict[str, dict[str, AttributeValue]] = {}
         request: dict[str, Any] = {self.table_name: {"Keys": keys, "ConsistentRead": True}}
@@ -63,12 +66,17 @@ class ToolCallOps(ActionBuilders):
             raise StoreThrottled("batch_get_item left keys unprocessed on every attempt")
         session = self._visible(session_id, found.get(ts.METADATA_SK), owner)
         marker = found.get(ts.tool_call_marker_sk(tool_call_id))
-        return session, ToolCallResult.from_marker_item(marker) if marker else None
+        if marker is None:
+            return session, None
+        prior = ToolCallResult.from_marker_item(marker)
+        if request_hash is not None and not prior.answers(request_hash):
+            raise IdempotencyKeyReused(tool_call_id)
+        return session, prior
 
     def record_tool_call(self, session_id: str, call: ToolCall, *, owner: str | None = None) -> ToolCallResult:
         """D4: write the record and its marker with ``attribute_not_exists`` (plus a
         ConditionCheck that the session is alive). A replayed id is a silent success that
-        returns the original result."""
+        returns the original result (for the same request; another one: IdempotencyKeyReused)."""
         actions, result = self._tool_puts(session_id, call)
         condition, names, values = self._alive(owner)
         actions.append(self._condition_check(self._meta_key(session_id), condition, names, values))
@@ -78,13 +86,13 @@ class ToolCallOps(ActionBuilders):
             failed = {r.index: r for r in cancel.failed()}
             original = self._original(session_id, call.id, failed)
             if original is not None:
-                return original
+                return _same_request(original, call)
             if METADATA in failed:
                 item = failed[METADATA].item or self._read_item(session_id, consistent=True)
                 self._raise_not_alive(session_id, item, owner)
             raise TransactionFailed(cancel.reasons) from cancel
         except TokenMismatch as exc:
-            return self._replayed(session_id, call.id, exc)
+            return _same_request(self._replayed(session_id, call.id, exc), call)
         return result
 
     def commit_tool_call(
@@ -106,7 +114,8 @@ class ToolCallOps(ActionBuilders):
         unless ``append_only``: appends commit on top of whatever committed meanwhile.
         Pass the Session you hold and no read is made; pass an id and one consistent read is
         made first. ClientRequestToken: derived from the call id and the transaction's content,
-        so a rebuilt (changed) transaction never reuses a token."""
+        so a rebuilt (changed) transaction never reuses a token. An id already committed raises
+        DuplicateToolCall for the same request, IdempotencyKeyReused for another one."""
         if isinstance(session, str):
             session = self.get_session(session, owner=owner, consistent=True)
         elif owner is not None and session.owner != owner:
@@ -133,9 +142,9 @@ class ToolCallOps(ActionBuilders):
         try:
             transact_write(self.gateway, actions, client_request_token(call.id, actions), self.conflict_backoff)
         except ConditionFailed as cancel:
-            raise self._commit_failure(session, call.id, cancel, labels, owner, expected) from cancel
+            raise self._commit_failure(session, call, cancel, labels, owner, expected) from cancel
         except TokenMismatch as exc:
-            raise DuplicateToolCall(self._replayed(session.id, call.id, exc)) from exc
+            raise DuplicateToolCall(_same_request(self._replayed(session.id, call.id, exc), call)) from exc
         ttl = int(from_attr(actions[METADATA]["Update"]["ExpressionAttributeValues"][":ttl"]))
         updated = replace(
             session,
@@ -186,15 +195,18 @@ class ToolCallOps(ActionBuilders):
     def _commit_failure(
         self,
         session: Session,
-        call_id: str,
+        call: ToolCall,
         cancel: ConditionFailed,
         labels: list[str],
         owner: str | None,
         expected: int | None,
     ) -> Exception:
         failed = {r.index: r for r in cancel.failed()}
-        original = self._original(session.id, call_id, failed)
+        original = self._original(session.id, call.id, failed)
         if original is not None:
+            # The marker decides before the metadata: whatever else failed, the id is taken.
+            if not original.answers(call.request_hash):
+                return IdempotencyKeyReused(call.id)
             return DuplicateToolCall(original)
         if METADATA in failed:
             item = failed[METADATA].item or self._read_item(session.id, consistent=True)
@@ -232,6 +244,14 @@ class ToolCallOps(ActionBuilders):
         )
         item = response.get("Item")
         return ToolCallResult.from_marker_item(item) if item else None
+
+
+def _same_request(original: ToolCallResult, call: ToolCall) -> ToolCallResult:
+    """``original`` when it answers ``call`` (a replay of the same request), else
+    IdempotencyKeyReused: another request's result is never returned for this one."""
+    if not original.answers(call.request_hash):
+        raise IdempotencyKeyReused(call.id)
+    return original
 
 
 def _held_bytes(session: Session) -> int:
