@@ -7,6 +7,7 @@ naive commit and shows the same assertions fail.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from mcp_platform import table_schema as ts
 from mcp_platform.auth.api_keys import ApiKeyStore
 from mcp_platform.mcp.jsonrpc import CONFLICT, INVALID_PARAMS, TOOL_FAILED, UNAVAILABLE, JsonRpcError
 from mcp_platform.mcp.tool_calls import ToolCallRunner
@@ -327,3 +329,47 @@ def test_an_idempotency_key_raced_by_six_different_requests_answers_only_its_own
         assert structured(again) == answer
         other = tool(instance.url, api_key, 21, *calls[(winner + 1) % 6], **{IDEMPOTENCY_KEY_META: "one-key"})
         assert other["error"]["code"] == INVALID_PARAMS, other
+
+
+def age_session(aws: AwsStack, handle: str, seconds_left: int) -> None:
+    """Move the session's expiry to ``seconds_left`` from now, as if it had been open that long."""
+    aws.client("dynamodb").update_item(
+        TableName=aws.table,
+        Key={ts.PK: {"S": ts.session_pk(handle)}, ts.SK: {"S": ts.METADATA_SK}},
+        UpdateExpression="SET #ttl = :ttl",
+        ExpressionAttributeNames={"#ttl": ts.TTL},
+        ExpressionAttributeValues={":ttl": {"N": str(int(time.time()) + seconds_left)}},
+    )
+
+
+def test_d7_a_session_that_is_only_read_slides_its_expiry_past_half_its_lifetime(
+    pair: tuple[Instance, Instance], aws: AwsStack, api_key: str
+) -> None:
+    """D7 (sliding expiry) for read-only tools: Given a session (lifetime 3600 s) with 100 s
+    left, When 8 read-only calls run at once over two instances, Then every one succeeds and
+    sees the extended expiry, the stored ttl is about now + 3600 and the version is unchanged
+    (a ttl-only write); once more than half the lifetime is left again, reads write nothing.
+    Then reads racing 8 increments on a session aged again all succeed and the increments
+    answer exactly 1..8: the ttl-only write never conflicts with a commit."""
+    store = SessionStore(aws.table, client=aws.client("dynamodb"))
+    handle = open_handle(pair[0].url, api_key)
+    version = store.get_session(handle, consistent=True).version
+    age_session(aws, handle, 100)
+    reads: list[ToolCallSpec] = [("session_info", {"session": handle}), ("read_notes", {"session": handle})] * 4
+    before = int(time.time())
+    responses = fan_out(pair, api_key, reads)
+    assert not failures(responses), failures(responses)
+    stored = store.get_session(handle, consistent=True)
+    assert stored.ttl >= before + 3600 - 5, f"a session only read was not extended: {stored.ttl - before} s left"
+    assert stored.version == version
+    assert all(structured(r)["expires_at"] >= before + 3600 - 5 for r in responses[::2])
+    for instance in pair:
+        instance.endpoint.sessions.gateway.reset_counts()
+    fan_out(pair, api_key, reads[:2])
+    assert [instance.endpoint.sessions.gateway.calls["update_item"] for instance in pair] == [0, 0]
+    age_session(aws, handle, 100)
+    mixed = [*reads, *[("increment_counter", {"session": handle, "name": "hits"})] * 8]
+    responses = fan_out(pair, api_key, mixed)
+    assert not failures(responses), failures(responses)
+    assert sorted(structured(r)["value"] for r in responses[len(reads) :]) == list(range(1, 9))
+    assert store.get_session(handle, consistent=True).version == version + 8

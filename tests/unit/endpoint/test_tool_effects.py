@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 import mcp_tools
+from mcp_platform.mcp.call import CallContext
 from mcp_platform.mcp.catalog import Catalog
 from mcp_platform.mcp.context import Services, ToolContext, ToolEffectViolation
+from mcp_platform.mcp.jsonrpc import Request
+from mcp_platform.mcp.tool_calls import ToolCallRunner
 from mcp_platform.mcp.tools import READ_MODIFY_WRITE, READ_ONLY, tool
+from mcp_platform.sessions import Session, SessionExpired, StoreThrottled
 
 
 async def noop(ctx: ToolContext) -> str:
@@ -54,3 +60,52 @@ def test_a_tool_doing_what_its_effect_excludes_is_stopped(effect: str, action: A
     ctx = ToolContext(principal="p", services=Services(), effect=effect)
     with pytest.raises(ToolEffectViolation):
         action(ctx)
+
+
+class SlidingStore:
+    """The two store calls of a read-only tools/call: the load, and the D7 slide (which may fail)."""
+
+    def __init__(self, session: Session, slide_error: Exception | None) -> None:
+        self.session, self.slide_error = session, slide_error
+        self.slides = 0
+
+    def load_for_tool_call(self, session_id: str, call_id: str, **_: Any) -> tuple[Session, None]:
+        return self.session, None
+
+    def slide_expiry(self, session: Session, *, owner: str | None = None) -> Session:
+        self.slides += 1
+        if self.slide_error is not None:
+            raise self.slide_error
+        return replace(session, ttl=session.ttl + 3600)
+
+
+def run_session_info(store: SlidingStore) -> dict[str, Any]:
+    call = CallContext("alice", "2026-07-28", True)
+    catalog = Catalog.discover(mcp_tools).tools
+    params = {"name": "session_info", "arguments": {"session": store.session.id}}
+    runner = ToolCallRunner(Services(sessions=store))
+    prepared = runner.prepare(Request("tools/call", params, 1), call, catalog)
+
+    async def load_and_run() -> dict[str, Any]:
+        await runner.load(prepared, call)
+        return await runner.run(prepared, call)
+
+    result: dict[str, Any] = asyncio.run(load_and_run())["structuredContent"]
+    return result
+
+
+@pytest.mark.parametrize(
+    ("slide_error", "extended"),
+    [(None, True), (StoreThrottled("throttled"), False), (SessionExpired("s" * 32), False)],
+)
+def test_d7_a_read_only_call_slides_the_expiry_and_a_failed_slide_never_fails_the_read(
+    slide_error: Exception | None, extended: bool
+) -> None:
+    """D7: Given a read-only session tool, When it is called, Then the runner asks the store to
+    slide the session's expiry before the tool runs and the tool sees the slid ttl; When the
+    slide fails (throttled, or the session expired since the load), Then the read still answers
+    from the session it loaded."""
+    store = SlidingStore(Session(id="s" * 32, owner="alice", status="active", version=3, ttl=1_000), slide_error)
+    answer = run_session_info(store)
+    assert store.slides == 1
+    assert answer["expires_at"] == (4_600 if extended else 1_000) and answer["version"] == 3

@@ -12,8 +12,9 @@ race, runs the tool again on the fresh state. Unexpected tool failures are never
 a 2026 round that stopped for input (``InputRequired`` leaves the run before commit and event).
 
 Critical path AWS calls for a session tool: one consistent BatchGetItem (session + marker),
-plus one TransactWriteItems (record + marker + metadata) unless read-only; the Kinesis event
-is flushed by the transport inside the same invocation.
+plus one TransactWriteItems (record + marker + metadata) unless read-only (a read-only call
+writes only a ttl-only UpdateItem, once less than half of the session's lifetime remains: D7);
+the Kinesis event is flushed by the transport inside the same invocation.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import dataclasses
 import logging
 import time
 from typing import Any, Protocol
+
+from botocore.exceptions import BotoCoreError, ClientError
 
 from mcp_platform import blocking
 from mcp_platform.events.batching import partition_key
@@ -113,6 +116,8 @@ class ToolCallRunner:
         if session is None or prepared.spec.effect == READ_ONLY:
             # Nothing to commit: no transaction, no version bump, no conflict. The call is
             # recorded by ingest from its event (the record has no marker: a retry runs again).
+            if session is not None:
+                session = await self._slide_expiry(session, call)
             started = self._clock()
             result = await self._invoke(prepared, self._context(prepared, call, session))
             self._record_event(prepared, call, result, started, self._clock())
@@ -121,6 +126,19 @@ class ToolCallRunner:
             return await self._run_and_commit(prepared, call, session, append_only=True)
         async with self._locks.hold(session.id):
             return await self._run_read_modify_write(prepared, call, session)
+
+    async def _slide_expiry(self, session: Any, call: CallContext) -> Any:
+        """D7 for a read-only call: the session's ttl slides too (a ttl-only write, made only when
+        less than half of the lifetime remains; ``SessionStore.slide_expiry``), so a session that
+        is only read does not expire while in use. The tool sees the extended ttl. A failed slide
+        never fails the read (the session was alive when loaded): it is logged, and the next
+        read past half the lifetime tries again."""
+        try:
+            slid: Any = await blocking.call(self.services.sessions.slide_expiry, session, owner=call.principal)
+        except (session_errors.SessionStoreError, ClientError, BotoCoreError) as exc:
+            logger.warning("sliding the expiry of a read session failed: %s", type(exc).__name__)
+            return session
+        return slid
 
     @property
     def committing(self) -> bool:

@@ -161,6 +161,36 @@ class LifecycleOps(StoreCore):
         self._update_if_alive(session_id, owner, "SET #ttl = :ttl", {}, {":ttl": to_attr(new_ttl)})
         return new_ttl
 
+    def slide_expiry(self, session: Session, *, owner: str | None = None) -> Session:
+        """D7 for a call that commits nothing (a read-only tool): ``session`` with its ttl slid
+        forward, written only when less than half of the lifetime remains, so a session that is
+        only read costs one small write per half lifetime, not one per call (no AWS call
+        otherwise). A ttl-only UpdateItem: no version is touched, so it never conflicts with a
+        commit's conditions; conditioned on alive (an expired session is never resurrected) and
+        on moving the ttl forward (a later extension is never undone)."""
+        if (session.ttl - self._now()) * 2 >= self.ttl_seconds:
+            return session
+        new_ttl = self._next_ttl()
+        condition, names, values = self._alive(owner)
+        try:
+            self.gateway.call(
+                "update_item",
+                TableName=self.table_name,
+                Key=self._meta_key(session.id),
+                UpdateExpression="SET #ttl = :ttl",
+                ConditionExpression=f"{condition} AND #ttl < :ttl",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues={**values, ":ttl": to_attr(new_ttl)},
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as exc:
+            if error_code(exc) != _CCF:
+                raise
+            item = old_item(exc) or self._read_item(session.id, consistent=True)
+            current = self._visible(session.id, item, owner)  # not alive any more: raise
+            return replace(session, ttl=max(session.ttl, current.ttl))  # extended further meanwhile
+        return replace(session, ttl=new_ttl)
+
     def end_session(self, session_id: str, *, owner: str | None = None) -> None:
         """Mark the session ended (it leaves the ``active`` partition of the index)."""
         self._update_if_alive(
