@@ -15,7 +15,7 @@ from mcp_platform.mcp.context import Services, ToolContext, ToolEffectViolation
 from mcp_platform.mcp.jsonrpc import Request
 from mcp_platform.mcp.tool_calls import ToolCallRunner
 from mcp_platform.mcp.tools import READ_MODIFY_WRITE, READ_ONLY, tool
-from mcp_platform.sessions import Session, SessionExpired, StoreThrottled
+from mcp_platform.sessions import AttributeWrites, Session, SessionExpired, StoreThrottled
 
 
 async def noop(ctx: ToolContext) -> str:
@@ -109,3 +109,55 @@ def test_d7_a_read_only_call_slides_the_expiry_and_a_failed_slide_never_fails_th
     answer = run_session_info(store)
     assert store.slides == 1
     assert answer["expires_at"] == (4_600 if extended else 1_000) and answer["version"] == 3
+
+
+def counter_context(*, effect: str = READ_MODIFY_WRITE) -> ToolContext:
+    session = Session(
+        id="s" * 32,
+        owner="alice",
+        status="active",
+        version=7,
+        ttl=1_000,
+        attributes={"counters": {"c": 1}, "title": "t"},
+        attribute_versions={"counters": 4},
+    )
+    return ToolContext("alice", Services(), session, effect=effect)
+
+
+def test_d2_a_tool_that_reads_attributes_one_by_one_commits_under_their_versions_alone() -> None:
+    """D2 per attribute: Given a run that reads ``counters`` through ``attribute`` and sets it,
+    Then its commit is conditioned on the version it saw (4) and writes the new value; an
+    attribute never read and never written is not conditioned on."""
+    ctx = counter_context()
+    counters = ctx.attribute("counters")
+    ctx.set_attribute("counters", {**counters, "c": counters["c"] + 1})
+    assert ctx.attribute("counters") == {"c": 2}  # the run sees its own write
+    assert ctx.attribute_commit() == (None, AttributeWrites(seen={"counters": 4}, values={"counters": {"c": 2}}))
+    blind = counter_context()
+    blind.set_attribute("other", 1)  # a write is conditioned on the version it replaces (0)
+    assert blind.attribute_commit() == (None, AttributeWrites(seen={"other": 0}, values={"other": 1}))
+
+
+def test_d2_a_tool_that_reads_the_session_commits_its_attributes_under_the_session_version() -> None:
+    """D2: Given a run that read ``ctx.session`` (anything: context, status, attributes), Then
+    its attribute writes commit as the whole map under the session's version, whichever API
+    wrote them; a run that wrote none commits no attributes."""
+    ctx = counter_context()
+    assert ctx.session.version == 7
+    ctx.set_attribute("counters", {"c": 5})
+    assert ctx.attribute_commit() == ({"counters": {"c": 5}, "title": "t"}, None)
+    replaced = counter_context()
+    replaced.set_attributes({"title": "u"})
+    assert replaced.attribute_commit() == ({"title": "u"}, None)
+    only_read = counter_context()
+    assert only_read.session.attributes["title"] == "t" and only_read.attribute_commit() == (None, None)
+
+
+def test_attribute_writes_need_read_modify_write_and_a_session() -> None:
+    with pytest.raises(ToolEffectViolation):
+        counter_context(effect="append_only").set_attribute("counters", {})
+    assert counter_context(effect="read_only").attribute("title") == "t"  # reading is always allowed
+    with pytest.raises(ToolEffectViolation):
+        ToolContext("alice", Services(), effect=READ_MODIFY_WRITE).attribute("counters")
+    with pytest.raises(ToolEffectViolation):
+        counter_context().set_attribute("", 1)

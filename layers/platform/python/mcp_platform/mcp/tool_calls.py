@@ -7,9 +7,11 @@ before the run, at the commit (a concurrent request won the race) or on a token 
 
 The commit follows the tool's declared effect (:mod:`mcp_platform.mcp.tools`):
 ``read_only`` commits nothing; ``append_only`` commits on "alive" alone, so parallel calls
-never conflict; ``read_modify_write`` commits under the version condition and, on a lost
-race, runs the tool again on the fresh state. Unexpected tool failures are never committed, nor is
-a 2026 round that stopped for input (``InputRequired`` leaves the run before commit and event).
+never conflict; ``read_modify_write`` commits under the version condition (or, when the tool
+read attributes one by one, ``ctx.attribute``, under the versions of those attributes alone)
+and, on a lost race, runs the tool again on the state read again. Unexpected tool failures are
+never committed, nor is a 2026 round that stopped for input (``InputRequired`` leaves the run
+before commit and event).
 
 Critical path AWS calls for a session tool: one consistent BatchGetItem (session + marker),
 plus one TransactWriteItems (record + marker + metadata) unless read-only (a read-only call
@@ -152,8 +154,11 @@ class ToolCallRunner:
             await asyncio.wait(list(self._pending))
 
     async def _run_read_modify_write(self, prepared: PreparedCall, call: CallContext, session: Any) -> dict[str, Any]:
-        """D2: on a lost version race the *tool runs again* on the state that won, so no
-        result computed from stale state is ever committed; bounded, then CONFLICT."""
+        """D2: on a lost race the *tool runs again* on the state that won, so no result computed
+        from stale state is ever committed; bounded, then CONFLICT. After the backoff the state
+        is read again (one consistent GetItem): the state the failed commit returned is older
+        than the pause, and a run on it would lose again to any commit made meanwhile (a call
+        that lost once lost every rerun while other instances kept committing)."""
         delays = self._rerun.delays()
         session = self._locks.newest(session)
         while True:
@@ -163,8 +168,17 @@ class ToolCallRunner:
                 delay = next(delays, None)
                 if delay is None or exc.current is None:
                     raise store_error(exc) from exc
-                session = exc.current
                 await asyncio.sleep(delay)
+                session = await self._reread(exc.current, call)
+
+    async def _reread(self, session: Any, call: CallContext) -> Any:
+        """The session as stored now (X4: a consistent read decides the next commit's condition)."""
+        try:
+            return await blocking.call(
+                self.services.sessions.get_session, session.id, owner=call.principal, consistent=True
+            )
+        except session_errors.SessionStoreError as exc:
+            raise store_error(exc) from exc
 
     async def _run_and_commit(
         self, prepared: PreparedCall, call: CallContext, session: Any, *, append_only: bool
@@ -237,6 +251,9 @@ class ToolCallRunner:
             finished_at=finished,
             request_hash=prepared.request_hash,
         )
+        # Read-modify-write: under the session's version when the run read the session as a
+        # whole, else under the versions of the attributes it read (appends never conflict).
+        attributes, by_attribute = (None, None) if append_only else ctx.attribute_commit()
         try:
             # Always in a worker thread: a cancellation posted while the commit runs must be
             # read meanwhile (the call then ends without a response, its event still flushed).
@@ -247,7 +264,8 @@ class ToolCallRunner:
                 owner=call.principal,
                 append_only=append_only,
                 context_append=ctx.context_append,
-                attributes=ctx.attributes,
+                attributes=attributes,
+                by_attribute=by_attribute,
                 extra_puts=ctx.extra_puts,
                 condition_checks=ctx.condition_checks,
             )
@@ -259,7 +277,7 @@ class ToolCallRunner:
             raise
         except session_errors.SessionStoreError as exc:
             raise store_error(exc) from exc
-        if done.exact:
+        if not append_only:  # exact, or exact attribute by attribute (SessionLocks.newest)
             self._locks.remember(done.session)
         self._record_event(prepared, call, result, started, finished)
         return result

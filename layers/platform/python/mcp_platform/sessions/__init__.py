@@ -26,6 +26,7 @@ from mcp_platform.sessions.errors import (
 )
 from mcp_platform.sessions.gateway import DynamoGateway
 from mcp_platform.sessions.model import (
+    AttributeWrites,
     CommitResult,
     ConditionCheck,
     ExpiringSession,
@@ -40,6 +41,7 @@ from mcp_platform.sessions.retry import Backoff
 from mcp_platform.sessions.store import SessionStore
 
 __all__ = [
+    "AttributeWrites",
     "Backoff",
     "CallRecordTooLarge",
     "CancellationReason",

@@ -58,14 +58,21 @@ class InvalidTtl(SessionStoreError, ValueError):
 
 
 class VersionConflict(SessionStoreError):
-    """Optimistic lock lost (D2) after the retry policy; ``current`` is the latest state seen."""
+    """Optimistic lock lost (D2) after the retry policy; ``current`` is the latest state seen,
+    ``attributes`` the attributes that changed when the commit was conditioned on them."""
 
-    def __init__(self, session_id: str, expected: int, current: Session | None) -> None:
+    def __init__(
+        self, session_id: str, expected: int, current: Session | None, *, attributes: Sequence[str] = ()
+    ) -> None:
         actual = current.version if current is not None else None
-        super().__init__(f"session {session_id!r}: expected version {expected}, found {actual}")
+        if attributes:  # a commit conditioned attribute by attribute: these changed meanwhile
+            super().__init__(f"session {session_id!r}: attributes {sorted(attributes)} changed since they were read")
+        else:
+            super().__init__(f"session {session_id!r}: expected version {expected}, found {actual}")
         self.session_id = session_id
         self.expected = expected
         self.current = current
+        self.attributes = tuple(attributes)
 
 
 class DuplicateToolCall(SessionStoreError):

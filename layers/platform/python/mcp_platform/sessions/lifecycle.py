@@ -42,6 +42,7 @@ class LifecycleOps(StoreCore):
             attributes=dict(attributes or {}),
             created_at=now,
             updated_at=now,
+            attribute_versions={},
         )
         item = to_item(
             {
@@ -54,6 +55,7 @@ class LifecycleOps(StoreCore):
                 ts.CONTEXT: session.context,
                 ts.KIND: session.kind,
                 ts.ATTRIBUTES: session.attributes,
+                ts.ATTRIBUTE_VERSIONS: {},  # the initial attributes count as never changed
                 ts.CREATED_AT: now,
                 ts.UPDATED_AT: now,
             }
@@ -125,8 +127,18 @@ class LifecycleOps(StoreCore):
         context = to_attr(changed.context)
         if attr_size(context) > self.context_budget_bytes:
             raise SessionCapacityExceeded(session.id, "context", self.context_budget_bytes, attr_size(context))
+        # Under ``#v = :expected`` the held attributes are exactly the stored ones, so the
+        # attribute versions can be computed here: one more for each attribute that changes.
+        versions = session.versions_after(changed.attributes)
         names.update(
-            {"#v": ts.VERSION, "#ctx": ts.CONTEXT, "#cb": ts.CONTEXT_BYTES, "#at": ts.ATTRIBUTES, "#ua": ts.UPDATED_AT}
+            {
+                "#v": ts.VERSION,
+                "#ctx": ts.CONTEXT,
+                "#cb": ts.CONTEXT_BYTES,
+                "#at": ts.ATTRIBUTES,
+                "#avs": ts.ATTRIBUTE_VERSIONS,
+                "#ua": ts.UPDATED_AT,
+            }
         )
         values.update(
             {
@@ -135,6 +147,7 @@ class LifecycleOps(StoreCore):
                 ":ctx": context,
                 ":cb": to_attr(attr_size(context)),
                 ":at": to_attr(changed.attributes),
+                ":avs": to_attr(versions),
                 ":status": to_attr(changed.status),
                 ":ua": to_attr(now),
             }
@@ -143,13 +156,15 @@ class LifecycleOps(StoreCore):
             "update_item",
             TableName=self.table_name,
             Key=self._meta_key(session.id),
-            UpdateExpression="SET #v = #v + :one, #ctx = :ctx, #cb = :cb, #at = :at, #st = :status, #ua = :ua",
+            UpdateExpression=(
+                "SET #v = #v + :one, #ctx = :ctx, #cb = :cb, #at = :at, #avs = :avs, #st = :status, #ua = :ua"
+            ),
             ConditionExpression=f"{condition} AND #v = :expected",
             ExpressionAttributeNames=names,
             ExpressionAttributeValues=values,
             ReturnValuesOnConditionCheckFailure="ALL_OLD",
         )
-        return replace(changed, version=session.version + 1, updated_at=now)
+        return replace(changed, version=session.version + 1, updated_at=now, attribute_versions=versions)
 
     def extend_expiry(self, session_id: str, *, owner: str | None = None, seconds: int | None = None) -> int:
         """D7: ``SET #ttl = :new`` only if ``attribute_exists(pk) AND #ttl > :now`` (and active).
