@@ -201,6 +201,7 @@ def mixed_burst(handle: str, blocks: int = 16) -> list[ToolCallSpec]:
     return calls
 
 
+@pytest.mark.slow
 def test_d2_increments_amid_a_burst_of_appends_over_three_instances_never_conflict_with_them(
     trio: tuple[Instance, Instance, Instance], api_key: str
 ) -> None:
