@@ -72,7 +72,22 @@ def _counted_app(aws: Any, counter: CallCounter, task_queue_url: str) -> Any:
     )
 
 
-async def _operations(app: Any, counter: CallCounter) -> list[tuple[str, dict[str, int], str]]:
+def _age_session(aws: Any, handle: str, seconds_left: int) -> None:
+    """Move a session's expiry to ``seconds_left`` from now (an uncounted client: setup only)."""
+    import time
+
+    from mcp_platform import table_schema as ts
+
+    aws.client("dynamodb").update_item(
+        TableName=aws.table,
+        Key={ts.PK: {"S": ts.session_pk(handle)}, ts.SK: {"S": ts.METADATA_SK}},
+        UpdateExpression="SET #ttl = :ttl",
+        ExpressionAttributeNames={"#ttl": ts.TTL},
+        ExpressionAttributeValues={":ttl": {"N": str(int(time.time()) + seconds_left)}},
+    )
+
+
+async def _operations(app: Any, counter: CallCounter, aws: Any) -> list[tuple[str, dict[str, int], str]]:
     bearer = {"authorization": f"Bearer {BENCH_KEY}"}
     out: list[tuple[str, dict[str, int], str]] = []
 
@@ -109,6 +124,16 @@ async def _operations(app: Any, counter: CallCounter) -> list[tuple[str, dict[st
         "2026 tools/call, read-only session tool",
         "session_info on a session handle",
         lambda _: modern("session_info", {"session": handle}),
+    )
+
+    async def aged_read(_: int) -> Any:
+        _age_session(aws, handle, 60)  # less than half of the session's lifetime left
+        return await modern("session_info", {"session": handle})
+
+    await counted(
+        "2026 tools/call, read-only session tool, past half the session's lifetime",
+        "session_info: its expiry slides (D7) with one ttl-only UpdateItem, no version bump",
+        aged_read,
     )
 
     async def modern_list(_: int) -> Any:
@@ -197,7 +222,7 @@ def run() -> list[dict[str, Any]]:
         counter = CallCounter()
         task_queue = aws.client("sqs").create_queue(QueueName="bench-tasks")["QueueUrl"]
         app = _counted_app(aws, counter, task_queue)
-        counted = asyncio.run(_operations(app, counter))
+        counted = asyncio.run(_operations(app, counter, aws))
     rows = []
     for label, calls, note in counted:
         detail = ", ".join(f"{name}={n}" for name, n in sorted(calls.items())) or "none"

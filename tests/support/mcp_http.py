@@ -66,10 +66,12 @@ def call(
     )
 
 
-def modern_call(url: str, key: str, request_id: int | str, method: str, params: dict[str, Any]) -> httpx.Response:
+def modern_call(
+    url: str, key: str, request_id: int | str, method: str, params: dict[str, Any], timeout: float = 30
+) -> httpx.Response:
     extra = {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
     name_key = NAME_BEARING.get(method)
     if name_key is not None:
         extra["Mcp-Name"] = params[name_key]
     body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-    return httpx.post(url, headers=headers(key, **extra), json=body, timeout=30)
+    return httpx.post(url, headers=headers(key, **extra), json=body, timeout=timeout)

@@ -1,8 +1,10 @@
 """increment_counter: a named counter in the session's attributes (read-modify-write, D2).
 
-The new value is computed from the value read, so the tool declares ``read_modify_write``:
-it commits under the version condition, and a call that lost the race runs again on the state
-that won. Parallel increments are never lost, and each answers the value it committed.
+The new value is computed from the value read, so the tool declares ``read_modify_write``. It
+reads one attribute (``counters``, through ``ctx.attribute``), so it commits under that
+attribute's version alone: appends and other attributes never conflict with it, another
+increment does, and a call that lost the race runs again on the state that won. Parallel
+increments are never lost, and each answers the value it committed.
 """
 
 from __future__ import annotations
@@ -38,10 +40,9 @@ async def increment_counter(
         raise ToolError(f"name must be 1-{MAX_NAME_CHARS} characters")
     if not -MAX_STEP <= by <= MAX_STEP:
         raise ToolError(f"by must be between -{MAX_STEP} and {MAX_STEP}")
-    counters = dict(ctx.session.attributes.get("counters") or {})
+    counters = dict(ctx.attribute("counters") or {})
     if name not in counters and len(counters) >= MAX_COUNTERS:
         raise ToolError(f"a session holds at most {MAX_COUNTERS} counters")
     value = int(counters.get(name, 0)) + by
-    counters[name] = value
-    ctx.set_attributes({**ctx.session.attributes, "counters": counters})
+    ctx.set_attribute("counters", {**counters, name: value})
     return {"name": name, "value": value}

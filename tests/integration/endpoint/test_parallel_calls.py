@@ -7,15 +7,18 @@ naive commit and shows the same assertions fail.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 import httpx
 import pytest
 
+from mcp_platform import table_schema as ts
 from mcp_platform.auth.api_keys import ApiKeyStore
-from mcp_platform.mcp.jsonrpc import CONFLICT, TOOL_FAILED, UNAVAILABLE, JsonRpcError
+from mcp_platform.mcp.jsonrpc import CONFLICT, INVALID_PARAMS, TOOL_FAILED, UNAVAILABLE, JsonRpcError
 from mcp_platform.mcp.tool_calls import ToolCallRunner
 from mcp_platform.mcp.tools import error_result, to_result
 from mcp_platform.mcp.versions import IDEMPOTENCY_KEY_META
@@ -50,9 +53,11 @@ def pair(aws: AwsStack) -> Iterator[tuple[Instance, Instance]]:
         yield a, b
 
 
-def tool(url: str, key: str, request_id: int, name: str, arguments: dict[str, Any], **meta: Any) -> dict[str, Any]:
+def tool(
+    url: str, key: str, request_id: int, name: str, arguments: dict[str, Any], timeout: float = 30, **meta: Any
+) -> dict[str, Any]:
     params = {"name": name, "arguments": arguments, "_meta": {**CAPS_META, **meta}}
-    return final_message(modern_call(url, key, request_id, "tools/call", params))
+    return final_message(modern_call(url, key, request_id, "tools/call", params, timeout))
 
 
 def structured(response: dict[str, Any]) -> dict[str, Any]:
@@ -65,12 +70,14 @@ def open_handle(url: str, key: str) -> str:
     return str(structured(tool(url, key, 1, "open_session", {}))["session"])
 
 
-def fan_out(instances: Sequence[Instance], key: str, calls: Sequence[ToolCallSpec]) -> list[dict[str, Any]]:
+def fan_out(
+    instances: Sequence[Instance], key: str, calls: Sequence[ToolCallSpec], timeout: float = 30, **meta: Any
+) -> list[dict[str, Any]]:
     """Every call at once, each a distinct request, call i on instance i % len(instances)."""
 
     def send(indexed: tuple[int, ToolCallSpec]) -> dict[str, Any]:
         i, (name, arguments) = indexed
-        return tool(instances[i % len(instances)].url, key, 100 + i, name, arguments)
+        return tool(instances[i % len(instances)].url, key, 100 + i, name, arguments, timeout, **meta)
 
     with ThreadPoolExecutor(len(calls)) as pool:
         return list(pool.map(send, enumerate(calls)))
@@ -169,6 +176,120 @@ def test_d2_32_parallel_read_modify_write_calls_each_commit_what_they_answer(
     version race ran again on the fresh state instead of committing a stale result."""
     handle = open_handle(pair[0].url, api_key)
     assert_increments_exact(pair, api_key, handle, 32)
+
+
+@pytest.fixture()
+def trio(aws: AwsStack) -> Iterator[tuple[Instance, Instance, Instance]]:
+    """Three instances whose streams may last 120 s: on the emulator (one request at a time) a
+    burst of 352 calls takes tens of seconds, and the test is about conflicts, not that cap."""
+    with (
+        endpoint_instance(aws, MCP_STREAM_MAX_SECONDS="120") as a,
+        endpoint_instance(aws, MCP_STREAM_MAX_SECONDS="120") as b,
+        endpoint_instance(aws, MCP_STREAM_MAX_SECONDS="120") as c,
+    ):
+        yield a, b, c
+
+
+def mixed_burst(handle: str, blocks: int = 16) -> list[ToolCallSpec]:
+    """Per block 16 appends, 3 increments of one counter and 3 reads, interleaved: with 16 blocks
+    256 append_note, 48 increment_counter and 48 read_notes."""
+    calls: list[ToolCallSpec] = []
+    for block in range(blocks):
+        calls += [("append_note", {"session": handle, "text": f"note {block}.{i}"}) for i in range(16)]
+        calls += [("increment_counter", {"session": handle, "name": "hits"})] * 3
+        calls += [("read_notes", {"session": handle, "limit": 5})] * 3
+    return calls
+
+
+@pytest.mark.slow
+def test_d2_increments_amid_a_burst_of_appends_over_three_instances_never_conflict_with_them(
+    trio: tuple[Instance, Instance, Instance], api_key: str
+) -> None:
+    """D2/D3 (README, effects): Given one session, When 256 append_note, 48 increment_counter and
+    48 read_notes run at once over three instances, Then every call succeeds: an increment
+    commits under the version of the attribute it read (its counter), which appends never
+    touch, so they never force it to run again; the increments answer exactly 1..48 (no lost
+    update), every note is stored once, and the session's version grew by one per commit."""
+    handle = open_handle(trio[0].url, api_key)
+    before = session_info(trio[0].url, api_key, handle)["version"]
+    calls = mixed_burst(handle)
+    responses = fan_out(trio, api_key, calls, timeout=120)  # the emulator serves one request at a time
+    failed = [
+        (name, r.get("error", {}).get("message"))
+        for r, (name, _) in zip(responses, calls, strict=True)
+        if failures([r])
+    ]
+    assert not failed, f"{len(failed)} of {len(calls)} calls failed: {sorted(set(failed))}, {len(failed)} in all"
+    answers = sorted(
+        structured(r)["value"] for r, (name, _) in zip(responses, calls, strict=True) if name == "increment_counter"
+    )
+    assert answers == list(range(1, 49)), f"lost or stale increments: {answers}"
+    notes = structured(tool(trio[1].url, api_key, 3, "read_notes", {"session": handle, "limit": 1000}))["notes"]
+    assert sorted(n["text"] for n in notes) == sorted(a["text"] for name, a in calls if name == "append_note")
+    assert session_info(trio[2].url, api_key, handle)["version"] == before + 256 + 48
+
+
+class WriteBeforeCommit:
+    """Before the first commit of a session-attribute write (an increment) on this client, runs
+    ``meanwhile``: another writer's commit lands between the call's read and its commit, as it
+    does when calls run in parallel, but every time, in that order."""
+
+    def __init__(self, client: Any, meanwhile: Callable[[], None]) -> None:
+        self.meanwhile = meanwhile
+        self.fired = 0
+        client.meta.events.register("before-parameter-build.dynamodb.TransactWriteItems", self)
+
+    def __call__(self, params: dict[str, Any], **_: Any) -> None:
+        update = params["TransactItems"][2]["Update"]
+        if ts.ATTRIBUTES in update["ExpressionAttributeNames"].values() and not self.fired:
+            self.fired += 1
+            self.meanwhile()
+
+
+def retitle(store: SessionStore, handle: str) -> None:
+    store.update_metadata(handle, lambda s: replace(s, attributes={**s.attributes, "title": "renamed"}))
+
+
+@pytest.mark.parametrize(
+    ("meanwhile", "runs", "value"),
+    [
+        pytest.param(
+            lambda url, key, handle, store: tool(url, key, 9, "append_note", {"session": handle, "text": "x"}),
+            1,
+            1,
+            id="an append",
+        ),
+        pytest.param(lambda url, key, handle, store: retitle(store, handle), 1, 1, id="another attribute"),
+        pytest.param(
+            lambda url, key, handle, store: tool(url, key, 9, "increment_counter", {"session": handle, "name": "hits"}),
+            2,
+            2,
+            id="the same counter",
+        ),
+    ],
+)
+def test_d2_an_increment_runs_again_only_when_what_it_read_changed_before_its_commit(
+    aws: AwsStack, api_key: str, meanwhile: Callable[[str, str, str, SessionStore], Any], runs: int, value: int
+) -> None:
+    """D2 (README, effects): Given an increment whose commit is preceded, after its read, by
+    another writer's commit on the same session, Then it runs again only when that write
+    touched what it read: an append (context, version) or another attribute changes nothing it
+    read, so it commits on its first run (one BatchGetItem, one TransactWriteItems); another
+    increment of its counter makes it run again on the fresh state (a consistent read, then a
+    second transaction) and answer 2."""
+    store = SessionStore(aws.table, client=aws.client("dynamodb"))
+    dynamodb = aws.client("dynamodb")
+    with endpoint_instance(aws) as other, endpoint_instance(aws, dynamodb=dynamodb) as racing:
+        handle = open_handle(other.url, api_key)
+        version = store.get_session(handle, consistent=True).version
+        hook = WriteBeforeCommit(dynamodb, lambda: meanwhile(other.url, api_key, handle, store))
+        racing.endpoint.sessions.gateway.reset_counts()
+        answer = tool(racing.url, api_key, 10, "increment_counter", {"session": handle, "name": "hits"})
+        assert hook.fired == 1 and structured(answer) == {"name": "hits", "value": value}
+        expected = {"batch_get_item": 1, "transact_write_items": runs, **({"get_item": 1} if runs > 1 else {})}
+        assert dict(racing.endpoint.sessions.gateway.calls) == expected, "ran again for a write it never read"
+        stored = store.get_session(handle, consistent=True)
+        assert stored.version == version + 2 and stored.attributes["counters"] == {"hits": value}
 
 
 async def _naive_rebase(self: ToolCallRunner, prepared: Any, call: Any, session: Any) -> dict[str, Any]:
@@ -295,3 +416,77 @@ def test_control_committing_the_failure_replays_it(
     monkeypatch.setattr(ToolCallRunner, "_invoke", commits_failure)
     with pytest.raises(AssertionError):
         assert_retry_ran_the_tool(pair, api_key, "throttled-control")
+
+
+def test_an_idempotency_key_raced_by_six_different_requests_answers_only_its_own(
+    pair: tuple[Instance, Instance], aws: AwsStack, api_key: str
+) -> None:
+    """D4 (README, idempotent tools/call): Given one session and one idempotency key, When six
+    increment_counter calls with different names (c0..c5) race over two instances, Then exactly
+    one commits and answers its own counter; every other is refused with -32602 (at the commit,
+    or before the run when the marker was already there), none is answered another request's
+    result, and only the winner's counter exists. Afterwards the key replays the winner's result
+    for the same request and refuses any other request, on both instances."""
+    handle = open_handle(pair[0].url, api_key)
+    calls: list[ToolCallSpec] = [("increment_counter", {"session": handle, "name": f"c{i}"}) for i in range(6)]
+    responses = fan_out(pair, api_key, calls, **{IDEMPOTENCY_KEY_META: "one-key"})
+    answered = {i: structured(r) for i, r in enumerate(responses) if "result" in r}
+    assert all(answer["name"] == calls[i][1]["name"] for i, answer in answered.items()), (
+        f"answered another request's result: {answered}"
+    )
+    assert len(answered) == 1, f"{len(answered)} calls answered for one key: {answered}"
+    refused = [r["error"]["code"] for r in responses if "error" in r]
+    assert refused == [INVALID_PARAMS] * 5, responses
+    ((winner, answer),) = answered.items()
+    assert answer == {"name": f"c{winner}", "value": 1}
+    stored = SessionStore(aws.table, client=aws.client("dynamodb")).get_session(handle, consistent=True)
+    assert stored.attributes["counters"] == {f"c{winner}": 1}
+    for instance in pair:  # replay: the same request gets the original, another one -32602
+        again = tool(instance.url, api_key, 20, *calls[winner], **{IDEMPOTENCY_KEY_META: "one-key"})
+        assert structured(again) == answer
+        other = tool(instance.url, api_key, 21, *calls[(winner + 1) % 6], **{IDEMPOTENCY_KEY_META: "one-key"})
+        assert other["error"]["code"] == INVALID_PARAMS, other
+
+
+def age_session(aws: AwsStack, handle: str, seconds_left: int) -> None:
+    """Move the session's expiry to ``seconds_left`` from now, as if it had been open that long."""
+    aws.client("dynamodb").update_item(
+        TableName=aws.table,
+        Key={ts.PK: {"S": ts.session_pk(handle)}, ts.SK: {"S": ts.METADATA_SK}},
+        UpdateExpression="SET #ttl = :ttl",
+        ExpressionAttributeNames={"#ttl": ts.TTL},
+        ExpressionAttributeValues={":ttl": {"N": str(int(time.time()) + seconds_left)}},
+    )
+
+
+def test_d7_a_session_that_is_only_read_slides_its_expiry_past_half_its_lifetime(
+    pair: tuple[Instance, Instance], aws: AwsStack, api_key: str
+) -> None:
+    """D7 (sliding expiry) for read-only tools: Given a session (lifetime 3600 s) with 100 s
+    left, When 8 read-only calls run at once over two instances, Then every one succeeds and
+    sees the extended expiry, the stored ttl is about now + 3600 and the version is unchanged
+    (a ttl-only write); once more than half the lifetime is left again, reads write nothing.
+    Then reads racing 8 increments on a session aged again all succeed and the increments
+    answer exactly 1..8: the ttl-only write never conflicts with a commit."""
+    store = SessionStore(aws.table, client=aws.client("dynamodb"))
+    handle = open_handle(pair[0].url, api_key)
+    version = store.get_session(handle, consistent=True).version
+    age_session(aws, handle, 100)
+    reads: list[ToolCallSpec] = [("session_info", {"session": handle}), ("read_notes", {"session": handle})] * 4
+    before = int(time.time())
+    responses = fan_out(pair, api_key, reads)
+    assert not failures(responses), failures(responses)
+    stored = store.get_session(handle, consistent=True)
+    assert stored.ttl >= before + 3600 - 5, f"a session only read was not extended: {stored.ttl - before} s left"
+    assert stored.version == version
+    assert all(structured(r)["expires_at"] >= before + 3600 - 5 for r in responses[::2])
+    for instance in pair:
+        instance.endpoint.sessions.gateway.reset_counts()
+    fan_out(pair, api_key, reads[:2])
+    assert [instance.endpoint.sessions.gateway.calls["update_item"] for instance in pair] == [0, 0]
+    age_session(aws, handle, 100)
+    mixed = [*reads, *[("increment_counter", {"session": handle, "name": "hits"})] * 8]
+    responses = fan_out(pair, api_key, mixed)
+    assert not failures(responses), failures(responses)
+    assert sorted(structured(r)["value"] for r in responses[len(reads) :]) == list(range(1, 9))
+    assert store.get_session(handle, consistent=True).version == version + 8

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 import mcp_tools
+from mcp_platform.mcp.call import CallContext
 from mcp_platform.mcp.catalog import Catalog
 from mcp_platform.mcp.context import Services, ToolContext, ToolEffectViolation
+from mcp_platform.mcp.jsonrpc import Request
+from mcp_platform.mcp.tool_calls import ToolCallRunner
 from mcp_platform.mcp.tools import READ_MODIFY_WRITE, READ_ONLY, tool
+from mcp_platform.sessions import AttributeWrites, Session, SessionExpired, StoreThrottled
 
 
 async def noop(ctx: ToolContext) -> str:
@@ -54,3 +60,104 @@ def test_a_tool_doing_what_its_effect_excludes_is_stopped(effect: str, action: A
     ctx = ToolContext(principal="p", services=Services(), effect=effect)
     with pytest.raises(ToolEffectViolation):
         action(ctx)
+
+
+class SlidingStore:
+    """The two store calls of a read-only tools/call: the load, and the D7 slide (which may fail)."""
+
+    def __init__(self, session: Session, slide_error: Exception | None) -> None:
+        self.session, self.slide_error = session, slide_error
+        self.slides = 0
+
+    def load_for_tool_call(self, session_id: str, call_id: str, **_: Any) -> tuple[Session, None]:
+        return self.session, None
+
+    def slide_expiry(self, session: Session, *, owner: str | None = None) -> Session:
+        self.slides += 1
+        if self.slide_error is not None:
+            raise self.slide_error
+        return replace(session, ttl=session.ttl + 3600)
+
+
+def run_session_info(store: SlidingStore) -> dict[str, Any]:
+    call = CallContext("alice", "2026-07-28", True)
+    catalog = Catalog.discover(mcp_tools).tools
+    params = {"name": "session_info", "arguments": {"session": store.session.id}}
+    runner = ToolCallRunner(Services(sessions=store))
+    prepared = runner.prepare(Request("tools/call", params, 1), call, catalog)
+
+    async def load_and_run() -> dict[str, Any]:
+        await runner.load(prepared, call)
+        return await runner.run(prepared, call)
+
+    result: dict[str, Any] = asyncio.run(load_and_run())["structuredContent"]
+    return result
+
+
+@pytest.mark.parametrize(
+    ("slide_error", "extended"),
+    [(None, True), (StoreThrottled("throttled"), False), (SessionExpired("s" * 32), False)],
+)
+def test_d7_a_read_only_call_slides_the_expiry_and_a_failed_slide_never_fails_the_read(
+    slide_error: Exception | None, extended: bool
+) -> None:
+    """D7: Given a read-only session tool, When it is called, Then the runner asks the store to
+    slide the session's expiry before the tool runs and the tool sees the slid ttl; When the
+    slide fails (throttled, or the session expired since the load), Then the read still answers
+    from the session it loaded."""
+    store = SlidingStore(Session(id="s" * 32, owner="alice", status="active", version=3, ttl=1_000), slide_error)
+    answer = run_session_info(store)
+    assert store.slides == 1
+    assert answer["expires_at"] == (4_600 if extended else 1_000) and answer["version"] == 3
+
+
+def counter_context(*, effect: str = READ_MODIFY_WRITE) -> ToolContext:
+    session = Session(
+        id="s" * 32,
+        owner="alice",
+        status="active",
+        version=7,
+        ttl=1_000,
+        attributes={"counters": {"c": 1}, "title": "t"},
+        attribute_versions={"counters": 4},
+    )
+    return ToolContext("alice", Services(), session, effect=effect)
+
+
+def test_d2_a_tool_that_reads_attributes_one_by_one_commits_under_their_versions_alone() -> None:
+    """D2 per attribute: Given a run that reads ``counters`` through ``attribute`` and sets it,
+    Then its commit is conditioned on the version it saw (4) and writes the new value; an
+    attribute never read and never written is not conditioned on."""
+    ctx = counter_context()
+    counters = ctx.attribute("counters")
+    ctx.set_attribute("counters", {**counters, "c": counters["c"] + 1})
+    assert ctx.attribute("counters") == {"c": 2}  # the run sees its own write
+    assert ctx.attribute_commit() == (None, AttributeWrites(seen={"counters": 4}, values={"counters": {"c": 2}}))
+    blind = counter_context()
+    blind.set_attribute("other", 1)  # a write is conditioned on the version it replaces (0)
+    assert blind.attribute_commit() == (None, AttributeWrites(seen={"other": 0}, values={"other": 1}))
+
+
+def test_d2_a_tool_that_reads_the_session_commits_its_attributes_under_the_session_version() -> None:
+    """D2: Given a run that read ``ctx.session`` (anything: context, status, attributes), Then
+    its attribute writes commit as the whole map under the session's version, whichever API
+    wrote them; a run that wrote none commits no attributes."""
+    ctx = counter_context()
+    assert ctx.session.version == 7
+    ctx.set_attribute("counters", {"c": 5})
+    assert ctx.attribute_commit() == ({"counters": {"c": 5}, "title": "t"}, None)
+    replaced = counter_context()
+    replaced.set_attributes({"title": "u"})
+    assert replaced.attribute_commit() == ({"title": "u"}, None)
+    only_read = counter_context()
+    assert only_read.session.attributes["title"] == "t" and only_read.attribute_commit() == (None, None)
+
+
+def test_attribute_writes_need_read_modify_write_and_a_session() -> None:
+    with pytest.raises(ToolEffectViolation):
+        counter_context(effect="append_only").set_attribute("counters", {})
+    assert counter_context(effect="read_only").attribute("title") == "t"  # reading is always allowed
+    with pytest.raises(ToolEffectViolation):
+        ToolContext("alice", Services(), effect=READ_MODIFY_WRITE).attribute("counters")
+    with pytest.raises(ToolEffectViolation):
+        counter_context().set_attribute("", 1)

@@ -198,6 +198,45 @@ def test_d7_extending_expired_session_is_refused_and_not_resurrected(
         store.extend_expiry("never-existed")
 
 
+def test_d7_a_read_slides_the_ttl_only_past_half_the_lifetime_without_a_version_bump(
+    recorded_store: SessionStore, recording: Any, clock: ManualClock, peek: Any
+) -> None:
+    """D7 for read-only calls: Given a session (ttl 600 s), When slide_expiry is asked with more
+    than half of the lifetime left, Then no AWS call; When less than half is left, Then one
+    ttl-only UpdateItem conditioned on alive and on moving the ttl forward: ttl = now + 600,
+    version and updated_at unchanged."""
+    session = recorded_store.create_session("alice")
+    before = peek.item(f"session#{session.id}", "metadata")
+    clock.advance(300)  # exactly half left: not yet
+    recording.calls.clear()
+    assert recorded_store.slide_expiry(session, owner="alice") == session and recording.calls == []
+    clock.advance(1)
+    slid = recorded_store.slide_expiry(session, owner="alice")
+    ((operation, params),) = recording.calls
+    assert operation == "update_item" and params["UpdateExpression"] == "SET #ttl = :ttl"
+    assert params["ConditionExpression"].endswith("AND #ttl < :ttl")
+    assert slid == replace(session, ttl=int(clock.now()) + 600)
+    after = peek.item(f"session#{session.id}", "metadata")
+    assert after == {**before, "ttl": {"N": str(slid.ttl)}}  # the ttl alone changed
+
+
+def test_d7_sliding_never_resurrects_nor_shortens(store: SessionStore, clock: ManualClock, peek: Any) -> None:
+    """D7: Given an expired session, When a read slides its expiry, Then SessionExpired and the
+    stored ttl is unchanged; Given a session another writer extended further than the slide
+    would, Then the stored ttl stays the later one and the caller sees it."""
+    expired = store.create_session("alice")
+    clock.advance(600)
+    with pytest.raises(SessionExpired):
+        store.slide_expiry(expired)
+    assert peek.item(f"session#{expired.id}", "metadata")["ttl"] == {"N": str(expired.ttl)}
+    held = store.create_session("alice")
+    clock.advance(400)
+    store.extend_expiry(held.id, seconds=900)  # another instance, configured for longer sessions
+    later = store.get_session(held.id, consistent=True).ttl
+    assert store.slide_expiry(held).ttl == later
+    assert store.get_session(held.id, consistent=True).ttl == later
+
+
 def test_end_session_hides_it_and_refuses_further_writes(store: SessionStore) -> None:
     """D6/D7: Given a session, When ended, Then reads raise SessionEnded and extend/append/end
     are refused; another owner cannot end it."""

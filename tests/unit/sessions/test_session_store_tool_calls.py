@@ -3,6 +3,7 @@ retry policy, error shapes) and the AWS call budget of a tools/call."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any
 
@@ -14,6 +15,7 @@ from mcp_platform.sessions import (
     ConditionCheck,
     DuplicateToolCall,
     ExtraPut,
+    IdempotencyKeyReused,
     IdempotencyTokenReused,
     InvalidCursor,
     ManualClock,
@@ -128,6 +130,42 @@ def test_d4_record_tool_call_duplicate_is_silent_success(store: SessionStore, cl
     again = store.record_tool_call(session.id, call(result="second"))
     assert again == original and again.result == "first"
     assert len([sk for sk in peek.sks() if sk.startswith("tool#")]) == 1
+
+
+def test_d4_an_id_taken_by_another_request_never_answers_with_its_result(
+    recorded_store: SessionStore, recording: Any, peek: Any
+) -> None:
+    """D4 (README, idempotent tools/call): Given a call committed under an id for one request,
+    When another request (another digest) comes with the same id, Then the store refuses it with
+    IdempotencyKeyReused on every path (the load, the commit's marker condition, a token
+    replay, record_tool_call) while the same request still replays the original; nothing of
+    the second request is stored."""
+    session = recorded_store.create_session("alice")
+    first = recorded_store.commit_tool_call(session, replace(call("k"), request_hash="digest-a"))
+    other = replace(call("k", result={"text": "other"}), arguments={"text": "other"}, request_hash="digest-b")
+    with pytest.raises(IdempotencyKeyReused):
+        recorded_store.load_for_tool_call(session.id, "k", owner="alice", request_hash="digest-b")
+    _, replay = recorded_store.load_for_tool_call(session.id, "k", owner="alice", request_hash="digest-a")
+    assert replay == first.result
+    with pytest.raises(IdempotencyKeyReused):  # the race: loaded before the winner committed
+        recorded_store.commit_tool_call(session, other)
+    with pytest.raises(DuplicateToolCall) as same:
+        recorded_store.commit_tool_call(session, replace(call("k", result="rerun"), request_hash="digest-a"))
+    assert same.value.original == first.result
+    with pytest.raises(IdempotencyKeyReused):
+        recorded_store.record_tool_call(session.id, other)
+
+    def mismatch(_: dict[str, Any]) -> None:
+        raise ClientError({"Error": {"Code": "IdempotentParameterMismatchException", "Message": "m"}}, "Tx")
+
+    recording.before["transact_write_items"] = mismatch  # the token replay path
+    with pytest.raises(IdempotencyKeyReused):
+        recorded_store.commit_tool_call(first.session, other)
+    with pytest.raises(IdempotencyKeyReused):
+        recorded_store.record_tool_call(session.id, other)
+    records = [peek.item(item["pk"]["S"], item["sk"]["S"]) for item in peek.items() if item["sk"]["S"] != "metadata"]
+    assert [r["arguments"] for r in records if "arguments" in r] == [{"M": {"text": {"S": "hi"}}}]
+    assert recorded_store.get_session(session.id, consistent=True).tool_calls == 1
 
 
 def test_d4_record_tool_call_on_expired_session_is_refused(store: SessionStore, clock: ManualClock) -> None:

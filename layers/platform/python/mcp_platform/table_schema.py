@@ -65,6 +65,8 @@ OWNER = "owner"
 CONTEXT = "context"
 CONTEXT_BYTES = "context_bytes"  # stored size of ``context``, kept by every write that grows it
 TOOL_CALLS = "tool_calls"  # committed tool calls of the session (metadata counter)
+# Per-attribute versions: name -> committed changes of ``attributes[name]`` (sessions.store).
+ATTRIBUTE_VERSIONS = "attribute_versions"
 KIND = "kind"  # "application" | "transport"
 CREATED_AT = "created_at"
 UPDATED_AT = "updated_at"

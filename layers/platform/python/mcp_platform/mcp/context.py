@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_platform.mcp.call import Notify, discard_notification
 from mcp_platform.mcp.jsonrpc import notification_message
-from mcp_platform.sessions.model import ConditionCheck, ExtraPut
+from mcp_platform.sessions.model import AttributeWrites, ConditionCheck, ExtraPut
 
 if TYPE_CHECKING:  # the interactive API loads on a tool's first question, not at start
     from mcp_platform.interactive.api import Elicited, InputRequest, Interaction, Sampled
 
+# DynamoDB allows longer attribute names; a tool's attribute is a short key.
+MAX_ATTRIBUTE_NAME = 255
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
@@ -43,8 +45,9 @@ class ToolContext:
     # (ToolCallRunner._context: a class called with keywords gathers them into a dict first).
     principal: str
     services: Services
-    session: Any = None
-    """The application session (``sessions.Session``) for tools declared with session="required"."""
+    loaded_session: Any = None
+    """The application session (``sessions.Session``) as loaded for this run, for tools declared
+    with session="required"; tools read it through ``session`` or ``attribute``."""
     tool_call_id: str = ""
     progress_token: str | int | None = None
     log_level: str | None = "info"
@@ -66,6 +69,22 @@ class ToolContext:
     """New session attributes to commit (read-modify-write tools only), see set_attributes."""
     questions_asked: int = 0
     """Questions of this run so far: an unnamed question's key is ``<kind>-<n>``."""
+    read_whole_session: bool = False
+    """The run read ``session``: its commit is conditioned on the session's version (D2)."""
+    attribute_reads: dict[str, int] = field(default_factory=dict)
+    """Attributes read or written one by one (``attribute``, ``set_attribute``): the version seen."""
+    attribute_writes: dict[str, Any] = field(default_factory=dict)
+    """Attributes written one by one (``set_attribute``): the new value."""
+
+    @property
+    def session(self) -> Any:
+        """The application session, fresh on every run. Reading it counts as reading all of it:
+        a read-modify-write commit is then conditioned on the session's version (D2), so any
+        other commit in between, an append too, makes the tool run again. A tool that needs a
+        few attributes reads them with :meth:`attribute` instead and conflicts only with writes
+        to those."""
+        self.read_whole_session = True
+        return self.loaded_session
 
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send notifications/progress when the caller asked for it (a progressToken)."""
@@ -151,6 +170,46 @@ class ToolContext:
         if self.effect != "read_modify_write":
             raise ToolEffectViolation(f"set_attributes needs effect 'read_modify_write', not {self.effect!r}")
         self.attributes = dict(attributes)
+
+    def attribute(self, name: str, default: Any = None) -> Any:
+        """One session attribute (this run's own write of it, if any), its read recorded: a
+        read-modify-write commit is conditioned on the version of each attribute read this way,
+        so appends and writes to other attributes never make the tool run again. Build new
+        values from what it returns; never change it in place."""
+        session = self._session_for(name)
+        self.attribute_reads.setdefault(name, session.attribute_version(name))
+        if name in self.attribute_writes:
+            return self.attribute_writes[name]
+        return session.attributes.get(name, default)
+
+    def set_attribute(self, name: str, value: Any) -> None:
+        """Set one session attribute, committed with the call (read-modify-write tools only),
+        conditioned on its version as loaded and on those of the attributes read: the value
+        must be computed from what :meth:`attribute` returned in this run."""
+        if self.effect != "read_modify_write":
+            raise ToolEffectViolation(f"set_attribute needs effect 'read_modify_write', not {self.effect!r}")
+        session = self._session_for(name)
+        self.attribute_reads.setdefault(name, session.attribute_version(name))
+        self.attribute_writes[name] = value
+
+    def attribute_commit(self) -> tuple[dict[str, Any] | None, AttributeWrites | None]:
+        """How this run's attributes commit: ``(whole map, None)``, under the session's version,
+        when the run read ``session`` or replaced the attributes (``set_attributes``), with its
+        ``set_attribute`` writes on top; else ``(None, writes)``, conditioned attribute by
+        attribute on what it read (``sessions.store`` describes the arithmetic)."""
+        if self.read_whole_session or self.attributes is not None:
+            if self.attributes is None and not self.attribute_writes:
+                return None, None
+            base = self.attributes if self.attributes is not None else self.loaded_session.attributes
+            return {**base, **self.attribute_writes}, None
+        return None, AttributeWrites(seen=dict(self.attribute_reads), values=dict(self.attribute_writes))
+
+    def _session_for(self, name: str) -> Any:
+        if self.loaded_session is None:
+            raise ToolEffectViolation("session attributes need a tool declared with session='required'")
+        if not isinstance(name, str) or not 0 < len(name) <= MAX_ATTRIBUTE_NAME:
+            raise ToolEffectViolation(f"an attribute name is a string of 1-{MAX_ATTRIBUTE_NAME} characters")
+        return self.loaded_session
 
 
 class ToolEffectViolation(RuntimeError):

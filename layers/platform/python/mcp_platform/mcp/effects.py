@@ -17,6 +17,7 @@ from botocore.exceptions import ClientError
 
 from mcp_platform.mcp.jsonrpc import (
     CONFLICT,
+    INVALID_PARAMS,
     LIMIT_EXCEEDED,
     PRECONDITION_FAILED,
     SESSION_NOT_FOUND,
@@ -29,9 +30,13 @@ from mcp_platform.sessions.aws_errors import THROTTLING_CODES, error_code
 from mcp_platform.sessions.retry import Backoff
 
 RETRY_AFTER_SECONDS = 1
-# A read-modify-write tool that lost the version race runs again on the fresh state: 50 ms
-# exponential backoff with jitter (D2), capped at 0.5 s, ten runs at most (about 3 s of waits).
-RERUN_BACKOFF = Backoff(retries=9, cap_seconds=0.5)
+# A read-modify-write tool that lost the race runs again on the fresh state: 50 ms exponential
+# backoff with jitter (D2), capped at 0.5 s, 30 runs at most (about 13 s of waits). Calls on one
+# session queue per instance (SessionLocks) and the instance that won commits its queue without
+# a read, so a call that lost to another instance mostly wins once that queue has drained:
+# with three instances of 16 queued increments each (amid 256 appends) losers needed up to 8
+# runs on the local emulator, where ten runs left no margin.
+RERUN_BACKOFF = Backoff(retries=29, cap_seconds=0.5)
 
 
 def unavailable(message: str) -> JsonRpcError:
@@ -48,6 +53,8 @@ def store_error(exc: session_errors.SessionStoreError) -> JsonRpcError:
     """The answer to a store error met while loading or committing a call."""
     if isinstance(exc, session_errors.SessionNotFound):
         return JsonRpcError(SESSION_NOT_FOUND, "Session not found or expired")
+    if isinstance(exc, session_errors.IdempotencyKeyReused):
+        return JsonRpcError(INVALID_PARAMS, "This idempotency key was already used for a different request")
     if isinstance(exc, session_errors.VersionConflict | session_errors.IdempotencyTokenReused):
         return JsonRpcError(CONFLICT, "Session changed concurrently; retry the call", {"retryable": True})
     if isinstance(exc, session_errors.StoreThrottled):
@@ -70,7 +77,7 @@ def store_error(exc: session_errors.SessionStoreError) -> JsonRpcError:
 class SessionLocks:
     """Serialises read-modify-write calls on one session *within this instance*: they could
     only conflict with each other, so waiting here replaces a failed round trip. Across
-    instances the version condition still decides. ``newest`` keeps the latest state a call
+    instances the version conditions still decide. ``newest`` keeps the latest state a call
     committed, so the next one starts from it instead of from its (older) load."""
 
     def __init__(self) -> None:
@@ -93,8 +100,9 @@ class SessionLocks:
                 self._newest.pop(session_id, None)
 
     def newest(self, session: Any) -> Any:
+        """``session`` as loaded, with what this instance committed since (``Session.newest_with``)."""
         known = self._newest.get(session.id)
-        return known if known is not None and known.version > session.version else session
+        return session if known is None else session.newest_with(known)
 
     def remember(self, session: Any) -> None:
         if session.id in self._users:

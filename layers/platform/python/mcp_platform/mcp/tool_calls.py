@@ -1,17 +1,22 @@
 """tools/call: resolve the session, replay or run the tool, commit by its effect, emit the event.
 
 Idempotency (ids: :mod:`mcp_platform.mcp.preparation`): a call whose id is already committed
-returns the original result without running the tool again.
+returns the original result without running the tool again, when it is the same request (tool
+and arguments); another request under that id is -32602, whether the store finds the id taken
+before the run, at the commit (a concurrent request won the race) or on a token replay.
 
 The commit follows the tool's declared effect (:mod:`mcp_platform.mcp.tools`):
 ``read_only`` commits nothing; ``append_only`` commits on "alive" alone, so parallel calls
-never conflict; ``read_modify_write`` commits under the version condition and, on a lost
-race, runs the tool again on the fresh state. Unexpected tool failures are never committed, nor is
-a 2026 round that stopped for input (``InputRequired`` leaves the run before commit and event).
+never conflict; ``read_modify_write`` commits under the version condition (or, when the tool
+read attributes one by one, ``ctx.attribute``, under the versions of those attributes alone)
+and, on a lost race, runs the tool again on the state read again. Unexpected tool failures are
+never committed, nor is a 2026 round that stopped for input (``InputRequired`` leaves the run
+before commit and event).
 
 Critical path AWS calls for a session tool: one consistent BatchGetItem (session + marker),
-plus one TransactWriteItems (record + marker + metadata) unless read-only; the Kinesis event
-is flushed by the transport inside the same invocation.
+plus one TransactWriteItems (record + marker + metadata) unless read-only (a read-only call
+writes only a ttl-only UpdateItem, once less than half of the session's lifetime remains: D7);
+the Kinesis event is flushed by the transport inside the same invocation.
 """
 
 from __future__ import annotations
@@ -22,13 +27,14 @@ import logging
 import time
 from typing import Any, Protocol
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from mcp_platform import blocking
 from mcp_platform.events.batching import partition_key
 from mcp_platform.mcp.call import CallContext
 from mcp_platform.mcp.context import Services, ToolContext
 from mcp_platform.mcp.effects import RERUN_BACKOFF, SessionLocks, store_error
 from mcp_platform.mcp.invocation import DEFAULT_MAX_CALL_SECONDS, admit_result, call_event, call_limit, invoke
-from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, JsonRpcError
 from mcp_platform.mcp.preparation import PreparedCall, prepare_call
 from mcp_platform.mcp.tools import APPEND_ONLY, READ_ONLY, ToolSpec, error_result
 from mcp_platform.sessions import errors as session_errors
@@ -86,15 +92,14 @@ class ToolCallRunner:
                 prepared.session_id,
                 prepared.tool_call_id,
                 owner=call.principal,
+                request_hash=prepared.request_hash,
             )
         except session_errors.SessionNotFound as exc:
             if prepared.session_id == call.transport_session_id:
                 raise TransportSessionNotFound(prepared.session_id) from exc
             raise store_error(exc) from exc
         except session_errors.SessionStoreError as exc:
-            raise store_error(exc) from exc
-        if prior is not None and prior.request_hash != prepared.request_hash:
-            raise JsonRpcError(INVALID_PARAMS, "This idempotency key was already used for a different request")
+            raise store_error(exc) from exc  # IdempotencyKeyReused: -32602
         if prepared.session_id == call.transport_session_id:
             if session.kind != KIND_TRANSPORT:
                 raise TransportSessionNotFound(prepared.session_id)  # a handle is not an Mcp-Session-Id
@@ -113,6 +118,8 @@ class ToolCallRunner:
         if session is None or prepared.spec.effect == READ_ONLY:
             # Nothing to commit: no transaction, no version bump, no conflict. The call is
             # recorded by ingest from its event (the record has no marker: a retry runs again).
+            if session is not None:
+                session = await self._slide_expiry(session, call)
             started = self._clock()
             result = await self._invoke(prepared, self._context(prepared, call, session))
             self._record_event(prepared, call, result, started, self._clock())
@@ -121,6 +128,19 @@ class ToolCallRunner:
             return await self._run_and_commit(prepared, call, session, append_only=True)
         async with self._locks.hold(session.id):
             return await self._run_read_modify_write(prepared, call, session)
+
+    async def _slide_expiry(self, session: Any, call: CallContext) -> Any:
+        """D7 for a read-only call: the session's ttl slides too (a ttl-only write, made only when
+        less than half of the lifetime remains; ``SessionStore.slide_expiry``), so a session that
+        is only read does not expire while in use. The tool sees the extended ttl. A failed slide
+        never fails the read (the session was alive when loaded): it is logged, and the next
+        read past half the lifetime tries again."""
+        try:
+            slid: Any = await blocking.call(self.services.sessions.slide_expiry, session, owner=call.principal)
+        except (session_errors.SessionStoreError, ClientError, BotoCoreError) as exc:
+            logger.warning("sliding the expiry of a read session failed: %s", type(exc).__name__)
+            return session
+        return slid
 
     @property
     def committing(self) -> bool:
@@ -134,8 +154,11 @@ class ToolCallRunner:
             await asyncio.wait(list(self._pending))
 
     async def _run_read_modify_write(self, prepared: PreparedCall, call: CallContext, session: Any) -> dict[str, Any]:
-        """D2: on a lost version race the *tool runs again* on the state that won, so no
-        result computed from stale state is ever committed; bounded, then CONFLICT."""
+        """D2: on a lost race the *tool runs again* on the state that won, so no result computed
+        from stale state is ever committed; bounded, then CONFLICT. After the backoff the state
+        is read again (one consistent GetItem): the state the failed commit returned is older
+        than the pause, and a run on it would lose again to any commit made meanwhile (a call
+        that lost once lost every rerun while other instances kept committing)."""
         delays = self._rerun.delays()
         session = self._locks.newest(session)
         while True:
@@ -145,8 +168,17 @@ class ToolCallRunner:
                 delay = next(delays, None)
                 if delay is None or exc.current is None:
                     raise store_error(exc) from exc
-                session = exc.current
                 await asyncio.sleep(delay)
+                session = await self._reread(exc.current, call)
+
+    async def _reread(self, session: Any, call: CallContext) -> Any:
+        """The session as stored now (X4: a consistent read decides the next commit's condition)."""
+        try:
+            return await blocking.call(
+                self.services.sessions.get_session, session.id, owner=call.principal, consistent=True
+            )
+        except session_errors.SessionStoreError as exc:
+            raise store_error(exc) from exc
 
     async def _run_and_commit(
         self, prepared: PreparedCall, call: CallContext, session: Any, *, append_only: bool
@@ -219,6 +251,9 @@ class ToolCallRunner:
             finished_at=finished,
             request_hash=prepared.request_hash,
         )
+        # Read-modify-write: under the session's version when the run read the session as a
+        # whole, else under the versions of the attributes it read (appends never conflict).
+        attributes, by_attribute = (None, None) if append_only else ctx.attribute_commit()
         try:
             # Always in a worker thread: a cancellation posted while the commit runs must be
             # read meanwhile (the call then ends without a response, its event still flushed).
@@ -229,17 +264,20 @@ class ToolCallRunner:
                 owner=call.principal,
                 append_only=append_only,
                 context_append=ctx.context_append,
-                attributes=ctx.attributes,
+                attributes=attributes,
+                by_attribute=by_attribute,
                 extra_puts=ctx.extra_puts,
                 condition_checks=ctx.condition_checks,
             )
         except session_errors.DuplicateToolCall as exc:
-            return dict(exc.original.result)  # a concurrent copy of this call committed (and reports) it
+            # A concurrent copy of this same request committed (and reports) it; a different
+            # request under the id is IdempotencyKeyReused, answered -32602 below.
+            return dict(exc.original.result)
         except session_errors.VersionConflict:
             raise
         except session_errors.SessionStoreError as exc:
             raise store_error(exc) from exc
-        if done.exact:
+        if not append_only:  # exact, or exact attribute by attribute (SessionLocks.newest)
             self._locks.remember(done.session)
         self._record_event(prepared, call, result, started, finished)
         return result

@@ -7,6 +7,7 @@ from mcp_platform.sessions.errors import (
     CallRecordTooLarge,
     CancellationReason,
     DuplicateToolCall,
+    IdempotencyKeyReused,
     IdempotencyTokenReused,
     InvalidCursor,
     InvalidTtl,
@@ -25,6 +26,7 @@ from mcp_platform.sessions.errors import (
 )
 from mcp_platform.sessions.gateway import DynamoGateway
 from mcp_platform.sessions.model import (
+    AttributeWrites,
     CommitResult,
     ConditionCheck,
     ExpiringSession,
@@ -39,6 +41,7 @@ from mcp_platform.sessions.retry import Backoff
 from mcp_platform.sessions.store import SessionStore
 
 __all__ = [
+    "AttributeWrites",
     "Backoff",
     "CallRecordTooLarge",
     "CancellationReason",
@@ -50,6 +53,7 @@ __all__ = [
     "DynamoGateway",
     "ExpiringSession",
     "ExtraPut",
+    "IdempotencyKeyReused",
     "IdempotencyTokenReused",
     "InvalidCursor",
     "InvalidTtl",

@@ -5,14 +5,15 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from mcp_platform import table_schema as ts
 from mcp_platform.sessions._core import ATTRIBUTES_BUDGET_BYTES, CONTEXT_HAS_ROOM, StoreCore
 from mcp_platform.sessions.clock import iso_utc
-from mcp_platform.sessions.codec import attr_size, to_attr, to_item
+from mcp_platform.sessions.codec import AttributeValue, attr_size, to_attr, to_item
 from mcp_platform.sessions.errors import CallRecordTooLarge, InvalidCursor, SessionCapacityExceeded
-from mcp_platform.sessions.model import ExtraPut, Session, ToolCall, ToolCallResult
+from mcp_platform.sessions.model import AttributeWrites, ExtraPut, Session, ToolCall, ToolCallResult
 
 METADATA = 2  # position of the metadata Update after the record [0] and marker [1] Puts
 _NOT_EXISTS = "attribute_not_exists(#pk)"
@@ -88,10 +89,17 @@ class ActionBuilders(StoreCore):
         *,
         expected_version: int | None,
         attributes: dict[str, Any] | None = None,
+        by_attribute: AttributeWrites | None = None,
     ) -> dict[str, Any]:
-        """The metadata Update of a commit. ``expected_version`` None: append-only, conditioned
-        on "alive" (and the context budget) alone, so parallel calls never conflict; an int:
-        read-modify-write under the D2 version condition, which ``attributes`` requires."""
+        """The metadata Update of a commit (the version arithmetic: :mod:`.store`).
+
+        ``expected_version`` None and no ``by_attribute``: append-only, conditioned on "alive"
+        (and the context budget) alone, so parallel calls never conflict. An int: read-modify-
+        write under the D2 version condition, which ``attributes`` (the whole map) requires.
+        ``by_attribute``: read-modify-write conditioned on the version of each attribute the run
+        read, so appends and writes to other attributes never conflict with it."""
+        if by_attribute is not None and (expected_version is not None or attributes is not None):
+            raise ValueError("a commit is conditioned on the session's version or on attributes, not both")
         condition, names, values = self._alive()
         names.update({"#v": ts.VERSION, "#ua": ts.UPDATED_AT, "#tc": ts.TOOL_CALLS})
         values.update(
@@ -117,12 +125,15 @@ class ActionBuilders(StoreCore):
         if attributes is not None:
             if expected_version is None:
                 raise ValueError("attributes are written only under the version condition (read-modify-write)")
-            stored = to_attr(attributes)
-            if attr_size(stored) > ATTRIBUTES_BUDGET_BYTES:
-                raise SessionCapacityExceeded(session.id, "attributes", ATTRIBUTES_BUDGET_BYTES, attr_size(stored))
-            expression += ", #at = :at"
-            names["#at"] = ts.ATTRIBUTES
-            values[":at"] = stored
+            stored = self._admit_attributes(session.id, attributes)
+            expression += ", #at = :at, #avs = :avs"
+            names.update({"#at": ts.ATTRIBUTES, "#avs": ts.ATTRIBUTE_VERSIONS})
+            # Exact under ``#v = :expected``: the held attributes are the stored ones.
+            values.update({":at": stored, ":avs": to_attr(session.versions_after(attributes))})
+        if by_attribute is not None:
+            checks, sets = self._attribute_clauses(session, by_attribute, names, values)
+            condition = " AND ".join([condition, *checks])
+            expression = ", ".join([expression, *sets])
         return {
             "Update": {
                 "TableName": self.table_name,
@@ -134,6 +145,47 @@ class ActionBuilders(StoreCore):
                 "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
             }
         }
+
+    def _attribute_clauses(
+        self, session: Session, writes: AttributeWrites, names: dict[str, str], values: dict[str, Any]
+    ) -> tuple[list[str], list[str]]:
+        """Conditions and SET clauses of a commit conditioned attribute by attribute: for each
+        attribute read, ``attribute_versions[n]`` still at the version seen (absent when 0); for
+        each attribute changed, its value and ``attribute_versions[n] = seen + 1``."""
+        if session.attribute_versions is None:
+            raise ValueError("the session item keeps no attribute versions: commit under its version")
+        unconditioned = writes.values.keys() - writes.seen.keys()
+        if unconditioned:
+            raise ValueError(f"written attributes must be conditioned on the version read: {sorted(unconditioned)}")
+        changes = writes.changes(session)
+        # The whole map as this run knows it: exact for what it read; attributes written
+        # meanwhile by other runs are counted as loaded (DynamoDB's item limit bounds the rest).
+        self._admit_attributes(session.id, {**session.attributes, **changes})
+        if writes.seen:
+            names["#avs"] = ts.ATTRIBUTE_VERSIONS
+        if changes:
+            names["#at"] = ts.ATTRIBUTES
+        checks: list[str] = []
+        sets: list[str] = []
+        for i, (name, seen) in enumerate(sorted(writes.seen.items())):
+            names[f"#a{i}"] = name
+            if seen:
+                checks.append(f"#avs.#a{i} = :seen{i}")
+                values[f":seen{i}"] = to_attr(seen)
+            else:
+                checks.append(f"attribute_not_exists(#avs.#a{i})")
+            if name in changes:
+                sets.append(f"#at.#a{i} = :new{i}, #avs.#a{i} = :next{i}")
+                values[f":new{i}"] = to_attr(changes[name])
+                values[f":next{i}"] = to_attr(seen + 1)
+        return checks, sets
+
+    @staticmethod
+    def _admit_attributes(session_id: str, attributes: Mapping[str, Any]) -> AttributeValue:
+        stored = to_attr(dict(attributes))
+        if attr_size(stored) > ATTRIBUTES_BUDGET_BYTES:
+            raise SessionCapacityExceeded(session_id, "attributes", ATTRIBUTES_BUDGET_BYTES, attr_size(stored))
+        return stored
 
     def _extra_put(self, put: ExtraPut) -> dict[str, Any]:
         body: dict[str, Any] = {"TableName": put.table or self.table_name, "Item": to_item(put.item)}

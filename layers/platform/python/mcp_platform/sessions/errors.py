@@ -58,18 +58,26 @@ class InvalidTtl(SessionStoreError, ValueError):
 
 
 class VersionConflict(SessionStoreError):
-    """Optimistic lock lost (D2) after the retry policy; ``current`` is the latest state seen."""
+    """Optimistic lock lost (D2) after the retry policy; ``current`` is the latest state seen,
+    ``attributes`` the attributes that changed when the commit was conditioned on them."""
 
-    def __init__(self, session_id: str, expected: int, current: Session | None) -> None:
+    def __init__(
+        self, session_id: str, expected: int, current: Session | None, *, attributes: Sequence[str] = ()
+    ) -> None:
         actual = current.version if current is not None else None
-        super().__init__(f"session {session_id!r}: expected version {expected}, found {actual}")
+        if attributes:  # a commit conditioned attribute by attribute: these changed meanwhile
+            super().__init__(f"session {session_id!r}: attributes {sorted(attributes)} changed since they were read")
+        else:
+            super().__init__(f"session {session_id!r}: expected version {expected}, found {actual}")
         self.session_id = session_id
         self.expected = expected
         self.current = current
+        self.attributes = tuple(attributes)
 
 
 class DuplicateToolCall(SessionStoreError):
-    """The tool call id was already committed (D4); ``original`` is the stored result."""
+    """The same request was already committed under this tool call id (D4); ``original`` is the
+    stored result. A different request under the id is :class:`IdempotencyKeyReused` instead."""
 
     def __init__(self, original: ToolCallResult) -> None:
         super().__init__(f"tool call {original.tool_call_id!r} was already committed")
@@ -121,6 +129,15 @@ class TransactionFailed(SessionStoreError):
     def __init__(self, reasons: Sequence[CancellationReason]) -> None:
         super().__init__("transaction cancelled: " + ", ".join(f"[{r.index}] {r.code}" for r in reasons))
         self.reasons = tuple(reasons)
+
+
+class IdempotencyKeyReused(SessionStoreError):
+    """The tool call id is already committed for a *different* request (another tool or other
+    arguments): a caller reused its idempotency key. Never answered with that request's result."""
+
+    def __init__(self, tool_call_id: str) -> None:
+        super().__init__(f"tool call id {tool_call_id!r} was already committed for a different request")
+        self.tool_call_id = tool_call_id
 
 
 class IdempotencyTokenReused(SessionStoreError):

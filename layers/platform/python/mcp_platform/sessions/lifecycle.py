@@ -42,6 +42,7 @@ class LifecycleOps(StoreCore):
             attributes=dict(attributes or {}),
             created_at=now,
             updated_at=now,
+            attribute_versions={},
         )
         item = to_item(
             {
@@ -54,6 +55,7 @@ class LifecycleOps(StoreCore):
                 ts.CONTEXT: session.context,
                 ts.KIND: session.kind,
                 ts.ATTRIBUTES: session.attributes,
+                ts.ATTRIBUTE_VERSIONS: {},  # the initial attributes count as never changed
                 ts.CREATED_AT: now,
                 ts.UPDATED_AT: now,
             }
@@ -125,8 +127,18 @@ class LifecycleOps(StoreCore):
         context = to_attr(changed.context)
         if attr_size(context) > self.context_budget_bytes:
             raise SessionCapacityExceeded(session.id, "context", self.context_budget_bytes, attr_size(context))
+        # Under ``#v = :expected`` the held attributes are exactly the stored ones, so the
+        # attribute versions can be computed here: one more for each attribute that changes.
+        versions = session.versions_after(changed.attributes)
         names.update(
-            {"#v": ts.VERSION, "#ctx": ts.CONTEXT, "#cb": ts.CONTEXT_BYTES, "#at": ts.ATTRIBUTES, "#ua": ts.UPDATED_AT}
+            {
+                "#v": ts.VERSION,
+                "#ctx": ts.CONTEXT,
+                "#cb": ts.CONTEXT_BYTES,
+                "#at": ts.ATTRIBUTES,
+                "#avs": ts.ATTRIBUTE_VERSIONS,
+                "#ua": ts.UPDATED_AT,
+            }
         )
         values.update(
             {
@@ -135,6 +147,7 @@ class LifecycleOps(StoreCore):
                 ":ctx": context,
                 ":cb": to_attr(attr_size(context)),
                 ":at": to_attr(changed.attributes),
+                ":avs": to_attr(versions),
                 ":status": to_attr(changed.status),
                 ":ua": to_attr(now),
             }
@@ -143,13 +156,15 @@ class LifecycleOps(StoreCore):
             "update_item",
             TableName=self.table_name,
             Key=self._meta_key(session.id),
-            UpdateExpression="SET #v = #v + :one, #ctx = :ctx, #cb = :cb, #at = :at, #st = :status, #ua = :ua",
+            UpdateExpression=(
+                "SET #v = #v + :one, #ctx = :ctx, #cb = :cb, #at = :at, #avs = :avs, #st = :status, #ua = :ua"
+            ),
             ConditionExpression=f"{condition} AND #v = :expected",
             ExpressionAttributeNames=names,
             ExpressionAttributeValues=values,
             ReturnValuesOnConditionCheckFailure="ALL_OLD",
         )
-        return replace(changed, version=session.version + 1, updated_at=now)
+        return replace(changed, version=session.version + 1, updated_at=now, attribute_versions=versions)
 
     def extend_expiry(self, session_id: str, *, owner: str | None = None, seconds: int | None = None) -> int:
         """D7: ``SET #ttl = :new`` only if ``attribute_exists(pk) AND #ttl > :now`` (and active).
@@ -160,6 +175,36 @@ class LifecycleOps(StoreCore):
         new_ttl = self._next_ttl(seconds)
         self._update_if_alive(session_id, owner, "SET #ttl = :ttl", {}, {":ttl": to_attr(new_ttl)})
         return new_ttl
+
+    def slide_expiry(self, session: Session, *, owner: str | None = None) -> Session:
+        """D7 for a call that commits nothing (a read-only tool): ``session`` with its ttl slid
+        forward, written only when less than half of the lifetime remains, so a session that is
+        only read costs one small write per half lifetime, not one per call (no AWS call
+        otherwise). A ttl-only UpdateItem: no version is touched, so it never conflicts with a
+        commit's conditions; conditioned on alive (an expired session is never resurrected) and
+        on moving the ttl forward (a later extension is never undone)."""
+        if (session.ttl - self._now()) * 2 >= self.ttl_seconds:
+            return session
+        new_ttl = self._next_ttl()
+        condition, names, values = self._alive(owner)
+        try:
+            self.gateway.call(
+                "update_item",
+                TableName=self.table_name,
+                Key=self._meta_key(session.id),
+                UpdateExpression="SET #ttl = :ttl",
+                ConditionExpression=f"{condition} AND #ttl < :ttl",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues={**values, ":ttl": to_attr(new_ttl)},
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as exc:
+            if error_code(exc) != _CCF:
+                raise
+            item = old_item(exc) or self._read_item(session.id, consistent=True)
+            current = self._visible(session.id, item, owner)  # not alive any more: raise
+            return replace(session, ttl=max(session.ttl, current.ttl))  # extended further meanwhile
+        return replace(session, ttl=new_ttl)
 
     def end_session(self, session_id: str, *, owner: str | None = None) -> None:
         """Mark the session ended (it leaves the ``active`` partition of the index)."""

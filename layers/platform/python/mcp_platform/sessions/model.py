@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mcp_platform import table_schema as ts
@@ -28,9 +28,49 @@ class Session:
     context_bytes: int | None = None
     """The stored size of ``context`` as every write that grew it recorded it (None: an item
     written before it was kept); lets a commit size the item it updates without walking it."""
+    attribute_versions: dict[str, int] | None = None
+    """Per attribute name, how many committed changes ``attributes[name]`` has had (absent: 0);
+    None for an item written before they were kept. The arithmetic: :mod:`.store`."""
 
     def is_alive(self, now: float) -> bool:
         return self.status == ts.STATUS_ACTIVE and self.ttl > now
+
+    def attribute_version(self, name: str) -> int:
+        """The version of ``attributes[name]`` in this state (0: never changed)."""
+        return (self.attribute_versions or {}).get(name, 0)
+
+    def changed_attributes(self, seen: Mapping[str, int]) -> list[str]:
+        """The names whose version here differs from the version ``seen`` (name -> version)."""
+        return [name for name, version in seen.items() if self.attribute_version(name) != version]
+
+    def versions_after(self, attributes: Mapping[str, Any]) -> dict[str, int]:
+        """The attribute versions once ``attributes`` replace this state's attributes: one more
+        for each name whose value changes (set, changed or removed), the others as they are."""
+        versions = dict(self.attribute_versions or {})
+        for name in self.attributes.keys() | attributes.keys():
+            if name not in attributes or name not in self.attributes or attributes[name] != self.attributes[name]:
+                versions[name] = versions.get(name, 0) + 1
+        return versions
+
+    def newest_with(self, other: Session) -> Session:
+        """What two states of this session (read or committed at different times) tell together:
+        the one with the higher version, with each attribute whose version is higher in the other
+        taken from it (value and version together, so a commit conditioned on that version is
+        still exact). Versions only grow, so the result is never older than either state."""
+        newer, older = (other, self) if other.version > self.version else (self, other)
+        if newer.attribute_versions is None or not older.attribute_versions:
+            return newer
+        fresher = [n for n, v in older.attribute_versions.items() if v > newer.attribute_version(n)]
+        if not fresher:
+            return newer
+        attributes = dict(newer.attributes)
+        for name in fresher:
+            if name in older.attributes:
+                attributes[name] = older.attributes[name]
+            else:
+                attributes.pop(name, None)
+        versions = {**newer.attribute_versions, **{n: older.attribute_versions[n] for n in fresher}}
+        return replace(newer, attributes=attributes, attribute_versions=versions)
 
     @classmethod
     def from_item(cls, item: Mapping[str, AttributeValue]) -> Session:
@@ -48,6 +88,11 @@ class Session:
             updated_at=values.get(ts.UPDATED_AT, ""),
             tool_calls=int(values.get(ts.TOOL_CALLS, 0)),
             context_bytes=int(values[ts.CONTEXT_BYTES]) if ts.CONTEXT_BYTES in values else None,
+            attribute_versions=(
+                {name: int(v) for name, v in values[ts.ATTRIBUTE_VERSIONS].items()}
+                if ts.ATTRIBUTE_VERSIONS in values
+                else None
+            ),
         )
 
 
@@ -77,6 +122,11 @@ class ToolCallResult:
     record_sk: str
     committed_at: str
     request_hash: str = ""
+
+    def answers(self, request_hash: str) -> bool:
+        """Whether this committed call may answer a request with ``request_hash``: only the same
+        request (tool and arguments) is a replay; another one reused the id."""
+        return self.request_hash == request_hash
 
     @classmethod
     def from_marker_item(cls, item: Mapping[str, AttributeValue]) -> ToolCallResult:
@@ -147,7 +197,8 @@ class CommitResult:
     session: Session
     result: ToolCallResult
     exact: bool = True
-    """False for an append-only commit: ``session`` is a lower bound of what is stored."""
+    """False unless committed under the session's version (append-only, or conditioned
+    attribute by attribute): ``session`` is then a lower bound of what is stored."""
 
 
 @dataclass(frozen=True)
@@ -164,6 +215,25 @@ class ExtraPut:
     values: Mapping[str, Any] = field(default_factory=dict)
     label: str = ""
     table: str | None = None
+
+
+@dataclass(frozen=True)
+class AttributeWrites:
+    """A read-modify-write commit conditioned attribute by attribute instead of on the session's
+    version: ``seen`` is the version of each attribute the run read or writes (0: never
+    changed), ``values`` the new value of each attribute it writes (the store's arithmetic)."""
+
+    seen: Mapping[str, int]
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+    def changes(self, held: Session) -> dict[str, Any]:
+        """The written values that differ from ``held`` (the state the run read): only these are
+        stored and counted; an unchanged value is still conditioned on, not written."""
+        return {
+            name: value
+            for name, value in self.values.items()
+            if name not in held.attributes or held.attributes[name] != value
+        }
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,30 @@ Must use ConsistentRead (bypasses the cache; DAX passes it through to DynamoDB):
     right after a write (session existence after create/end, D6/X4).
 Writes carry their own conditions (alive, version, attribute_not_exists), so the final
 decision is always made by DynamoDB on the latest item, whatever any cache says.
+
+Version arithmetic (D2, whole session and per attribute)
+---------------------------------------------------------
+The metadata item carries two kinds of version:
+
+* ``version`` (D2): one more on every write of the metadata item other than the ttl: appends
+  (D3), tool-call commits of every effect, ``update_metadata``, ``end_session``. A write
+  conditioned on ``version = :expected`` (``update_metadata``; a read-modify-write run that read
+  ``ctx.session``, which may have looked at anything) conflicts with every other write.
+* ``attribute_versions[n]``: one more on every committed *change* of ``attributes[n]`` (an
+  absent entry is 0). A write of the whole map under ``version = :expected`` (``update_metadata``,
+  ``set_attributes``) knows the stored map exactly, so it stores the versions with one more for
+  each name whose value it changes (set, changed or removed: ``Session.versions_after``). A
+  read-modify-write run that read attributes one by one (``ctx.attribute``) commits under
+  ``attribute_versions[n] = seen`` for each attribute it read or writes
+  (``attribute_not_exists`` when seen is 0), and for each it changed sets ``attributes[n]`` and
+  ``attribute_versions[n] = seen + 1``. It still adds one to ``version`` (a whole-session reader
+  must see it) but does not check it: appends and writes to other attributes never make it run
+  again; a write to an attribute it read does. After such a commit the held state is exact for
+  the attributes it read (value and version together), a lower bound for the rest.
+* ttl-only writes (``extend_expiry``, ``slide_expiry``, D7) change neither.
+
+An item written before ``attribute_versions`` was kept has none (``Session.attribute_versions``
+is None): its first per-attribute commit falls back to ``version = :expected`` and stores them.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from mcp_platform.sessions.actions import METADATA, ActionBuilders, decode_curso
 from mcp_platform.sessions.codec import AttributeValue, attr_size, from_attr, item_size, to_attr, to_item
 from mcp_platform.sessions.errors import (
     DuplicateToolCall,
+    IdempotencyKeyReused,
     IdempotencyTokenReused,
     PreconditionFailed,
     SessionCapacityExceeded,
@@ -22,6 +23,7 @@ from mcp_platform.sessions.errors import (
     VersionConflict,
 )
 from mcp_platform.sessions.model import (
+    AttributeWrites,
     CommitResult,
     ConditionCheck,
     ExtraPut,
@@ -44,11 +46,13 @@ RECORD, MARKER = 0, 1  # fixed positions of the store's own transaction actions 
 
 class ToolCallOps(ActionBuilders):
     def load_for_tool_call(
-        self, session_id: str, tool_call_id: str, *, owner: str | None
+        self, session_id: str, tool_call_id: str, *, owner: str | None, request_hash: str | None = None
     ) -> tuple[Session, ToolCallResult | None]:
         """ONE BatchGetItem, ConsistentRead (X4: version and expiry decisions follow): the
         metadata item and the tool call's idempotency marker. A marker means "replay: answer
-        with the stored result". UnprocessedKeys (throttling only) are fetched again."""
+        with the stored result", for the same request only: given ``request_hash``, a marker of
+        another request raises IdempotencyKeyReused. UnprocessedKeys (throttling only) are
+        fetched again."""
         keys = [self._meta_key(session_id), self._marker_key(session_id, tool_call_id)]
         found: dict[str, dict[str, AttributeValue]] = {}
         request: dict[str, Any] = {self.table_name: {"Keys": keys, "ConsistentRead": True}}
@@ -63,12 +67,17 @@ class ToolCallOps(ActionBuilders):
             raise StoreThrottled("batch_get_item left keys unprocessed on every attempt")
         session = self._visible(session_id, found.get(ts.METADATA_SK), owner)
         marker = found.get(ts.tool_call_marker_sk(tool_call_id))
-        return session, ToolCallResult.from_marker_item(marker) if marker else None
+        if marker is None:
+            return session, None
+        prior = ToolCallResult.from_marker_item(marker)
+        if request_hash is not None and not prior.answers(request_hash):
+            raise IdempotencyKeyReused(tool_call_id)
+        return session, prior
 
     def record_tool_call(self, session_id: str, call: ToolCall, *, owner: str | None = None) -> ToolCallResult:
         """D4: write the record and its marker with ``attribute_not_exists`` (plus a
         ConditionCheck that the session is alive). A replayed id is a silent success that
-        returns the original result."""
+        returns the original result (for the same request; another one: IdempotencyKeyReused)."""
         actions, result = self._tool_puts(session_id, call)
         condition, names, values = self._alive(owner)
         actions.append(self._condition_check(self._meta_key(session_id), condition, names, values))
@@ -78,13 +87,13 @@ class ToolCallOps(ActionBuilders):
             failed = {r.index: r for r in cancel.failed()}
             original = self._original(session_id, call.id, failed)
             if original is not None:
-                return original
+                return _same_request(original, call)
             if METADATA in failed:
                 item = failed[METADATA].item or self._read_item(session_id, consistent=True)
                 self._raise_not_alive(session_id, item, owner)
             raise TransactionFailed(cancel.reasons) from cancel
         except TokenMismatch as exc:
-            return self._replayed(session_id, call.id, exc)
+            return _same_request(self._replayed(session_id, call.id, exc), call)
         return result
 
     def commit_tool_call(
@@ -96,17 +105,26 @@ class ToolCallOps(ActionBuilders):
         append_only: bool = False,
         context_append: Sequence[Any] = (),
         attributes: Mapping[str, Any] | None = None,
+        by_attribute: AttributeWrites | None = None,
         extra_puts: Sequence[ExtraPut] = (),
         condition_checks: Sequence[ConditionCheck] = (),
     ) -> CommitResult:
         """D10: one TransactWriteItems: [0] Put record, [1] Put marker (both
         ``attribute_not_exists``), [2] Update metadata (version+1, sliding ttl D7, ``list_append``
         context D3 within its byte budget, ``attributes``), then ``extra_puts`` and
-        ``condition_checks``. The metadata condition is "alive", plus ``#v = :expected`` (D2)
-        unless ``append_only``: appends commit on top of whatever committed meanwhile.
-        Pass the Session you hold and no read is made; pass an id and one consistent read is
-        made first. ClientRequestToken: derived from the call id and the transaction's content,
-        so a rebuilt (changed) transaction never reuses a token."""
+        ``condition_checks``. The metadata condition is "alive", plus (the arithmetic:
+        :mod:`.store`):
+
+        * nothing more when ``append_only``: appends commit on top of whatever committed meanwhile;
+        * ``attribute_versions[n] = seen`` for each attribute of ``by_attribute`` (a run that read
+          attributes one by one): only writes to those attributes conflict with it;
+        * else ``#v = :expected`` (D2): any write to the session conflicts with it.
+
+        A lost race raises VersionConflict carrying the current state. Pass the Session you hold
+        and no read is made; pass an id and one consistent read is made first.
+        ClientRequestToken: derived from the call id and the transaction's content, so a rebuilt
+        (changed) transaction never reuses a token. An id already committed raises
+        DuplicateToolCall for the same request, IdempotencyKeyReused for another one."""
         if isinstance(session, str):
             session = self.get_session(session, owner=owner, consistent=True)
         elif owner is not None and session.owner != owner:
@@ -115,11 +133,22 @@ class ToolCallOps(ActionBuilders):
             raise SessionEnded(session.id)
         elif session.ttl <= self.clock.now():
             raise SessionExpired(session.id)  # known locally: no call needed
-        expected = None if append_only else session.version
-        actions, result = self._tool_puts(session.id, call)
         held_attributes = dict(attributes) if attributes is not None else None
+        if by_attribute is not None and session.attribute_versions is None:
+            # An item written before attribute versions were kept: this one commit is conditioned
+            # on the session's version, and writes the map (every later one can use it).
+            held_attributes = {**session.attributes, **by_attribute.values} if by_attribute.values else None
+            by_attribute = None
+        expected = None if append_only or by_attribute is not None else session.version
+        actions, result = self._tool_puts(session.id, call)
         actions.append(
-            self._metadata_update(session, list(context_append), expected_version=expected, attributes=held_attributes)
+            self._metadata_update(
+                session,
+                list(context_append),
+                expected_version=expected,
+                attributes=held_attributes,
+                by_attribute=by_attribute,
+            )
         )
         actions.extend(self._extra_put(put) for put in extra_puts)
         actions.extend(
@@ -133,23 +162,33 @@ class ToolCallOps(ActionBuilders):
         try:
             transact_write(self.gateway, actions, client_request_token(call.id, actions), self.conflict_backoff)
         except ConditionFailed as cancel:
-            raise self._commit_failure(session, call.id, cancel, labels, owner, expected) from cancel
+            raise self._commit_failure(session, call, cancel, labels, owner, expected, by_attribute) from cancel
         except TokenMismatch as exc:
-            raise DuplicateToolCall(self._replayed(session.id, call.id, exc)) from exc
+            raise DuplicateToolCall(_same_request(self._replayed(session.id, call.id, exc), call)) from exc
         ttl = int(from_attr(actions[METADATA]["Update"]["ExpressionAttributeValues"][":ttl"]))
+        attributes_now, versions_now = session.attributes, session.attribute_versions
+        if held_attributes is not None:
+            attributes_now, versions_now = held_attributes, session.versions_after(held_attributes)
+        elif by_attribute is not None:
+            changes = by_attribute.changes(session)
+            attributes_now = {**session.attributes, **changes}
+            versions_now = {**(session.attribute_versions or {}), **{n: by_attribute.seen[n] + 1 for n in changes}}
         updated = replace(
             session,
             version=session.version + 1,
             ttl=ttl,
             context=[*session.context, *context_append],
-            attributes=held_attributes if held_attributes is not None else session.attributes,
+            attributes=attributes_now,
+            attribute_versions=versions_now,
             updated_at=result.committed_at,
             tool_calls=session.tool_calls + 1,
             context_bytes=_grown_bytes(session.context_bytes, context_append),
         )
-        # Append-only: calls committed in between are not in ``updated`` (version and context
-        # are lower bounds then); read-modify-write: ``updated`` is exactly what is stored.
-        return CommitResult(session=updated, result=result, exact=not append_only)
+        # Under the version condition ``updated`` is exactly what is stored. Otherwise calls
+        # committed in between are not in it: version and context are lower bounds then, and
+        # each attribute's value is exact together with its version (what a commit conditioned
+        # on that version needs).
+        return CommitResult(session=updated, result=result, exact=expected is not None)
 
     def list_tool_calls(
         self,
@@ -186,15 +225,19 @@ class ToolCallOps(ActionBuilders):
     def _commit_failure(
         self,
         session: Session,
-        call_id: str,
+        call: ToolCall,
         cancel: ConditionFailed,
         labels: list[str],
         owner: str | None,
         expected: int | None,
+        by_attribute: AttributeWrites | None,
     ) -> Exception:
         failed = {r.index: r for r in cancel.failed()}
-        original = self._original(session.id, call_id, failed)
+        original = self._original(session.id, call.id, failed)
         if original is not None:
+            # The marker decides before the metadata: whatever else failed, the id is taken.
+            if not original.answers(call.request_hash):
+                return IdempotencyKeyReused(call.id)
             return DuplicateToolCall(original)
         if METADATA in failed:
             item = failed[METADATA].item or self._read_item(session.id, consistent=True)
@@ -204,7 +247,10 @@ class ToolCallOps(ActionBuilders):
                 return gone
             if expected is not None and current.version != expected:
                 return VersionConflict(session.id, session.version, current)
-            # Alive and (if checked) at the expected version: the context budget refused it.
+            changed = current.changed_attributes(by_attribute.seen) if by_attribute is not None else []
+            if changed:
+                return VersionConflict(session.id, session.version, current, attributes=changed)
+            # Alive and at the versions expected: the context budget refused it.
             return SessionCapacityExceeded(session.id, "context", self.context_budget_bytes)
         extras = sorted(index for index in failed if index > METADATA)
         if extras:
@@ -234,10 +280,18 @@ class ToolCallOps(ActionBuilders):
         return ToolCallResult.from_marker_item(item) if item else None
 
 
+def _same_request(original: ToolCallResult, call: ToolCall) -> ToolCallResult:
+    """``original`` when it answers ``call`` (a replay of the same request), else
+    IdempotencyKeyReused: another request's result is never returned for this one."""
+    if not original.answers(call.request_hash):
+        raise IdempotencyKeyReused(call.id)
+    return original
+
+
 def _held_bytes(session: Session) -> int:
     """What the metadata update leaves in place: its context (the size its writes recorded, so a
-    160 KiB context is not walked on every call) and its attributes."""
-    held: dict[str, Any] = {ts.ATTRIBUTES: session.attributes}
+    160 KiB context is not walked on every call), its attributes and their versions."""
+    held: dict[str, Any] = {ts.ATTRIBUTES: session.attributes, ts.ATTRIBUTE_VERSIONS: session.attribute_versions or {}}
     if session.context_bytes is None:
         held[ts.CONTEXT] = session.context  # an item from before context_bytes was kept
     return item_size(to_item(held)) + (session.context_bytes or 0)
