@@ -12,6 +12,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from local.bootstrap import LOOPBACK, LocalOptions, port_is_free
+from local.dax_standin import ItemCacheStandIn
 from local.emulator import Attributes, Clients, Emulator, describe, provision, wait_until_reachable
 from local.endpoint import EndpointServer
 from local.environment import endpoint_environment, function_environment
@@ -111,13 +112,16 @@ def start(options: LocalOptions, running_hook: Any = None) -> Running:
         running_hook(running)
     features_stamps = file_stamps(options.features_dir)  # before the import: what changes after it reloads
     features = load_features(options.features_dir)
+    # X6: one item cache for this process's endpoint and task worker, as one DAX cluster serves
+    # every function; an attached instance (another process) cannot share it, so it reads the table.
+    dax = None if options.attach else _dax_stand_in(env)
     task_workers: list[TaskWorkerEnvironments] = []
     if not options.attach:
         deletions = _ttl_deletions(plan, options)
         queues = {queue.logical_id for queue in plan.queues}
         for spec in plan.mappings:
             if spec.source_logical_id in queues:
-                environments = _task_worker(spec, plan, attributes, options, running, features)
+                environments = _task_worker(spec, plan, attributes, options, running, features, dax)
                 running.queue_pollers += _queue_pollers(spec, attributes, clients, options, running, environments)
                 task_workers.append(environments)
             else:
@@ -129,7 +133,7 @@ def start(options: LocalOptions, running_hook: Any = None) -> Running:
     from mcp_platform.config import Settings
 
     settings = Settings.from_mapping(env)
-    build_endpoint = _endpoint_builder(settings, options)
+    build_endpoint = _endpoint_builder(settings, options, dax)
     app = SwappableApp(build_endpoint(features))  # a reload swaps in a new one
     running.endpoint, running.api_key, counter = _endpoint(app, settings, options, clients)
     if options.reload_s > 0:
@@ -170,9 +174,11 @@ def _endpoint(
     return server, api_key, counter
 
 
-def _endpoint_builder(settings: Settings, options: LocalOptions) -> Callable[[ModuleType], McpEndpoint]:
+def _endpoint_builder(
+    settings: Settings, options: LocalOptions, dax: ItemCacheStandIn | None
+) -> Callable[[ModuleType], McpEndpoint]:
     """Builds the endpoint's app for the given features, at start-up and on each reload."""
-    aws_clients = _warm_clients(settings)
+    aws_clients = _warm_clients(settings, dax)
     fixtures = fixture_packages(options.fixtures)
 
     def build(features: ModuleType) -> McpEndpoint:
@@ -184,13 +190,28 @@ def _endpoint_builder(settings: Settings, options: LocalOptions) -> Callable[[Mo
     return build
 
 
-def _warm_clients(settings: Settings) -> dict[str, Any]:
+def _warm_clients(settings: Settings, dax: ItemCacheStandIn | None = None) -> dict[str, Any]:
     """The AWS clients the composition root builds by default (each built on first use), made
     once and handed to every build: a reload reuses their connections instead of leaving a new
     set of clients, sockets included, to the garbage collector each time."""
     from mcp_platform.aws_clients import LazyClient
 
-    return {service: LazyClient(service, settings) for service in ("dynamodb", "kinesis", "sqs", "secretsmanager")}
+    clients: dict[str, Any] = {
+        service: LazyClient(service, settings) for service in ("dynamodb", "kinesis", "sqs", "secretsmanager")
+    }
+    if dax is not None:
+        clients["dax"] = dax
+    return clients
+
+
+def _dax_stand_in(env: dict[str, str]) -> ItemCacheStandIn:
+    """The DAX stand-in with the stack's default item TTL (X2), in front of the emulator's table."""
+    from mcp_platform.aws_clients import LazyClient
+    from mcp_platform.config import Settings
+    from stacks.config import DEFAULTS
+
+    table = LazyClient("dynamodb", Settings.from_mapping(env))
+    return ItemCacheStandIn(table, item_ttl_s=float(DEFAULTS["dax_item_ttl_seconds"]))
 
 
 def _rebuilder(
@@ -290,6 +311,7 @@ def _task_worker(
     options: LocalOptions,
     running: Running,
     features: ModuleType,
+    dax: ItemCacheStandIn | None,
 ) -> TaskWorkerEnvironments:
     from mcp_platform.config import Settings
 
@@ -301,7 +323,7 @@ def _task_worker(
         return handler_factory(function, env, served, *fixtures)
 
     running.handlers[spec.logical_id] = function.handler
-    clients = tuple(_warm_clients(Settings.from_mapping(env)) for _ in range(LOCAL_QUEUE_ENVIRONMENTS))
+    clients = tuple(_warm_clients(Settings.from_mapping(env), dax) for _ in range(LOCAL_QUEUE_ENVIRONMENTS))
     new_handler = factory(features)
     handlers = tuple(ReloadableHandler(new_handler(**own)) for own in clients)
     return TaskWorkerEnvironments(factory, handlers, clients)

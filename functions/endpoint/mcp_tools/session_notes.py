@@ -35,6 +35,9 @@ async def append_note(ctx: ToolContext, text: Annotated[str, "The note to append
     annotations={"readOnlyHint": True, "openWorldHint": False},
     session="required",
     effect="read_only",
+    # Notes are written only through the endpoint (through DAX when it is on): a cached session
+    # shows every note another instance appended (X6).
+    consistency="eventual",
 )
 async def read_notes(ctx: ToolContext, limit: Annotated[int, "How many of the latest notes"] = 20) -> dict[str, Any]:
     if limit < 1:

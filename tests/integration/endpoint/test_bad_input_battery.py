@@ -37,7 +37,7 @@ from local.queue_poller import sqs_event_record
 from mcp_platform import table_schema as ts
 from mcp_platform.auth.api_keys import ApiKeyStore
 from mcp_platform.mcp.jsonrpc import INTERNAL_ERROR
-from mcp_platform.tasks.handler import Handler, build_handler
+from mcp_platform.tasks.handler import TaskHandler, build_handler
 from mcp_platform.tasks.store import TaskStore
 from tests.support.audit_stream import KEY_SCHEMA, audit_everything
 from tests.support.aws import fake_credentials
@@ -176,7 +176,7 @@ def storing_pair(aws: AwsStack, queue: str) -> Iterator[tuple[Instance, Instance
         yield a, b
 
 
-def run_worker(aws: AwsStack, queue: str, worker: Handler) -> int:
+def run_worker(aws: AwsStack, queue: str, worker: TaskHandler) -> int:
     """Invocations over the queue until it is empty, as the SQS mapping makes them; every batch
     item failure (a redelivery, in the end a DLQ message) fails the test. Returns the count run."""
     sqs, handled = aws.client("sqs"), 0

@@ -29,7 +29,7 @@ from mcp_platform import table_schema as ts
 from mcp_platform.http.messages import MAX_JSON_DEPTH
 from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, LIMIT_EXCEEDED
 from mcp_platform.tasks.budget import OUTCOME_BUDGET_BYTES
-from mcp_platform.tasks.handler import Handler, build_handler
+from mcp_platform.tasks.handler import TaskHandler, build_handler
 from mcp_platform.tasks.model import EXTENSION_ID
 from tests.support import task_tools
 from tests.support.endpoint import AwsStack, Instance, endpoint_instance
@@ -58,13 +58,13 @@ def tasks(aws: AwsStack, queue: str) -> Iterator[Instance]:
 
 
 @pytest.fixture(scope="module")
-def worker(aws: AwsStack, queue: str) -> Handler:
+def worker(aws: AwsStack, queue: str) -> TaskHandler:
     settings = aws.settings(MCP_TASK_QUEUE_URL=queue)
     clients = {name: aws.client(name) for name in ("dynamodb", "kinesis", "sqs")}
     return build_handler(settings, mcp_tools, conformance, task_tools, **clients)
 
 
-def run_worker(aws: AwsStack, queue: str, worker: Handler) -> list[dict[str, Any]]:
+def run_worker(aws: AwsStack, queue: str, worker: TaskHandler) -> list[dict[str, Any]]:
     """One invocation over what the queue holds, as the SQS mapping makes it; its batch item
     failures (each would be redelivered, and in the end dead-lettered). Handled ones are deleted."""
     sqs = aws.client("sqs")
@@ -183,7 +183,7 @@ def test_an_unstorable_ask_first_answer_is_invalid_params_and_no_task_starts(
 
 
 def test_unstorable_tasks_update_answers_are_invalid_params_and_the_task_still_reads(
-    tasks: Instance, aws: AwsStack, queue: str, worker: Handler, api_key: str
+    tasks: Instance, aws: AwsStack, queue: str, worker: TaskHandler, api_key: str
 ) -> None:
     """Given multi_input waiting for its two answers (the worker ran it), When tasks/update sends
     each odd answer, Then 400 -32602 each time, and the task still reads input_required with both
@@ -208,7 +208,7 @@ def test_unstorable_tasks_update_answers_are_invalid_params_and_the_task_still_r
 
 
 def test_answers_beyond_what_a_task_keeps_are_limit_exceeded(
-    tasks: Instance, aws: AwsStack, queue: str, worker: Handler, api_key: str
+    tasks: Instance, aws: AwsStack, queue: str, worker: TaskHandler, api_key: str
 ) -> None:
     """Each answer storable, together over the task's answer budget (64 KiB): -31005 naming the
     limit, and the task still waits for them."""
@@ -228,7 +228,7 @@ def test_answers_beyond_what_a_task_keeps_are_limit_exceeded(
 
 
 def test_a_task_result_too_large_to_keep_is_recorded_as_a_clear_error_without_redelivery(
-    tasks: Instance, aws: AwsStack, queue: str, worker: Handler, api_key: str
+    tasks: Instance, aws: AwsStack, queue: str, worker: TaskHandler, api_key: str
 ) -> None:
     """Given a task whose request is as large as a call's arguments may be (about 120 KB) and
     whose tool returns 300 KB (the item would pass DynamoDB's 400 KB: the worker's last write
@@ -249,7 +249,7 @@ def test_a_task_result_too_large_to_keep_is_recorded_as_a_clear_error_without_re
 
 
 def test_a_result_within_the_outcome_budget_completes_the_largest_task(
-    tasks: Instance, aws: AwsStack, queue: str, worker: Handler, api_key: str
+    tasks: Instance, aws: AwsStack, queue: str, worker: TaskHandler, api_key: str
 ) -> None:
     """The budgets hold together: the largest request and a result just inside its budget."""
     arguments = {"padding": "p" * 120_000, "size": OUTCOME_BUDGET_BYTES - 1024}

@@ -101,6 +101,7 @@ def build_runtime(
     extra_services: dict[str, Any] | None = None,
     secretsmanager: Any | None = None,
     max_call_seconds: float | None = None,
+    dax: Any | None = None,
 ) -> Runtime:
     from mcp_platform.events.dead_letters import DeadLetterQueue
     from mcp_platform.events.producer import EventProducer
@@ -109,7 +110,9 @@ def build_runtime(
     # Built on the first request that reads or writes the table (a session, an API key, a task):
     # a stateless call never loads DynamoDB's service model (~40% of the process's start).
     dynamodb = dynamodb or LazyClient("dynamodb", settings)
-    store = SessionStore.from_settings(settings, dynamodb=dynamodb)
+    # ``dax``: an item cache to read and write items through (the local DAX stand-in); without
+    # it the DAX client is built when settings name a cluster (X3, X5).
+    store = SessionStore.from_settings(settings, dynamodb=dynamodb, dax=dax)
     sqs = sqs or LazyClient("sqs", settings)
     producer = event_reader = None
     if settings.event_stream:
@@ -157,6 +160,7 @@ def build_app(
     extra_services: dict[str, Any] | None = None,
     metrics_stream: TextIO | None = None,
     secretsmanager: Any | None = None,
+    dax: Any | None = None,
 ) -> McpEndpoint:
     runtime = build_runtime(
         settings,
@@ -167,6 +171,7 @@ def build_app(
         sqs=sqs,
         extra_services=extra_services,
         secretsmanager=secretsmanager,
+        dax=dax,
     )
     catalog, services, runner, producer = runtime.catalog, runtime.services, runtime.runner, runtime.producer
     server = McpServer(catalog, runner, instructions=INSTRUCTIONS, services=services)

@@ -110,8 +110,11 @@ class HandshakeEra:
 
     async def _transport_session(self, session_id: str, principal: str) -> Any:
         try:
-            # Consistent: session existence decides 404 for every instance (X4).
-            session = await blocking.call(self.sessions.get_session, session_id, owner=principal, consistent=True)
+            # X6: "exists, is the caller's, is alive" only, so eventually consistent (the DAX item cache
+            # serves it): a cached live session is a safe answer (its owner never changes; it ends or
+            # is extended only through writers that go through DAX), and a cached "missing" or
+            # "expired" is confirmed by one consistent read inside get_session before any 404.
+            session = await blocking.call(self.sessions.get_session, session_id, owner=principal, consistent=False)
         except session_errors.SessionNotFound as exc:
             raise HttpError(404, "Session not found") from exc
         if session.kind != KIND_TRANSPORT:

@@ -93,6 +93,7 @@ class ToolCallRunner:
                 prepared.tool_call_id,
                 owner=call.principal,
                 request_hash=prepared.request_hash,
+                consistent=prepared.spec.consistency == "consistent",
             )
         except session_errors.SessionNotFound as exc:
             if prepared.session_id == call.transport_session_id:

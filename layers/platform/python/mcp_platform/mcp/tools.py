@@ -25,6 +25,8 @@ from mcp_platform.mcp.versions import SESSION_HANDLE_ARGUMENT
 SessionUse = Literal["none", "required"]
 Effect = Literal["read_only", "append_only", "read_modify_write"]
 TaskSupport = Literal["forbidden", "optional", "required"]
+Consistency = Literal["consistent", "eventual"]
+CONSISTENCIES: tuple[Consistency, ...] = ("consistent", "eventual")
 TASK_SUPPORT: tuple[TaskSupport, ...] = ("forbidden", "optional", "required")
 ToolFunction = Callable[..., Awaitable[Any]]
 
@@ -101,6 +103,11 @@ class ToolSpec:
     scopes: tuple[str, ...] = ()
     """OAuth scopes a token must carry to call it (403 insufficient_scope otherwise); credentials
     that are not scope-limited (API keys) may call it."""
+    consistency: Consistency = "consistent"
+    """How a session tool's session is read (X6). ``eventual``, for read-only tools only: the read
+    may be served by the DAX item cache, so it can miss a change another writer made in the last
+    item-cache TTL (5 min by default) through a path that bypasses DAX; a missing or expired
+    session is always confirmed by a consistent read. Default: the latest state."""
     task_support: TaskSupport = "forbidden"
     """Tasks extension: ``optional``/``required`` run the call in the task worker when the client
     declared the extension (``required`` refuses the call otherwise, -32021). Server-side only:
@@ -147,6 +154,7 @@ def tool(
     scopes: Iterable[str] = (),
     task: TaskSupport = "forbidden",
     ask_first: Callable[..., Mapping[str, Any]] | None = None,
+    consistency: Consistency = "consistent",
 ) -> Callable[[ToolFunction], ToolSpec]:
     """Turn an ``async def tool(ctx, ...)`` into a :class:`ToolSpec` (no global registration).
 
@@ -158,7 +166,9 @@ def tool(
     hand-written JSON Schema 2020-12 input schema intact and validates calls against it.
     ``scopes`` are the OAuth scopes a token needs to call the tool. ``task`` (``optional``,
     ``required``) lets a long call run as a durable task in the task worker (tasks extension);
-    ``ask_first(**arguments)`` names the questions answered before the task starts."""
+    ``ask_first(**arguments)`` names the questions answered before the task starts.
+    ``consistency="eventual"`` lets a read-only session tool read its session from the DAX item
+    cache (X6; see :attr:`ToolSpec.consistency` for what a caller may then see)."""
 
     def build(function: ToolFunction) -> ToolSpec:
         if not inspect.iscoroutinefunction(function):
@@ -170,6 +180,12 @@ def tool(
             raise TypeError(f"tool {function.__name__}: ask_first applies only to task tools")
         if task not in TASK_SUPPORT:
             raise TypeError(f"tool {function.__name__}: task must be one of {', '.join(TASK_SUPPORT)}, got {task!r}")
+        if consistency not in CONSISTENCIES:
+            raise TypeError(
+                f"tool {function.__name__}: consistency must be consistent or eventual, got {consistency!r}"
+            )
+        if consistency == "eventual" and declared != READ_ONLY:
+            raise TypeError(f"tool {function.__name__}: consistency='eventual' is for read_only session tools only")
         required = tuple(dict.fromkeys(scopes))
         if any(not SCOPE_TOKEN.fullmatch(scope) for scope in required):  # RFC 6749 section 3.3
             raise TypeError(f"tool {function.__name__}: scopes must be scope tokens, got {required!r}")
@@ -202,6 +218,7 @@ def tool(
             scopes=required,
             task_support=task,
             ask_first=ask_first,
+            consistency=consistency,
         )
 
     return build

@@ -25,6 +25,8 @@ class DynamoClients:
 def build_dynamo_clients(settings: Settings, *, dynamodb: Any | None = None, dax: Any | None = None) -> DynamoClients:
     """Build what was not injected; the DAX client only when ``settings.dax_endpoint`` is set."""
     control = dynamodb if dynamodb is not None else aws_client("dynamodb", settings)
+    if dax is not None:  # an injected item cache (the local platform's DAX stand-in, tests)
+        return DynamoClients(data=dax, control=control, dax=True)
     if not settings.dax_enabled:
         return DynamoClients(data=control, control=control, dax=False)
     data = dax if dax is not None else _dax_client(settings)

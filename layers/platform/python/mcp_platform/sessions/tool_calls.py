@@ -46,16 +46,24 @@ RECORD, MARKER = 0, 1  # fixed positions of the store's own transaction actions 
 
 class ToolCallOps(ActionBuilders):
     def load_for_tool_call(
-        self, session_id: str, tool_call_id: str, *, owner: str | None, request_hash: str | None = None
+        self,
+        session_id: str,
+        tool_call_id: str,
+        *,
+        owner: str | None,
+        request_hash: str | None = None,
+        consistent: bool = True,
     ) -> tuple[Session, ToolCallResult | None]:
         """ONE BatchGetItem, ConsistentRead (X4: version and expiry decisions follow): the
         metadata item and the tool call's idempotency marker. A marker means "replay: answer
         with the stored result", for the same request only: given ``request_hash``, a marker of
         another request raises IdempotencyKeyReused. UnprocessedKeys (throttling only) are
-        fetched again."""
+        fetched again. ``consistent=False`` (X6, a read-only tool that declared it may read a
+        cached session): served by the DAX item cache; a cached missing or expired session is
+        confirmed by the consistent read before it is an answer."""
         keys = [self._meta_key(session_id), self._marker_key(session_id, tool_call_id)]
         found: dict[str, dict[str, AttributeValue]] = {}
-        request: dict[str, Any] = {self.table_name: {"Keys": keys, "ConsistentRead": True}}
+        request: dict[str, Any] = {self.table_name: {"Keys": keys, "ConsistentRead": consistent}}
         for _ in self.backoff.attempts():
             response = self.gateway.call("batch_get_item", RequestItems=request)
             for item in response.get("Responses", {}).get(self.table_name, []):
@@ -65,6 +73,8 @@ class ToolCallOps(ActionBuilders):
                 break
         if request:
             raise StoreThrottled("batch_get_item left keys unprocessed on every attempt")
+        if not consistent and not self._cached_alive(found.get(ts.METADATA_SK)):
+            return self.load_for_tool_call(session_id, tool_call_id, owner=owner, request_hash=request_hash)
         session = self._visible(session_id, found.get(ts.METADATA_SK), owner)
         marker = found.get(ts.tool_call_marker_sk(tool_call_id))
         if marker is None:
