@@ -97,9 +97,11 @@ def endpoint_instance(
     port: int | None = None,
     extra_tools: tuple[Any, ...] = (),
     dynamodb: Any | None = None,
+    dax: Any | None = None,
     **overrides: str,
 ) -> Iterator[Instance]:
-    """``dynamodb``: the instance's own client (e.g. one with fault-injecting event hooks)."""
+    """``dynamodb``: the instance's own client (e.g. one with fault-injecting event hooks);
+    ``dax``: an item cache the instance reads and writes items through (the DAX stand-in)."""
     app = build_app(
         aws.settings(**overrides),
         mcp_tools,
@@ -109,6 +111,7 @@ def endpoint_instance(
         sqs=aws.client("sqs"),
         secretsmanager=aws.client("secretsmanager"),
         port=port,
+        dax=dax,
     )
     recorder = WireRecorder(app)
     with serve(recorder, port) as base:
