@@ -118,6 +118,14 @@ class ItemCacheStandIn:
     def delete_item(self, **request: Any) -> dict[str, Any]:
         return self._write("delete_item", request, [(request["TableName"], request["Key"])])
 
+    def batch_write_item(self, **request: Any) -> dict[str, Any]:
+        touched = []
+        for table, writes in request["RequestItems"].items():
+            for write in writes:
+                (kind, body), *_ = write.items()
+                touched.append((table, body["Item"] if kind == "PutRequest" else body["Key"]))
+        return self._write("batch_write_item", request, touched)
+
     def transact_write_items(self, **request: Any) -> dict[str, Any]:
         touched = []
         for action in request["TransactItems"]:

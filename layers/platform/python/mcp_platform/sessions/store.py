@@ -13,11 +13,22 @@ write-through and the item cache stays coherent with our own writes. Writes that
 DAX (other functions, the console) can leave an item stale for up to the item-cache TTL
 (5 min, X2); query results can be stale for the query-cache TTL (1 min). Hence:
 
+Who writes what a cached read may return (X6): session metadata items are written only by the
+endpoint and the task worker, both through DAX when it is on. Ingest writes tool-call records,
+usage counters and dedupe markers, never a metadata item (it only ConditionChecks it); audit
+deletes the items a session held after DynamoDB's TTL removed its metadata, and a cached metadata
+item of such a session already carries a ttl in the past, so every reader confirms it
+consistently before answering. The staleness a cached read can show is therefore bounded by
+writes made outside the platform (the console, a script) and by the item-cache TTL.
+
 May be served by DAX (eventually consistent, tolerates <= 5 min staleness):
   * ``get_session(..., consistent=False)``: the owner never changes and the ttl only grows
     while a session is alive, so a cached *live* answer is a safe answer for auth and for
     display. A cached "missing" or "expired" answer may be stale (a negative-cache entry, an
     extension written elsewhere), so that case is confirmed with one consistent read.
+  * the 2025 ``Mcp-Session-Id`` check on every request (``http/legacy.py``), and
+    ``load_for_tool_call(..., consistent=False)`` for a read-only tool declared
+    ``consistency="eventual"`` (X6): both only decide "exists, is the caller's, is alive";
   * ``list_tool_calls(..., consistent=False)``: records are immutable; a page may miss a
     record committed in the last minute.
   * ``expiring_within``: a GSI query (GSIs are never strongly consistent); a maintenance
