@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from aws_cdk import Stack
 from aws_cdk.assertions import Match, Template
 
 from mcp_platform import table_schema as schema
+from mcp_platform.config import EnvVars
 from stacks.common import platform_key
 from stacks.config import PlatformConfig
 from stacks.data import Data
 from stacks.dax import DaxCache
 from stacks.network import Network
+from tests.infra.iam import role_statements
 from tests.infra.synth import Synthesized
 
 pytestmark = [pytest.mark.infra, pytest.mark.xdist_group("infra")]
@@ -181,3 +185,21 @@ def test_test_support_session_table_matches_the_template(default: Synthesized) -
         template_index["Projection"].get("NonKeyAttributes", [])
     )
     assert ours["StreamSpecification"]["StreamViewType"] == props["StreamSpecification"]["StreamViewType"]
+
+
+def test_x6_every_writer_of_session_metadata_writes_through_dax(default: Synthesized) -> None:
+    # Given dax=true: the endpoint and the task worker write session metadata items (ingest only
+    # ConditionChecks them and audit deletes what an expired session held: sessions/store.py)
+    functions = default.resources("AWS::Lambda::Function").values()
+    writers = [f for f in functions if f["Properties"].get("Handler") in ("run.sh", "task_worker.lambda_handler")]
+    assert len(writers) == 2
+    for function in writers:
+        # Then each is told the cluster's endpoint and may use it (dax:* on the cluster)
+        assert "Fn::GetAtt" in json.dumps(function["Properties"]["Environment"]["Variables"][EnvVars.DAX_ENDPOINT])
+        actions = {
+            action
+            for statement in role_statements(default, function)
+            for action in (statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]])
+        }
+        # (a transaction through DAX is authorized per item: Put, Update, Delete, ConditionCheckItem)
+        assert {"dax:GetItem", "dax:PutItem", "dax:UpdateItem", "dax:ConditionCheckItem"} <= actions, actions
