@@ -16,6 +16,7 @@ import json
 import platform
 import shutil
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,7 +92,10 @@ class Deployment:
 def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
     # Given the stacks synthesized as for a deploy to this architecture, the layer bundled
     outdir = tmp_path_factory.mktemp("cdk.out")
-    context = {"dax": "false", "architecture": ARCHITECTURE, "aws:cdk:enable-asset-metadata": True}
+    # A stage of its own: moto's state is per process, and other tests of this worker provision the
+    # dev stage's resource names on their own moto servers.
+    stage = f"shaped{uuid.uuid4().hex[:6]}"
+    context = {"stage": stage, "dax": "false", "architecture": ARCHITECTURE, "aws:cdk:enable-asset-metadata": True}
     app, stack = build_app(context, nag=False, outdir=str(outdir))
     assembly = app.synth()
     template = json.loads(
