@@ -156,12 +156,12 @@ SCHEMA_2020_12 = {
 
 
 def test_a_hand_written_2020_12_schema_is_served_intact_and_enforced() -> None:
-    from mcp_platform.mcp.tools import tool
+    from mcp_platform.mcp.tools import tool, tool_spec
 
     async def contact(ctx: ToolContext, **_: Any) -> str:
         return "ok"
 
-    spec = tool(description="d", explicit_schema=SCHEMA_2020_12)(contact)
+    spec = tool_spec(tool(description="d", explicit_schema=SCHEMA_2020_12)(contact))
     (listed,) = handle(server(spec), "tools/list", {}, MODERN)["tools"]
     assert listed["inputSchema"] == SCHEMA_2020_12
     spec.validate_arguments({"contact": "email", "address": {"city": "Oslo"}})

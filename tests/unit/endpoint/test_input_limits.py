@@ -22,7 +22,7 @@ from mcp_platform.mcp.invocation import DEFAULT_MAX_CALL_SECONDS
 from mcp_platform.mcp.jsonrpc import LIMIT_EXCEEDED, Request
 from mcp_platform.mcp.preparation import admit_arguments
 from mcp_platform.mcp.tool_calls import ToolCallRunner
-from mcp_platform.mcp.tools import ToolCatalog, tool
+from mcp_platform.mcp.tools import ToolCatalog, tool, tool_spec
 from mcp_platform.sessions import CallRecordTooLarge
 from mcp_platform.sessions._core import CALL_RECORD_BUDGET_BYTES
 
@@ -96,7 +96,8 @@ async def _forever(ctx: ToolContext) -> str:
     return "never"
 
 
-def _run(spec: Any, runner: ToolCallRunner, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+def _run(decorated: Any, runner: ToolCallRunner, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+    spec = tool_spec(decorated)
     catalog = ToolCatalog([spec])
     params = {"name": spec.name, "arguments": arguments or {}}
     prepared = runner.prepare(Request("tools/call", params, 1), MODERN, catalog)
@@ -113,8 +114,8 @@ def test_f8_an_undeclared_tool_is_bounded_by_the_stream_cap_and_a_declared_one_t
     runner = ToolCallRunner(Services(), max_call_seconds=0.05)
     result = _run(tool(description="d")(_forever), runner)
     assert result["isError"] and "0.05 s limit" in result["content"][0]["text"]
-    assert runner.call_limit(tool(description="d", max_seconds=600)(_forever)) == 0.05
-    assert ToolCallRunner(Services()).call_limit(tool(description="d")(_forever)) == DEFAULT_MAX_CALL_SECONDS
+    assert runner.call_limit(tool_spec(tool(description="d", max_seconds=600)(_forever))) == 0.05
+    assert ToolCallRunner(Services()).call_limit(tool_spec(tool(description="d")(_forever))) == DEFAULT_MAX_CALL_SECONDS
 
 
 def test_f8_a_stopped_call_commits_none_of_what_it_queued() -> None:

@@ -13,7 +13,7 @@ from mcp_platform.mcp.context import Services, ToolContext
 from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, JsonRpcError, Request
 from mcp_platform.mcp.pagination import page
 from mcp_platform.mcp.prompts import PromptArgumentError, messages
-from mcp_platform.mcp.resources import ResourceNotFound, contents
+from mcp_platform.mcp.resources import InvalidResourceUri, ResourceNotFound, contents
 
 Handler = Callable[[Request, CallContext], Awaitable[dict[str, Any]]]
 MAX_COMPLETIONS = 100  # completion/complete returns at most 100 values (spec)
@@ -101,16 +101,18 @@ class ResourcesFeature(Feature):
         try:
             fixed = self.catalog.resources.get(uri)
             if fixed is not None:
-                result, cache = {"contents": contents(uri, await fixed.function(ctx), fixed.mime_type)}, fixed.cache
+                result, cache = {"contents": contents(uri, await fixed.run(ctx), fixed.mime_type)}, fixed.cache
             else:
                 found = self.catalog.find_template(uri)
                 if found is None:
                     raise ResourceNotFound(uri)
                 template, variables = found
-                value = await template.function(ctx, **variables)
+                value = await template.run(ctx, **template.arguments(variables))
                 result, cache = {"contents": contents(uri, value, template.mime_type)}, template.cache
         except ResourceNotFound as exc:
             raise resource_not_found(uri, call.modern) from exc
+        except InvalidResourceUri as exc:
+            raise JsonRpcError(INVALID_PARAMS, f"Invalid resource URI {uri}: {exc}", {"uri": uri}) from exc
         if call.modern:  # 2026-07-28: every read result carries its caching hints
             result.update(ttlMs=cache[0], cacheScope=cache[1])
         return result
@@ -147,7 +149,7 @@ class PromptsFeature(Feature):
             raise JsonRpcError(INVALID_PARAMS, "params.arguments must be an object")
         try:
             # The prompt may refuse an argument's value too (e.g. an unknown session handle).
-            produced = await spec.function(self._context(call), **spec.bind(arguments))
+            produced = await spec.run(self._context(call), **spec.bind(arguments))
         except PromptArgumentError as exc:
             raise JsonRpcError(INVALID_PARAMS, str(exc)) from exc
         result: dict[str, Any] = {"messages": messages(produced)}
