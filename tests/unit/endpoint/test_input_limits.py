@@ -5,6 +5,7 @@ long one call may run."""
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import pytest
@@ -126,6 +127,42 @@ def test_f8_a_stopped_call_commits_none_of_what_it_queued() -> None:
     prepared = runner.prepare(Request("tools/call", {"name": "_forever"}, 1), MODERN, ToolCatalog([spec]))
     result = asyncio.run(runner._invoke(prepared, ctx))
     assert result["isError"] and ctx.context_append == []
+
+
+def _slow_sync(ctx: ToolContext, seconds: float) -> str:
+    time.sleep(seconds)  # a plain def: the runner cannot interrupt its worker thread
+    ctx.append_to_session({"text": "queued by the worker thread"})
+    return "done"
+
+
+def test_f8_a_sync_tool_stopped_at_its_limit_commits_nothing_its_thread_queues_afterwards() -> None:
+    """A stop cannot interrupt a worker thread: the tool runs on and queues an effect after the
+    stop was answered. What the commit reads (the call's context) must not receive it."""
+    spec = tool_spec(tool(description="d", max_seconds=0.05)(_slow_sync))
+    runner = ToolCallRunner(Services())
+    ctx = ToolContext(principal="p", services=Services(), effect="append_only")
+    params = {"name": "_slow_sync", "arguments": {"seconds": 0.3}}
+    prepared = runner.prepare(Request("tools/call", params, 1), MODERN, ToolCatalog([spec]))
+
+    async def stopped_then_thread_finishes() -> dict[str, Any]:
+        result = await runner._invoke(prepared, ctx)
+        await asyncio.sleep(0.6)  # the thread wakes up and appends meanwhile
+        return result
+
+    result = asyncio.run(stopped_then_thread_finishes())
+    assert result["isError"] and "0.05 s limit" in result["content"][0]["text"]
+    assert ctx.context_append == []
+
+
+def test_a_sync_tool_that_returns_in_time_has_its_effects_committed() -> None:
+    spec = tool_spec(tool(description="d")(_slow_sync))
+    runner = ToolCallRunner(Services())
+    ctx = ToolContext(principal="p", services=Services(), effect="append_only")
+    params = {"name": "_slow_sync", "arguments": {"seconds": 0}}
+    prepared = runner.prepare(Request("tools/call", params, 1), MODERN, ToolCatalog([spec]))
+    result = asyncio.run(runner._invoke(prepared, ctx))
+    assert result["structuredContent"] == {"result": "done"}
+    assert ctx.context_append == [{"text": "queued by the worker thread"}]
 
 
 @pytest.mark.parametrize("max_seconds", [0, -1, 901])

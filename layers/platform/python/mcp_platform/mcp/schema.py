@@ -139,8 +139,21 @@ def _enum(cls: type[enum.Enum]) -> dict[str, Any]:
 def _typeddict(cls: type) -> dict[str, Any]:
     hints = class_hints(cls)
     properties = {name: type_schema(hint) for name, hint in hints.items()}
-    required = [name for name in hints if name in cls.__required_keys__]  # type: ignore[attr-defined]
-    return _object(properties, required)
+    return _object(properties, [name for name, hint in hints.items() if _required_key(cls, hint)])
+
+
+def _required_key(cls: type, hint: Any) -> bool:
+    """Read from the hint: under ``from __future__ import annotations`` the class's own
+    ``__required_keys__`` cannot see a ``NotRequired`` written as a string."""
+    while True:
+        origin = get_origin(hint)
+        if origin is typing.Required:
+            return True
+        if origin is typing.NotRequired:
+            return False
+        if origin not in (Annotated, *_QUALIFIERS):
+            return bool(getattr(cls, "__total__", True))
+        hint = get_args(hint)[0]
 
 
 def _dataclass(cls: type) -> dict[str, Any]:

@@ -327,13 +327,9 @@ def output_of(signature: Signature, unstructured: tuple[type, ...]) -> Output | 
     or one of ``unstructured`` (a full result the tool builds itself)."""
     declared = signature.returns
     base, _ = unwrap(declared)
-    if get_origin(base) in (Union, types.UnionType):
-        members = tuple(member for member in get_args(base) if member not in unstructured)
-        if not members:
-            return None
-        base = members[0] if len(members) == 1 else Union[members]  # noqa: UP007 (a runtime tuple)
-        declared = base
-    if declared is _EMPTY or base in (Any, object) or (isinstance(base, type) and issubclass(base, unstructured)):
+    if get_origin(base) in (Union, types.UnionType) and any(_is_unstructured(m, unstructured) for m in get_args(base)):
+        return None  # sometimes a result the tool builds itself: no schema could hold for every call
+    if declared is _EMPTY or base in (Any, object) or _is_unstructured(base, unstructured):
         return None
     wrapped = not _is_object_type(base)
     if involves_pydantic(declared):
@@ -342,6 +338,11 @@ def output_of(signature: Signature, unstructured: tuple[type, ...]) -> Output | 
         return _output(schema, wrapped, described.dump, _anything)
     schema = type_schema(declared)
     return _output(schema, wrapped, None if _is_json_data(base) else jsonable, compile_schema(schema))
+
+
+def _is_unstructured(annotation: Any, unstructured: tuple[type, ...]) -> bool:
+    base, _ = unwrap(annotation)
+    return isinstance(base, type) and issubclass(base, unstructured)
 
 
 def _output(schema: dict[str, Any], wrapped: bool, serialize: Callable[[Any], Any] | None, check: Check) -> Output:

@@ -359,18 +359,27 @@ def to_result(value: Any) -> dict[str, Any]:
 
 def structured_result(output: Output) -> Callable[[Any], dict[str, Any]]:
     """The result conversion of a tool whose return annotation implies ``output``: the value
-    (serialized, checked against the annotation) is the structured content, or its ``result``."""
+    (serialized, checked against the annotation) is the structured content, or its ``result``.
+    A :class:`ToolResult` is the result the tool built itself."""
     serialize, check, wrapped = output.serialize, output.check, output.wrapped
 
     def convert(value: Any) -> dict[str, Any]:
         if isinstance(value, ToolResult):
-            return value.to_result()  # the tool built its result itself
+            if not value.is_error:
+                _check_built(value, check, wrapped)
+            return value.to_result()
         data = value if serialize is None else serialize(value)
         try:
             check(data, "result")
         except ValueError as exc:
             raise TypeError(f"tool returned what its return annotation excludes: {exc}") from None
         if wrapped:
+            if type(data) is str:  # the usual wrapped value: its text is itself
+                return {
+                    "content": [{"type": "text", "text": data}],
+                    "structuredContent": {"result": data},
+                    "isError": False,
+                }
             return {
                 "content": [] if data is None else [_text(data)],
                 "structuredContent": {"result": data},
@@ -379,6 +388,18 @@ def structured_result(output: Output) -> Callable[[Any], dict[str, Any]]:
         return {"content": [_text(data)], "structuredContent": data, "isError": False}
 
     return convert
+
+
+def _check_built(value: ToolResult, check: Check, wrapped: bool) -> None:
+    """A result a tool built itself still owes the structured content its output schema
+    promises (clients check it against the schema they listed)."""
+    structured: Any = value.structured
+    if structured is None or (wrapped and "result" not in structured):
+        raise TypeError("tool declares an output schema: the ToolResult it returns needs that structured content")
+    try:
+        check(structured["result"] if wrapped else structured, "structured")
+    except ValueError as exc:
+        raise TypeError(f"tool returned a ToolResult whose structured content its annotation excludes: {exc}") from None
 
 
 def _text(data: Any) -> dict[str, Any]:
