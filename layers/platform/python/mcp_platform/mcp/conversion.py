@@ -20,8 +20,7 @@ import sys
 import types
 import uuid
 from collections.abc import Callable, Mapping, MutableSequence, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, Union, get_args, get_origin, is_typeddict
+from typing import Any, Literal, NamedTuple, Union, get_args, get_origin, is_typeddict
 
 from mcp_platform.mcp.schema import SchemaError, class_hints, compile_schema, type_schema, unwrap
 
@@ -36,8 +35,7 @@ _SEQUENCES = (list, Sequence, MutableSequence)
 _TRUE, _FALSE = frozenset({"true", "1", "yes", "on"}), frozenset({"false", "0", "no", "off"})
 
 
-@dataclass(frozen=True)
-class Conversion:
+class Conversion(NamedTuple):  # not a dataclass: a NamedTuple class is cheaper to define at cold start
     """How one declared type is reached from its JSON value."""
 
     convert: Convert

@@ -235,7 +235,8 @@ def tool(
             # its transport session, and list results must not vary per connection.
             arguments = json_arguments(signature, _SESSION_HANDLE if session == "required" else None)
             schema, check, run = arguments.schema, arguments.check, signature.runner(arguments.converters)
-        output = _output(tool_name, signature, structured_output)
+        # A hand-written output schema is the promise itself: results are converted as given.
+        output = None if output_schema is not None else _output(tool_name, signature, structured_output)
         spec = ToolSpec(
             name=tool_name,
             description=feature_description(function, description),
@@ -243,7 +244,7 @@ def tool(
             input_schema=schema,
             run=run,
             to_result=to_result if output is None else structured_result(output),
-            output_schema=output_schema if output_schema is not None else output.schema if output else None,
+            output_schema=output.schema if output is not None else output_schema,
             annotations={**(annotations or {}), **({"readOnlyHint": True} if declared == READ_ONLY else {})},
             title=title,
             session=session,
@@ -345,7 +346,8 @@ def to_result(value: Any) -> dict[str, Any]:
     if isinstance(value, str):
         return {"content": [{"type": "text", "text": value}], "isError": False}
     if isinstance(value, dict):
-        return {"content": [_text(value)], "structuredContent": value, "isError": False}
+        text = json.dumps(value, separators=(",", ":"), default=str)
+        return {"content": [{"type": "text", "text": text}], "structuredContent": value, "isError": False}
     if value is None:
         return {"content": [], "isError": False}
     try:
