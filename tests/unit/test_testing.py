@@ -51,6 +51,11 @@ def broken() -> str:
     raise RuntimeError("a bug")
 
 
+@tool(max_seconds=5)
+async def times_out_itself() -> str:
+    raise TimeoutError("the dependency did not answer")  # not the tool's limit
+
+
 def test_a_session_tool_commits_what_it_queued_to_the_seeded_session() -> None:
     harness = ToolHarness(principal="alice", attributes={"title": "draft"}, context=[{"role": "note", "text": "x"}])
     result = asyncio.run(harness.call(rename, title="final"))
@@ -89,6 +94,8 @@ def test_refusals_are_the_endpoints_results_and_a_bug_is_raised_as_itself() -> N
     assert stopped["isError"] and "0.05 s limit" in stopped["content"][0]["text"]
     with pytest.raises(RuntimeError, match="a bug"):
         asyncio.run(harness.call(broken))
+    with pytest.raises(TimeoutError, match="the dependency"):
+        asyncio.run(harness.call(times_out_itself))
 
 
 def test_fake_dependencies_and_the_notifications_sent() -> None:
