@@ -1,5 +1,8 @@
-"""The endpoint's tools: one module per tool (or per small family), discovered at start-up.
+"""The endpoint's tools, resources and prompts: one module per feature (or per small family),
+discovered at start-up.
 
-Add a tool by adding a module here that defines a ``ToolSpec`` with ``@tool(...)`` (and its
-test); ``tests/unit/endpoint/test_tool_catalog.py`` proves every module is registered.
+Add a tool by adding a module here with a function decorated with ``@tool`` (``from mcp_platform
+import ToolContext, tool``; README "Adding a tool"), and its test (``mcp_platform.testing.
+ToolHarness``, as in ``tests/unit/endpoint/test_starter_app.py``);
+``tests/unit/endpoint/test_protocol_core.py`` proves every module is registered.
 """

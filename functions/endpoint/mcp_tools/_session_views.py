@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from mcp_platform.mcp.context import ToolContext
-from mcp_platform.mcp.resources import ResourceNotFound
+from mcp_platform import ResourceNotFound, ToolContext
 from mcp_platform.sessions import Session, SessionNotFound
 
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated
 
-from mcp_platform.mcp.context import ToolContext
-from mcp_platform.mcp.tools import ToolError, tool
+from mcp_platform import ToolContext, ToolError, tool
 
 MAX_SECONDS = 60  # far below the 840 s stream cap: one request cannot pin an instance for long
 

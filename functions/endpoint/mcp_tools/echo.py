@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from mcp_platform.mcp.context import ToolContext
-from mcp_platform.mcp.tools import tool
+from mcp_platform import ToolContext, tool
 
 
-@tool(
-    description="Return the given text unchanged.",
-    annotations={"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False},
-)
+@tool(annotations={"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False})
 async def echo(ctx: ToolContext, text: Annotated[str, "Text to return"]) -> str:
+    """Return the given text unchanged."""
     return text

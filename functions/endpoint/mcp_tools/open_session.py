@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any
 
-from mcp_platform.mcp.context import ToolContext
-from mcp_platform.mcp.tools import tool
+from mcp_platform import ToolContext, tool
 
 
 @tool(

@@ -6,9 +6,8 @@ import asyncio
 from datetime import timedelta
 from typing import Annotated, Any
 
+from mcp_platform import ToolContext, ToolError, tool
 from mcp_platform.events.recent import recent_session_events
-from mcp_platform.mcp.context import ToolContext
-from mcp_platform.mcp.tools import ToolError, tool
 
 
 @tool(

@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any
 
+from mcp_platform import ToolContext, ToolError, tool
 from mcp_platform.audit.trail import InvalidCursor
-from mcp_platform.mcp.context import ToolContext
-from mcp_platform.mcp.tools import ToolError, tool
 
 
 @tool(

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_platform.mcp.context import ToolContext
-from mcp_platform.mcp.tools import tool
+from mcp_platform import ToolContext, tool
 
 
 @tool(

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from mcp_platform.mcp.context import ToolContext
-from mcp_platform.mcp.tools import ToolError, tool
+from mcp_platform import ToolContext, ToolError, tool
 
 MAX_NOTE_CHARS = 4000
 

@@ -12,8 +12,7 @@ import asyncio
 from collections import Counter
 from typing import Any
 
-from mcp_platform.mcp.context import ToolContext
-from mcp_platform.mcp.tools import ToolError, tool
+from mcp_platform import ToolContext, ToolError, tool
 
 PAGE = 100
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import json
 
-from mcp_platform.mcp.context import ToolContext
-from mcp_platform.mcp.resources import resource_template
+from mcp_platform import ToolContext, resource_template
 from mcp_tools._session_views import notes_markdown, read_session
 
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from mcp_platform.mcp.context import ToolContext
-from mcp_platform.mcp.prompts import PromptArgumentError, prompt, user
-from mcp_platform.mcp.resources import ResourceNotFound
+from mcp_platform import PromptArgumentError, ResourceNotFound, ToolContext, prompt, user
 from mcp_tools._session_views import notes_markdown, read_session
 
 STYLES = ("brief", "detailed", "bullet points", "action items")

@@ -17,7 +17,7 @@ from mcp_platform.auth.combined import KeyOrToken
 from mcp_platform.auth.jwks import metadata_urls
 from mcp_platform.auth.resource import ProtectedResource, function_url_host
 from mcp_platform.config import ConfigError, Settings
-from mcp_platform.mcp.tools import tool
+from mcp_platform.mcp.tools import tool, tool_spec
 
 ROOT = Path(__file__).resolve().parents[3]
 BASE = {"SESSION_TABLE_NAME": "sessions"}
@@ -117,9 +117,9 @@ def test_tool_scopes_are_declared_and_validated() -> None:
     async def write(ctx: object, text: str) -> str:
         return text
 
-    spec = tool(description="w", scopes=["notes:write", "notes:write"])(write)
+    spec = tool_spec(tool(description="w", scopes=["notes:write", "notes:write"])(write))
     assert spec.scopes == ("notes:write",)
-    assert tool(description="w")(write).scopes == ()
+    assert tool_spec(tool(description="w")(write)).scopes == ()
     with pytest.raises(TypeError, match="scope tokens"):
         tool(description="w", scopes=['bad "scope"'])(write)
     api_key = Principal("alice", "api_key")

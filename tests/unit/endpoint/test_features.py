@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+from enum import Enum
 from typing import Annotated, Any
 
 import pytest
@@ -180,12 +181,12 @@ SCHEMA_2020_12 = {
 
 
 def test_a_hand_written_2020_12_schema_is_served_intact_and_enforced() -> None:
-    from mcp_platform.mcp.tools import tool
+    from mcp_platform.mcp.tools import tool, tool_spec
 
     async def contact(ctx: ToolContext, **_: Any) -> str:
         return "ok"
 
-    spec = tool(description="d", explicit_schema=SCHEMA_2020_12)(contact)
+    spec = tool_spec(tool(description="d", explicit_schema=SCHEMA_2020_12)(contact))
     (listed,) = handle(server(spec), "tools/list", {}, MODERN)["tools"]
     assert listed["inputSchema"] == SCHEMA_2020_12
     spec.validate_arguments({"contact": "email", "address": {"city": "Oslo"}})
@@ -213,3 +214,82 @@ def test_a_tool_needing_an_undeclared_client_capability_is_refused_with_32021() 
         principal="p", protocol_version="2026-07-28", modern=True, client_capabilities={"sampling": {}}
     )
     assert handle(srv, "tools/call", {"name": "asks"}, declared)["content"][0]["text"] == "ran"
+
+
+class Shade(Enum):
+    LIGHT = "light"
+    DARK = "dark"
+
+
+@resource("test://shades/{shade}/{count}", mime_type="application/json")
+def shades(shade: Shade, count: int) -> dict[str, Any]:
+    """Shades, as JSON data (a sync function without a context)."""
+    return {"shade": shade.value, "twice": count * 2}
+
+
+@resource("test://whoami")
+async def whoami(caller: ToolContext) -> str:
+    return caller.principal
+
+
+@prompt
+def paint(caller: ToolContext, colour: Shade, coats: int = 1, glossy: bool = False) -> list[str]:
+    """Ask for a paint job."""
+    return [f"{caller.principal}: {coats} {'glossy ' if glossy else ''}coat(s) of {colour.value}", "Thanks."]
+
+
+def test_sdk_style_resources_and_prompts_read_docstrings_contexts_and_typed_arguments() -> None:
+    """Given sync functions, docstring descriptions, a context under another name and typed
+    template variables and prompt arguments, when they are listed, read and got, then the
+    strings of the wire reach them converted, and JSON data is served as JSON text."""
+    srv = server(shades, whoami, paint)
+    (template,) = handle(srv, "resources/templates/list", {}, MODERN)["resourceTemplates"]
+    assert template["description"] == "Shades, as JSON data (a sync function without a context)."
+    read = handle(srv, "resources/read", {"uri": "test://shades/dark/21"}, MODERN)["contents"]
+    assert read == [
+        {"uri": "test://shades/dark/21", "mimeType": "application/json", "text": '{"shade":"dark","twice":42}'}
+    ]
+    assert handle(srv, "resources/read", {"uri": "test://whoami"}, LEGACY)["contents"][0]["text"] == "p"
+    (listed,) = handle(srv, "prompts/list", {}, MODERN)["prompts"]
+    assert listed["description"] == "Ask for a paint job." and [a["name"] for a in listed["arguments"]] == [
+        "colour",
+        "coats",
+        "glossy",
+    ]
+    got = handle(
+        srv, "prompts/get", {"name": "paint", "arguments": {"colour": "light", "coats": "2", "glossy": "true"}}, LEGACY
+    )
+    assert [m["content"]["text"] for m in got["messages"]] == ["p: 2 glossy coat(s) of light", "Thanks."]
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "named"),
+    [
+        ("resources/read", {"uri": "test://shades/grey/1"}, "{shade}: 'grey' is not one of"),
+        ("resources/read", {"uri": "test://shades/dark/many"}, "{count}: 'many' is not an integer"),
+        ("prompts/get", {"name": "paint", "arguments": {"colour": "dark", "coats": "x"}}, "argument coats: 'x'"),
+        ("prompts/get", {"name": "paint", "arguments": {"colour": "dark", "glossy": "maybe"}}, "argument glossy"),
+    ],
+)
+@pytest.mark.parametrize("call", [LEGACY, MODERN])
+def test_a_string_its_declared_type_refuses_is_invalid_params_naming_it(
+    method: str, params: dict[str, Any], named: str, call: CallContext
+) -> None:
+    with pytest.raises(JsonRpcError) as refused:
+        handle(server(shades, paint), method, params, call)
+    assert refused.value.code == INVALID_PARAMS and named in refused.value.message
+
+
+def test_a_template_whose_variables_are_not_its_arguments_is_refused_at_definition() -> None:
+    def wrong(ctx: ToolContext, other: str) -> str:
+        return other
+
+    def fixed_with_argument(value: str) -> str:
+        return value
+
+    with pytest.raises(TypeError, match=r"variables \['id'\] must be the function's arguments, which are \['other'\]"):
+        resource_template("test://x/{id}")(wrong)
+    with pytest.raises(TypeError, match="has no URI variables"):
+        resource("test://fixed")(fixed_with_argument)
+    with pytest.raises(TypeError, match="needs its URI"):
+        resource(fixed_with_argument)  # type: ignore[arg-type]

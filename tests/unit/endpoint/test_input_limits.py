@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from typing import Any
 
 import pytest
@@ -23,7 +24,7 @@ from mcp_platform.mcp.invocation import DEFAULT_MAX_CALL_SECONDS
 from mcp_platform.mcp.jsonrpc import INVALID_REQUEST, LIMIT_EXCEEDED, Request
 from mcp_platform.mcp.preparation import admit_arguments
 from mcp_platform.mcp.tool_calls import ToolCallRunner
-from mcp_platform.mcp.tools import ToolCatalog, tool
+from mcp_platform.mcp.tools import ToolCatalog, tool, tool_spec
 from mcp_platform.sessions import CallRecordTooLarge
 from mcp_platform.sessions._core import CALL_RECORD_BUDGET_BYTES
 
@@ -129,7 +130,8 @@ async def _forever(ctx: ToolContext) -> str:
     return "never"
 
 
-def _run(spec: Any, runner: ToolCallRunner, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+def _run(decorated: Any, runner: ToolCallRunner, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+    spec = tool_spec(decorated)
     catalog = ToolCatalog([spec])
     params = {"name": spec.name, "arguments": arguments or {}}
     prepared = runner.prepare(Request("tools/call", params, 1), MODERN, catalog)
@@ -146,8 +148,8 @@ def test_f8_an_undeclared_tool_is_bounded_by_the_stream_cap_and_a_declared_one_t
     runner = ToolCallRunner(Services(), max_call_seconds=0.05)
     result = _run(tool(description="d")(_forever), runner)
     assert result["isError"] and "0.05 s limit" in result["content"][0]["text"]
-    assert runner.call_limit(tool(description="d", max_seconds=600)(_forever)) == 0.05
-    assert ToolCallRunner(Services()).call_limit(tool(description="d")(_forever)) == DEFAULT_MAX_CALL_SECONDS
+    assert runner.call_limit(tool_spec(tool(description="d", max_seconds=600)(_forever))) == 0.05
+    assert ToolCallRunner(Services()).call_limit(tool_spec(tool(description="d")(_forever))) == DEFAULT_MAX_CALL_SECONDS
 
 
 def test_f8_a_stopped_call_commits_none_of_what_it_queued() -> None:
@@ -158,6 +160,42 @@ def test_f8_a_stopped_call_commits_none_of_what_it_queued() -> None:
     prepared = runner.prepare(Request("tools/call", {"name": "_forever"}, 1), MODERN, ToolCatalog([spec]))
     result = asyncio.run(runner._invoke(prepared, ctx))
     assert result["isError"] and ctx.context_append == []
+
+
+def _slow_sync(ctx: ToolContext, seconds: float) -> str:
+    time.sleep(seconds)  # a plain def: the runner cannot interrupt its worker thread
+    ctx.append_to_session({"text": "queued by the worker thread"})
+    return "done"
+
+
+def test_f8_a_sync_tool_stopped_at_its_limit_commits_nothing_its_thread_queues_afterwards() -> None:
+    """A stop cannot interrupt a worker thread: the tool runs on and queues an effect after the
+    stop was answered. What the commit reads (the call's context) must not receive it."""
+    spec = tool_spec(tool(description="d", max_seconds=0.05)(_slow_sync))
+    runner = ToolCallRunner(Services())
+    ctx = ToolContext(principal="p", services=Services(), effect="append_only")
+    params = {"name": "_slow_sync", "arguments": {"seconds": 0.3}}
+    prepared = runner.prepare(Request("tools/call", params, 1), MODERN, ToolCatalog([spec]))
+
+    async def stopped_then_thread_finishes() -> dict[str, Any]:
+        result = await runner._invoke(prepared, ctx)
+        await asyncio.sleep(0.6)  # the thread wakes up and appends meanwhile
+        return result
+
+    result = asyncio.run(stopped_then_thread_finishes())
+    assert result["isError"] and "0.05 s limit" in result["content"][0]["text"]
+    assert ctx.context_append == []
+
+
+def test_a_sync_tool_that_returns_in_time_has_its_effects_committed() -> None:
+    spec = tool_spec(tool(description="d")(_slow_sync))
+    runner = ToolCallRunner(Services())
+    ctx = ToolContext(principal="p", services=Services(), effect="append_only")
+    params = {"name": "_slow_sync", "arguments": {"seconds": 0}}
+    prepared = runner.prepare(Request("tools/call", params, 1), MODERN, ToolCatalog([spec]))
+    result = asyncio.run(runner._invoke(prepared, ctx))
+    assert result["structuredContent"] == {"result": "done"}
+    assert ctx.context_append == [{"text": "queued by the worker thread"}]
 
 
 @pytest.mark.parametrize("max_seconds", [0, -1, 901])

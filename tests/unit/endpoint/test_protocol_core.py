@@ -13,8 +13,9 @@ from mcp_platform.mcp.call import CallContext, TransportSession
 from mcp_platform.mcp.catalog import Catalog
 from mcp_platform.mcp.context import Services
 from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError, Request, parse_message
-from mcp_platform.mcp.schema import SchemaError, input_schema, validate
+from mcp_platform.mcp.schema import SchemaError, validate
 from mcp_platform.mcp.server import McpServer
+from mcp_platform.mcp.signature import input_schema
 from mcp_platform.mcp.tool_calls import ToolCallRunner
 from mcp_platform.mcp.tools import ToolCatalog, tool
 from tests.support.catalog import EXPECTED_PROMPTS, EXPECTED_TEMPLATES, EXPECTED_TOOLS
@@ -162,7 +163,10 @@ def test_input_schema_from_type_hints_and_validation() -> None:
             validate(bad, schema)
 
 
-def test_untyped_parameter_and_sync_tool_are_refused_at_definition() -> None:
+def test_untyped_parameter_and_nameless_lambda_are_refused_at_definition() -> None:
+    """A parameter without a type hint has no schema; a lambda has no name to list it under
+    (sync functions are tools too: they run in a worker thread)."""
+
     async def untyped(ctx, value):
         return value
 

@@ -14,7 +14,7 @@ from mcp_platform.mcp.catalog import Catalog
 from mcp_platform.mcp.context import Services, ToolContext, ToolEffectViolation
 from mcp_platform.mcp.jsonrpc import Request
 from mcp_platform.mcp.tool_calls import ToolCallRunner
-from mcp_platform.mcp.tools import READ_MODIFY_WRITE, READ_ONLY, tool
+from mcp_platform.mcp.tools import READ_MODIFY_WRITE, READ_ONLY, tool, tool_spec
 from mcp_platform.sessions import AttributeWrites, Session, SessionExpired, StoreThrottled
 
 
@@ -24,12 +24,13 @@ async def noop(ctx: ToolContext) -> str:
 
 def test_a_session_tool_without_a_declared_effect_is_read_modify_write() -> None:
     """The safe default: version-checked commit, tool rerun on conflict."""
-    spec = tool(description="d", session="required")(noop)
+    spec = tool_spec(tool(description="d", session="required")(noop))
     assert spec.effect == READ_MODIFY_WRITE
 
 
 def test_read_only_effect_sets_the_read_only_hint_and_a_contradicting_hint_is_refused() -> None:
-    assert tool(description="d", session="required", effect="read_only")(noop).annotations["readOnlyHint"] is True
+    read_only = tool_spec(tool(description="d", session="required", effect="read_only")(noop))
+    assert read_only.annotations["readOnlyHint"] is True
     with pytest.raises(TypeError, match="contradicts"):
         tool(description="d", session="required", effect="append_only", annotations={"readOnlyHint": True})(noop)
     with pytest.raises(TypeError, match="only to tools with session"):

@@ -1,6 +1,68 @@
-"""Domain package of the serverless MCP platform (shared Lambda layer).
+"""Domain package of the serverless MCP platform (shared Lambda layer), and the names a feature
+module needs::
+
+    from mcp_platform import ToolContext, ToolError, tool
 
 Nothing in this package knows about Lambda events: functions in ``functions/`` translate
 events and call into it. AWS clients are injected through ``__init__``; defaults are built by
 :mod:`mcp_platform.aws_clients` only when none is passed.
+
+Every function imports this package at cold start, so it imports nothing itself: each name
+below loads its module on first use (PEP 562 module ``__getattr__``).
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what the names are, for type checkers and editors
+    from mcp_platform.mcp.context import ToolContext as ToolContext
+    from mcp_platform.mcp.prompts import PromptArgumentError as PromptArgumentError
+    from mcp_platform.mcp.prompts import assistant as assistant
+    from mcp_platform.mcp.prompts import prompt as prompt
+    from mcp_platform.mcp.prompts import user as user
+    from mcp_platform.mcp.resources import ResourceNotFound as ResourceNotFound
+    from mcp_platform.mcp.resources import resource as resource
+    from mcp_platform.mcp.resources import resource_template as resource_template
+    from mcp_platform.mcp.tools import APPEND_ONLY as APPEND_ONLY
+    from mcp_platform.mcp.tools import READ_MODIFY_WRITE as READ_MODIFY_WRITE
+    from mcp_platform.mcp.tools import READ_ONLY as READ_ONLY
+    from mcp_platform.mcp.tools import ToolError as ToolError
+    from mcp_platform.mcp.tools import ToolResult as ToolResult
+    from mcp_platform.mcp.tools import tool as tool
+    from mcp_platform.sessions.model import ConditionCheck as ConditionCheck
+    from mcp_platform.sessions.model import ExtraPut as ExtraPut
+
+_FACADE: dict[str, str] = {
+    "tool": "mcp_platform.mcp.tools",
+    "ToolError": "mcp_platform.mcp.tools",
+    "ToolResult": "mcp_platform.mcp.tools",
+    "READ_ONLY": "mcp_platform.mcp.tools",
+    "APPEND_ONLY": "mcp_platform.mcp.tools",
+    "READ_MODIFY_WRITE": "mcp_platform.mcp.tools",
+    "ToolContext": "mcp_platform.mcp.context",
+    "resource": "mcp_platform.mcp.resources",
+    "resource_template": "mcp_platform.mcp.resources",
+    "ResourceNotFound": "mcp_platform.mcp.resources",
+    "prompt": "mcp_platform.mcp.prompts",
+    "PromptArgumentError": "mcp_platform.mcp.prompts",
+    "user": "mcp_platform.mcp.prompts",
+    "assistant": "mcp_platform.mcp.prompts",
+    "ExtraPut": "mcp_platform.sessions.model",
+    "ConditionCheck": "mcp_platform.sessions.model",
+}
+__all__ = sorted(_FACADE)
+
+
+def __getattr__(name: str) -> Any:
+    module = _FACADE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # loaded once: later lookups are plain module attributes
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_FACADE})

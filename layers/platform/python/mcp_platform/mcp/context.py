@@ -5,6 +5,7 @@ and asking its client for input (``elicit``, ``sample``, ``list_roots``, ``ask_a
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -157,6 +158,19 @@ class ToolContext:
         from mcp_platform.interactive import api
 
         return await api.ask_all(self, requests)
+
+    def for_worker_thread(self) -> ToolContext:
+        """This context with effects of its own, for a sync tool's worker thread: a stop at
+        ``max_seconds`` cannot interrupt a thread, so what the tool queues reaches this context
+        only when it returns in time (:meth:`adopt_effects`), never after the stop."""
+        return dataclasses.replace(self, context_append=[], extra_puts=[], condition_checks=[], attributes=None)
+
+    def adopt_effects(self, worker: ToolContext) -> None:
+        self.context_append.extend(worker.context_append)
+        self.extra_puts.extend(worker.extra_puts)
+        self.condition_checks.extend(worker.condition_checks)
+        if worker.attributes is not None:
+            self.attributes = worker.attributes
 
     def append_to_session(self, *messages: dict[str, Any]) -> None:
         """Queue context messages, committed atomically with the tool-call record (D3, D10)."""

@@ -14,7 +14,7 @@ from mcp_platform.mcp.context import Services, ToolContext
 from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, UNAVAILABLE, JsonRpcError, Request
 from mcp_platform.mcp.pagination import page
 from mcp_platform.mcp.prompts import PromptArgumentError, messages
-from mcp_platform.mcp.resources import CacheScope, ResourceNotFound, contents
+from mcp_platform.mcp.resources import CacheScope, InvalidResourceUri, ResourceNotFound, contents
 
 Handler = Callable[[Request, CallContext], Awaitable[dict[str, Any]]]
 MAX_COMPLETIONS = 100  # completion/complete returns at most 100 values (spec)
@@ -101,6 +101,8 @@ class ResourcesFeature(Feature):
             listed, cache = await self._contents(uri, self._context(call))
         except ResourceNotFound as exc:
             raise resource_not_found(uri, call.modern) from exc
+        except InvalidResourceUri as exc:
+            raise JsonRpcError(INVALID_PARAMS, f"Invalid resource URI {uri}: {exc}", {"uri": uri}) from exc
         result: dict[str, Any] = {"contents": listed}
         if call.modern:  # 2026-07-28: every read result carries its caching hints
             result.update(ttlMs=cache[0], cacheScope=cache[1])
@@ -114,7 +116,7 @@ class ResourcesFeature(Feature):
         ctx = ToolContext(principal=principal, services=self.services)
         try:
             await self._contents(uri, ctx)
-        except (ResourceNotFound, InputRequired):
+        except (ResourceNotFound, InvalidResourceUri, InputRequired):
             return False
         except JsonRpcError as refused:
             if refused.code == UNAVAILABLE:
@@ -126,12 +128,13 @@ class ResourcesFeature(Feature):
         """The read of ``uri`` (its contents and caching hints); ResourceNotFound when it names nothing."""
         fixed = self.catalog.resources.get(uri)
         if fixed is not None:
-            return contents(uri, await fixed.function(ctx), fixed.mime_type), fixed.cache
+            return contents(uri, await fixed.run(ctx), fixed.mime_type), fixed.cache
         found = self.catalog.find_template(uri)
         if found is None:
             raise ResourceNotFound(uri)
         template, variables = found
-        return contents(uri, await template.function(ctx, **variables), template.mime_type), template.cache
+        value = await template.run(ctx, **template.arguments(variables))
+        return contents(uri, value, template.mime_type), template.cache
 
 
 def resource_not_found(uri: str, modern: bool) -> JsonRpcError:
@@ -165,7 +168,7 @@ class PromptsFeature(Feature):
             raise JsonRpcError(INVALID_PARAMS, "params.arguments must be an object")
         try:
             # The prompt may refuse an argument's value too (e.g. an unknown session handle).
-            produced = await spec.function(self._context(call), **spec.bind(arguments))
+            produced = await spec.run(self._context(call), **spec.bind(arguments))
         except PromptArgumentError as exc:
             raise JsonRpcError(INVALID_PARAMS, str(exc)) from exc
         result: dict[str, Any] = {"messages": messages(produced)}

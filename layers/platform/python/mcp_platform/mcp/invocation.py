@@ -20,7 +20,8 @@ from mcp_platform.mcp.admission import Inadmissible, check_storable
 from mcp_platform.mcp.context import ToolContext
 from mcp_platform.mcp.effects import is_throttle, unavailable
 from mcp_platform.mcp.jsonrpc import TOOL_FAILED, JsonRpcError
-from mcp_platform.mcp.tools import ToolError, ToolSpec, error_result, to_result
+from mcp_platform.mcp.signature import ArgumentError
+from mcp_platform.mcp.tools import ToolError, ToolSpec, error_result
 from mcp_platform.sessions.clock import iso_utc
 
 if TYPE_CHECKING:
@@ -57,14 +58,16 @@ async def invoke(spec: ToolSpec, ctx: ToolContext, arguments: dict[str, Any], de
     budget = None
     try:
         # A tool that returns without suspending needs no timer (mcp_platform.deadlines).
-        done, value = first_step(spec.function(ctx, **arguments))
+        done, value = first_step(spec.run(ctx, **arguments))
         if not done:
             budget = asyncio.timeout_at(deadline)
             async with budget:
                 value = await value
-        return to_result(value)
+        return spec.to_result(value)
     except ToolError as exc:
         return error_result(str(exc))  # an expected failure: a result, committed as such
+    except ArgumentError as exc:  # a conversion that refused when called (admitted ones do not)
+        return error_result(f"Invalid arguments: {exc}")
     except (JsonRpcError, InputRequired):
         raise  # a protocol answer, or a round that needs input (2026): neither is a tool failure
     except Exception as exc:

@@ -1,17 +1,24 @@
-"""Prompts: one module-level spec each, made with ``@prompt``.
+"""Prompts: one decorated function each, made with ``@prompt`` (the decorator returns the
+function, its spec attached).
 
-Arguments come from the function's signature (``Annotated[str, "description"]``; a parameter
-without a default is required). The function returns a ``str`` (one user text message) or a
-list of messages (``user(...)``/``assistant(...)`` with any content blocks). Arguments may
-declare completers (``completion/complete`` with ``ref/prompt``).
+Arguments come from the function's signature (``Annotated[T, "description"]``; a parameter
+without a default is required). They arrive as strings (MCP prompt arguments are strings) and
+reach the function converted to their declared types (``int``, ``bool``, an Enum...). The
+description defaults to the docstring; the context parameter is the one annotated
+``ToolContext`` (any name, or none); a plain ``def`` runs in a worker thread. The function
+returns a ``str`` (one user text message), a message, or a list of messages
+(``user(...)``/``assistant(...)`` with any content blocks, or strings). Arguments may declare
+completers (``completion/complete`` with ``ref/prompt``).
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, get_args, get_origin, get_type_hints
+from typing import Any, overload
+
+from mcp_platform.mcp.decorated import Decorated, attach, feature_description, feature_name
+from mcp_platform.mcp.signature import Runner, Signature, signature_of, text_arguments
 
 PromptFunction = Callable[..., Awaitable[Any]]
 Completer = Callable[..., Awaitable[list[str]]]
@@ -37,11 +44,15 @@ class PromptArgument:
 @dataclass(frozen=True)
 class PromptSpec:
     name: str
-    function: PromptFunction
+    function: Callable[..., Any]
+    run: Runner
+    """``run(ctx, **arguments)``: the prompt function called as the platform calls it."""
     arguments: tuple[PromptArgument, ...]
     description: str = ""
     title: str | None = None
     completions: Mapping[str, Completer] = field(default_factory=dict)
+    parsers: Mapping[str, Callable[[str], Any]] = field(default_factory=dict)
+    """Per argument whose declared type is not ``str``, the conversion of its text."""
 
     def describe(self) -> dict[str, Any]:
         entry: dict[str, Any] = {"name": self.name, "arguments": [a.describe() for a in self.arguments]}
@@ -62,41 +73,68 @@ class PromptSpec:
         bad = [name for name, value in arguments.items() if not isinstance(value, str)]
         if bad:
             raise PromptArgumentError(f"prompt arguments are strings: {', '.join(bad)}")
-        return dict(arguments)
+        converted: dict[str, Any] = dict(arguments)
+        for name, parse in self.parsers.items():
+            if name in arguments:
+                try:
+                    converted[name] = parse(arguments[name])
+                except ValueError as exc:
+                    raise PromptArgumentError(f"prompt {self.name} argument {name}: {exc}") from exc
+        return converted
 
 
+@overload
+def prompt(function: Decorated, /) -> Decorated: ...
+
+
+@overload
 def prompt(
     *,
-    description: str = "",
+    description: str | None = None,
     name: str | None = None,
     title: str | None = None,
     completions: Mapping[str, Completer] | None = None,
-) -> Callable[[PromptFunction], PromptSpec]:
-    def build(function: PromptFunction) -> PromptSpec:
-        if not inspect.iscoroutinefunction(function):
-            raise TypeError(f"prompt {function.__name__} must be an async function")
-        arguments = _arguments(function)
+) -> Callable[[Decorated], Decorated]: ...
+
+
+def prompt(
+    function: Decorated | None = None,
+    /,
+    *,
+    description: str | None = None,
+    name: str | None = None,
+    title: str | None = None,
+    completions: Mapping[str, Completer] | None = None,
+) -> Decorated | Callable[[Decorated], Decorated]:
+    """Make a function a prompt: ``@prompt`` or ``@prompt(...)``; returns the function."""
+
+    def build(function: Decorated) -> Decorated:
+        prompt_name = feature_name(function, name, "prompt")
+        signature = signature_of(function, untyped=str)  # the wire gives strings
+        arguments = _arguments(signature)
         unknown = set(completions or {}) - {a.name for a in arguments}
         if unknown:
-            raise TypeError(f"prompt {function.__name__}: completers for unknown arguments {sorted(unknown)}")
-        return PromptSpec(name or function.__name__, function, arguments, description, title, dict(completions or {}))
+            raise TypeError(f"prompt {prompt_name}: completers for unknown arguments {sorted(unknown)}")
+        spec = PromptSpec(
+            name=prompt_name,
+            function=function,
+            run=signature.runner(),
+            arguments=arguments,
+            description=feature_description(function, description),
+            title=title,
+            completions=dict(completions or {}),
+            parsers=text_arguments(signature),
+        )
+        return attach(function, spec)
 
-    return build
+    return build if function is None else build(function)
 
 
-def _arguments(function: PromptFunction) -> tuple[PromptArgument, ...]:
-    hints = get_type_hints(function, include_extras=True)
-    found = []
-    for parameter in list(inspect.signature(function).parameters.values())[1:]:  # after ctx
-        hint = hints.get(parameter.name, str)
-        description = ""
-        if get_origin(hint) is Annotated:
-            hint, *extras = get_args(hint)
-            description = next((extra for extra in extras if isinstance(extra, str)), "")
-        if hint is not str:
-            raise TypeError(f"prompt argument {parameter.name} must be a str (MCP prompt arguments are strings)")
-        found.append(PromptArgument(parameter.name, description, parameter.default is inspect.Parameter.empty))
-    return tuple(found)
+def _arguments(signature: Signature) -> tuple[PromptArgument, ...]:
+    return tuple(
+        PromptArgument(parameter.name, parameter.description or "", parameter.required)
+        for parameter in signature.parameters
+    )
 
 
 def text(value: str) -> dict[str, Any]:
@@ -119,8 +157,18 @@ def _message(role: str, content: tuple[dict[str, Any] | str, ...]) -> dict[str, 
 
 
 def messages(value: Any) -> list[dict[str, Any]]:
+    """A prompt function's return value as messages: a string or a content block is one user
+    message, a message (a dict with a role) itself, and a list any number of these."""
+    if isinstance(value, list | tuple) and value:
+        return [_one_message(item) for item in value]
+    return [_one_message(value)]
+
+
+def _one_message(value: Any) -> dict[str, Any]:
     if isinstance(value, str):
-        return [user(value)]
-    if isinstance(value, list) and value and all(isinstance(m, dict) and "role" in m for m in value):
+        return user(value)
+    if isinstance(value, dict) and "role" in value:
         return value
-    raise TypeError(f"prompt returned {type(value).__name__}; return str or a list of messages")
+    if isinstance(value, dict) and isinstance(value.get("type"), str):
+        return user(value)  # a content block
+    raise TypeError(f"prompt returned {type(value).__name__}; return str, messages or content blocks")

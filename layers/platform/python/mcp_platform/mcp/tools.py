@@ -1,25 +1,30 @@
 """Tool definitions and the tool catalog (discovery of feature modules: :mod:`mcp.catalog`).
 
-A tool is one module in a features package that defines a module-level :class:`ToolSpec`, made
-with the :func:`tool` decorator. Discovery is explicit: :meth:`mcp.catalog.Catalog.discover` imports
-every module of the package it is given and collects the specs it finds; nothing registers
-itself by import side effect, and a module that defines no tool is reported, not ignored.
+A tool is a function in a feature module decorated with :func:`tool`, which returns the function
+itself (still callable) with a :class:`ToolSpec` attached. Written as the SDK's MCPServer documents
+tools: a sync or async function, its docstring the description, its type hints the input and
+output schemas, a :class:`~mcp.context.ToolContext` parameter under any name. Discovery is
+explicit: :meth:`mcp.catalog.Catalog.discover` imports every module of the package it is given
+and collects the tools it finds; nothing registers itself by import side effect, and a module
+that defines no tool is reported, not ignored.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
-import inspect
 import json
 import pkgutil
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
-from mcp_platform.mcp.schema import Check, compile_schema, input_schema, validate_2020_12
+from mcp_platform.mcp.conversion import jsonable
+from mcp_platform.mcp.decorated import Decorated, attach, attached, defined_at, feature_description, feature_name
+from mcp_platform.mcp.schema import Check, SchemaError, validate_2020_12
+from mcp_platform.mcp.signature import Output, Signature, json_arguments, output_of, signature_of
 from mcp_platform.mcp.versions import SESSION_HANDLE_ARGUMENT
 
 SessionUse = Literal["none", "required"]
@@ -68,8 +73,14 @@ class ToolResult:
 class ToolSpec:
     name: str
     description: str
-    function: ToolFunction
+    function: Callable[..., Any]
+    """The decorated function, as written (sync or async, its context under any name)."""
     input_schema: dict[str, Any]
+    run: ToolFunction
+    """``run(ctx, **arguments)``: the function called as the platform calls it (arguments
+    converted to their declared types, a sync function in a worker thread)."""
+    to_result: Callable[[Any], dict[str, Any]]
+    """The CallToolResult of a returned value (structured as the return annotation implies)."""
     output_schema: dict[str, Any] | None = None
     annotations: dict[str, Any] = field(default_factory=dict)
     title: str | None = None
@@ -116,6 +127,8 @@ class ToolSpec:
     """A task's questions asked before it starts (2026 rounds on the tools/call itself): called
     with the call's arguments, it returns ``{key: InputRequest}``; the answers reach the running
     task (``ctx.elicit(..., key=key)`` returns them)."""
+    check_arguments: Check | None = None
+    """The compiled check of a call's derived arguments (None with a hand-written schema)."""
 
     @functools.cached_property
     def mirrored_headers(self) -> tuple[tuple[str, str], ...]:
@@ -128,24 +141,37 @@ class ToolSpec:
             if isinstance(schema, dict) and isinstance(schema.get("x-mcp-header"), str)
         )
 
-    @functools.cached_property
-    def _check_arguments(self) -> Check:
-        return compile_schema(self.input_schema)
-
     def validate_arguments(self, arguments: dict[str, Any]) -> None:
-        if self.explicit_schema:
+        """ValueError naming the first offending argument: a type error, or a value its
+        declared type refuses (a pydantic constraint, a date that does not parse)."""
+        if self.check_arguments is None:
             validate_2020_12(arguments, self.input_schema)
         else:
-            self._check_arguments(arguments, "arguments")
+            self.check_arguments(arguments, "arguments")
 
 
+_SESSION_HANDLE = {
+    SESSION_HANDLE_ARGUMENT: {
+        "type": "string",
+        "description": "Application session handle returned by open_session "
+        "(optional on 2025 connections: defaults to the connection's own session).",
+    }
+}
+
+
+@overload
+def tool(function: Decorated, /) -> Decorated: ...
+
+
+@overload
 def tool(
     *,
-    description: str,
+    description: str | None = None,
     name: str | None = None,
     title: str | None = None,
     annotations: dict[str, Any] | None = None,
     output_schema: dict[str, Any] | None = None,
+    structured_output: bool | None = None,
     session: SessionUse = "none",
     effect: Effect | None = None,
     max_seconds: float | None = None,
@@ -155,59 +181,85 @@ def tool(
     task: TaskSupport = "forbidden",
     ask_first: Callable[..., Mapping[str, Any]] | None = None,
     consistency: Consistency = "consistent",
-) -> Callable[[ToolFunction], ToolSpec]:
-    """Turn an ``async def tool(ctx, ...)`` into a :class:`ToolSpec` (no global registration).
+) -> Callable[[Decorated], Decorated]: ...
+
+
+def tool(
+    function: Decorated | None = None,
+    /,
+    *,
+    description: str | None = None,
+    name: str | None = None,
+    title: str | None = None,
+    annotations: dict[str, Any] | None = None,
+    output_schema: dict[str, Any] | None = None,
+    structured_output: bool | None = None,
+    session: SessionUse = "none",
+    effect: Effect | None = None,
+    max_seconds: float | None = None,
+    requires_client: dict[str, Any] | None = None,
+    explicit_schema: dict[str, Any] | None = None,
+    scopes: Iterable[str] = (),
+    task: TaskSupport = "forbidden",
+    ask_first: Callable[..., Mapping[str, Any]] | None = None,
+    consistency: Consistency = "consistent",
+) -> Decorated | Callable[[Decorated], Decorated]:
+    """Make a function a tool: ``@tool`` or ``@tool(...)``; returns the function, its
+    :class:`ToolSpec` attached (no global registration).
+
+    The description defaults to the docstring; the input schema comes from the type hints (the
+    parameter annotated :class:`~mcp.context.ToolContext`, any name, receives the context), the
+    output schema from the return annotation (``structured_output=False``: none;
+    ``output_schema``: written by hand). A plain ``def`` runs in a worker thread.
 
     A session tool declares its ``effect`` on the session; undeclared, it is
     ``read_modify_write``, the one that is correct whatever the tool does (at the price of
     conflicts under parallel calls). ``readOnlyHint`` follows a ``read_only`` effect.
     ``max_seconds`` is the longest one call may run (at most the endpoint's stream cap).
     ``requires_client`` names the client capabilities a call needs; ``explicit_schema`` serves a
-    hand-written JSON Schema 2020-12 input schema intact and validates calls against it.
-    ``scopes`` are the OAuth scopes a token needs to call the tool. ``task`` (``optional``,
-    ``required``) lets a long call run as a durable task in the task worker (tasks extension);
-    ``ask_first(**arguments)`` names the questions answered before the task starts.
-    ``consistency="eventual"`` lets a read-only session tool read its session from the DAX item
-    cache (X6; see :attr:`ToolSpec.consistency` for what a caller may then see)."""
+    hand-written JSON Schema 2020-12 input schema intact and validates calls against it (the
+    arguments then reach the function as given). ``scopes`` are the OAuth scopes a token needs
+    to call the tool. ``task`` (``optional``, ``required``) lets a long call run as a durable
+    task in the task worker (tasks extension); ``ask_first(**arguments)`` names the questions
+    answered before the task starts. ``consistency="eventual"`` lets a read-only session tool
+    read its session from the DAX item cache (X6; :attr:`ToolSpec.consistency` says what a caller
+    may then see)."""
 
-    def build(function: ToolFunction) -> ToolSpec:
-        if not inspect.iscoroutinefunction(function):
-            raise TypeError(f"tool {function.__name__} must be an async function")
+    def build(function: Decorated) -> Decorated:
+        tool_name = feature_name(function, name, "tool")
         if max_seconds is not None and not 0 < max_seconds <= MAX_TOOL_SECONDS:
-            raise TypeError(f"tool {function.__name__}: max_seconds must be in (0, {MAX_TOOL_SECONDS}]")
-        declared = _session_effect(function.__name__, session, effect, annotations or {})
+            raise TypeError(f"tool {tool_name}: max_seconds must be in (0, {MAX_TOOL_SECONDS}]")
+        declared = _session_effect(tool_name, session, effect, annotations or {})
         if ask_first is not None and task == "forbidden":
-            raise TypeError(f"tool {function.__name__}: ask_first applies only to task tools")
+            raise TypeError(f"tool {tool_name}: ask_first applies only to task tools")
         if task not in TASK_SUPPORT:
-            raise TypeError(f"tool {function.__name__}: task must be one of {', '.join(TASK_SUPPORT)}, got {task!r}")
+            raise TypeError(f"tool {tool_name}: task must be one of {', '.join(TASK_SUPPORT)}, got {task!r}")
         if consistency not in CONSISTENCIES:
-            raise TypeError(
-                f"tool {function.__name__}: consistency must be consistent or eventual, got {consistency!r}"
-            )
+            raise TypeError(f"tool {tool_name}: consistency must be consistent or eventual, got {consistency!r}")
         if consistency == "eventual" and declared != READ_ONLY:
-            raise TypeError(f"tool {function.__name__}: consistency='eventual' is for read_only session tools only")
+            raise TypeError(f"tool {tool_name}: consistency='eventual' is for read_only session tools only")
         required = tuple(dict.fromkeys(scopes))
         if any(not SCOPE_TOKEN.fullmatch(scope) for scope in required):  # RFC 6749 section 3.3
-            raise TypeError(f"tool {function.__name__}: scopes must be scope tokens, got {required!r}")
-        schema = (
-            dict(explicit_schema)
-            if explicit_schema is not None
-            else input_schema(function, skip=("ctx", SESSION_HANDLE_ARGUMENT))
-        )
-        if session == "required" and explicit_schema is None:
-            # The handle is optional in the schema: a 2025-era caller may rely on its
-            # transport session, and list results must not vary per connection.
-            schema["properties"][SESSION_HANDLE_ARGUMENT] = {
-                "type": "string",
-                "description": "Application session handle returned by open_session "
-                "(optional on 2025 connections: defaults to the connection's own session).",
-            }
-        return ToolSpec(
-            name=name or function.__name__,
-            description=description,
+            raise TypeError(f"tool {tool_name}: scopes must be scope tokens, got {required!r}")
+        if explicit_schema is not None:  # the arguments reach the function as the schema admits them
+            signature = signature_of(function, skip=(SESSION_HANDLE_ARGUMENT,), untyped=Any)
+            schema, check, run = dict(explicit_schema), None, signature.runner()
+        else:
+            signature = signature_of(function, skip=(SESSION_HANDLE_ARGUMENT,))
+            # A session tool's handle is optional in the schema: a 2025-era caller may rely on
+            # its transport session, and list results must not vary per connection.
+            arguments = json_arguments(signature, _SESSION_HANDLE if session == "required" else None)
+            schema, check, run = arguments.schema, arguments.check, signature.runner(arguments.converters)
+        # A hand-written output schema is the promise itself: results are converted as given.
+        output = None if output_schema is not None else _output(tool_name, signature, structured_output)
+        spec = ToolSpec(
+            name=tool_name,
+            description=feature_description(function, description),
             function=function,
             input_schema=schema,
-            output_schema=output_schema,
+            run=run,
+            to_result=to_result if output is None else structured_result(output),
+            output_schema=output.schema if output is not None else output_schema,
             annotations={**(annotations or {}), **({"readOnlyHint": True} if declared == READ_ONLY else {})},
             title=title,
             session=session,
@@ -218,10 +270,34 @@ def tool(
             scopes=required,
             task_support=task,
             ask_first=ask_first,
+            check_arguments=check,
             consistency=consistency,
         )
+        return attach(function, spec)
 
-    return build
+    return build if function is None else build(function)
+
+
+def _output(name: str, signature: Signature, structured_output: bool | None) -> Output | None:
+    if structured_output is False:
+        return None
+    try:
+        output = output_of(signature, unstructured=(ToolResult,))
+    except SchemaError:
+        if structured_output:
+            raise
+        output = None  # as the SDK does: a return type without a JSON form gives unstructured output
+    if output is None and structured_output:
+        raise SchemaError(f"tool {name}: structured_output needs a return annotation with a JSON form")
+    return output
+
+
+def tool_spec(value: Any) -> ToolSpec:
+    """The :class:`ToolSpec` of a function decorated with :func:`tool` (or the spec itself)."""
+    spec = value if isinstance(value, ToolSpec) else attached(value)
+    if not isinstance(spec, ToolSpec):
+        raise TypeError(f"{value!r} is not a tool: decorate it with @tool")
+    return spec
 
 
 def _session_effect(
@@ -243,14 +319,19 @@ def _session_effect(
 class ToolCatalog:
     """The tools a server offers, in a deterministic (name) order."""
 
-    def __init__(self, specs: Iterable[ToolSpec] = ()) -> None:
+    def __init__(self, tools: Iterable[Any] = ()) -> None:
         self._by_name: dict[str, ToolSpec] = {}
-        for spec in specs:
-            self.add(spec)
+        for found in tools:
+            self.add(found)
 
-    def add(self, spec: ToolSpec) -> None:
-        if spec.name in self._by_name:
-            raise ValueError(f"duplicate tool name {spec.name!r}")
+    def add(self, value: Any) -> None:
+        """A tool (the decorated function, or its spec); two tools of one name are refused."""
+        spec = tool_spec(value)
+        known = self._by_name.get(spec.name)
+        if known is not None:
+            raise ValueError(
+                f"duplicate tool name {spec.name!r}: {defined_at(known.function)} and {defined_at(spec.function)}"
+            )
         self._by_name[spec.name] = spec
 
     def get(self, name: str) -> ToolSpec | None:
@@ -273,7 +354,9 @@ def iter_feature_modules(package: ModuleType) -> list[ModuleType]:
 
 
 def to_result(value: Any) -> dict[str, Any]:
-    """Convert a tool's return value into a CallToolResult."""
+    """A tool's return value as a CallToolResult, when its return annotation implies no output
+    schema: a str is text, a dict (or a dataclass, a model) is structured content as well, other
+    JSON data is its JSON text; a :class:`ToolResult` is the result itself."""
     if isinstance(value, ToolResult):
         return value.to_result()
     if isinstance(value, str):
@@ -283,7 +366,64 @@ def to_result(value: Any) -> dict[str, Any]:
         return {"content": [{"type": "text", "text": text}], "structuredContent": value, "isError": False}
     if value is None:
         return {"content": [], "isError": False}
-    raise TypeError(f"tool returned {type(value).__name__}; return str, dict, ToolResult or None")
+    try:
+        data = jsonable(value)
+    except TypeError as exc:
+        raise TypeError(f"tool returned {type(value).__name__}, which has no JSON form ({exc})") from None
+    if isinstance(data, dict):
+        return {"content": [_text(data)], "structuredContent": data, "isError": False}
+    return {"content": [_text(data)], "isError": False}
+
+
+def structured_result(output: Output) -> Callable[[Any], dict[str, Any]]:
+    """The result conversion of a tool whose return annotation implies ``output``: the value
+    (serialized, checked against the annotation) is the structured content, or its ``result``.
+    A :class:`ToolResult` is the result the tool built itself."""
+    serialize, check, wrapped = output.serialize, output.check, output.wrapped
+
+    def convert(value: Any) -> dict[str, Any]:
+        if isinstance(value, ToolResult):
+            if not value.is_error:
+                _check_built(value, check, wrapped)
+            return value.to_result()
+        data = value if serialize is None else serialize(value)
+        try:
+            check(data, "result")
+        except ValueError as exc:
+            raise TypeError(f"tool returned what its return annotation excludes: {exc}") from None
+        if wrapped:
+            if type(data) is str:  # the usual wrapped value: its text is itself
+                return {
+                    "content": [{"type": "text", "text": data}],
+                    "structuredContent": {"result": data},
+                    "isError": False,
+                }
+            return {
+                "content": [] if data is None else [_text(data)],
+                "structuredContent": {"result": data},
+                "isError": False,
+            }
+        return {"content": [_text(data)], "structuredContent": data, "isError": False}
+
+    return convert
+
+
+def _check_built(value: ToolResult, check: Check, wrapped: bool) -> None:
+    """A result a tool built itself still owes the structured content its output schema
+    promises (clients check it against the schema they listed)."""
+    structured: Any = value.structured
+    if structured is None or (wrapped and "result" not in structured):
+        raise TypeError("tool declares an output schema: the ToolResult it returns needs that structured content")
+    try:
+        check(structured["result"] if wrapped else structured, "structured")
+    except ValueError as exc:
+        raise TypeError(f"tool returned a ToolResult whose structured content its annotation excludes: {exc}") from None
+
+
+def _text(data: Any) -> dict[str, Any]:
+    """The text block of a result: a string as it is, other JSON data as compact JSON."""
+    text = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"), default=str)
+    return {"type": "text", "text": text}
 
 
 def error_result(message: str) -> dict[str, Any]:

@@ -1,0 +1,56 @@
+"""The starter app's features (functions/endpoint/mcp_tools) tested one by one with the tool-test
+harness: no endpoint, no AWS, a fake session the test seeds and inspects. A new tool's test
+starts like these (README, "Adding a tool")."""
+
+from __future__ import annotations
+
+import asyncio
+
+from mcp_platform.testing import ToolHarness
+from mcp_tools.countdown import countdown
+from mcp_tools.echo import echo
+from mcp_tools.session_counter import increment_counter
+from mcp_tools.session_notes import append_note, read_notes
+from mcp_tools.session_resources import session_notes
+from mcp_tools.summarize_session import summarize_session
+
+
+def test_echo_returns_its_text_as_the_result() -> None:
+    result = asyncio.run(ToolHarness().call(echo, text="hi"))
+    assert result["content"] == [{"type": "text", "text": "hi"}]
+    assert result["structuredContent"] == {"result": "hi"}  # `-> str`, wrapped as the SDK does
+
+
+def test_increment_counter_computes_from_the_seeded_attributes_and_commits_the_new_value() -> None:
+    """Given a session whose counter is at 2, when it is incremented, then the call answers 3 and
+    the session holds it, one version later (read-modify-write, D2)."""
+    harness = ToolHarness(principal="alice", attributes={"counters": {"hits": 2}})
+    result = asyncio.run(harness.call(increment_counter, name="hits"))
+    assert result["structuredContent"] == {"name": "hits", "value": 3}
+    assert harness.session.attributes["counters"] == {"hits": 3} and harness.session.version == 2
+
+
+def test_notes_are_appended_to_the_session_and_an_empty_one_is_refused() -> None:
+    harness = ToolHarness()
+    asyncio.run(harness.call(append_note, text="first"))
+    refused = asyncio.run(harness.call(append_note, text="  "))
+    assert refused == {"content": [{"type": "text", "text": "text must not be empty"}], "isError": True}
+    notes = asyncio.run(harness.call(read_notes))["structuredContent"]
+    assert notes == {"notes": [{"role": "note", "text": "first"}], "total": 1}
+
+
+def test_countdown_sends_a_progress_notification_per_step() -> None:
+    harness = ToolHarness()
+    result = asyncio.run(harness.call(countdown, steps=2, interval_ms=0))
+    assert result["structuredContent"] == {"result": "counted 2 steps"}
+    progress = [n["params"]["progress"] for n in harness.notifications if n["method"] == "notifications/progress"]
+    assert progress == [0, 1, 2]
+
+
+def test_the_notes_resource_and_the_summary_prompt_read_the_session() -> None:
+    harness = ToolHarness(context=[{"role": "note", "text": "buy milk"}])
+    (notes,) = asyncio.run(harness.read(session_notes, session=harness.session.id))
+    assert notes["text"] == "- buy milk" and notes["mimeType"] == "text/markdown"
+    messages = asyncio.run(harness.get_prompt(summarize_session, session=harness.session.id, style="bullet points"))
+    assert messages[0]["content"]["text"] == "Summarise these session notes (bullet points):"
+    assert messages[1]["content"]["resource"]["text"] == "- buy milk"
