@@ -18,6 +18,7 @@ import mcp_tools
 from mcp_platform.auth.api_keys import ApiKeyStore
 from mcp_platform.config import Settings
 from mcp_platform.http.app import build_app
+from mcp_platform.http.serving import DEFAULT_LIMITS, HeaderLimits
 from tests.support.aws import client, fake_credentials, moto_server
 from tests.support.servers import serve
 from tests.support.tables import create_session_table
@@ -97,9 +98,11 @@ def endpoint_instance(
     port: int | None = None,
     extra_tools: tuple[Any, ...] = (),
     dynamodb: Any | None = None,
+    limits: HeaderLimits = DEFAULT_LIMITS,
     **overrides: str,
 ) -> Iterator[Instance]:
-    """``dynamodb``: the instance's own client (e.g. one with fault-injecting event hooks)."""
+    """``dynamodb``: the instance's own client (e.g. one with fault-injecting event hooks);
+    ``limits``: the served stack's header limits (shorter ones for a test)."""
     app = build_app(
         aws.settings(**overrides),
         mcp_tools,
@@ -111,7 +114,7 @@ def endpoint_instance(
         port=port,
     )
     recorder = WireRecorder(app)
-    with serve(recorder, port) as base:
+    with serve(recorder, port, limits) as base:
         yield Instance(f"{base}/mcp", recorder)
 
 
