@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import sys
 from dataclasses import dataclass
 from typing import ClassVar
@@ -38,8 +37,6 @@ import httptools
 import uvicorn
 from uvicorn._types import ASGIApplication
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
-
-logger = logging.getLogger("uvicorn.error")
 
 MAX_HEADER_BLOCK_BYTES = 64 * 1024
 """Request line and headers together. Generous for bearer tokens (an OAuth JWT is a few KiB);
@@ -50,8 +47,7 @@ HEADER_READ_TIMEOUT_S = 10.0
 """From the connection's opening (or the next request's first byte) to the end of its headers;
 the same 10 s the body gets by default (``MCP_BODY_TIMEOUT_SECONDS``)."""
 KEEP_ALIVE_TIMEOUT_S = 65
-"""Idle time between requests: above the Function URL's (and the Web Adapter's pool's) idle
-timeout, so the server never closes a connection the client is about to reuse."""
+"""Idle time between requests, above the Function URL's idle timeout (as run.sh always had it)."""
 
 
 @dataclass(frozen=True)
@@ -78,18 +74,20 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     _awaiting_headers: bool
     """The next bytes belong to a header block: from the opening, and after each request's body."""
     _block_begun: bool
-    """Some bytes of the awaited block arrived (a timeout then answers 408 rather than closing)."""
+    """The awaited block's request line began (a timeout then answers 408 rather than closing)."""
     _parsed_bytes: int
     """Of the current block: the target and the header names and values the parser handed over."""
     _received_bytes: int
     """Of the current block: the whole of each chunk that ended inside it (covers a name or value
     the parser is still accumulating, which no callback has shown yet)."""
     _header_count: int
+    _blocks_completed: int
     _header_deadline: asyncio.TimerHandle | None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._awaiting_headers = True
+        self._blocks_completed = 0
         self._begin_block()
         self._header_deadline = self.loop.call_later(self.limits.read_timeout_s, self._header_timeout)
 
@@ -101,10 +99,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         """uvicorn's, with the byte count of an incomplete block, the header deadline of a
         kept-alive connection's next request, and 431 for a block over the limits."""
         began_inside_block = self._awaiting_headers
-        if began_inside_block:
-            self._block_begun = True
-            if self._header_deadline is None:  # the next request on a kept-alive connection
-                self._header_deadline = self.loop.call_later(self.limits.read_timeout_s, self._header_timeout)
+        if began_inside_block and self._header_deadline is None:  # the next request on a kept-alive connection
+            self._header_deadline = self.loop.call_later(self.limits.read_timeout_s, self._header_timeout)
+        blocks_before = self._blocks_completed
         self._unset_keepalive_if_required()
         try:
             self.parser.feed_data(data)
@@ -121,10 +118,16 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             else:
                 self._unsupported_upgrade_warning()
         else:
-            if began_inside_block and self._awaiting_headers:  # the whole chunk is part of the block
+            # The whole chunk belongs to one block only if no block ended in it (a chunk may carry
+            # a whole request, body included, and end awaiting the next one).
+            if began_inside_block and self._blocks_completed == blocks_before:
                 self._received_bytes += len(data)
                 if self._received_bytes > self.limits.max_block_bytes:
                     self._refuse(431, "Request header fields too large.")
+
+    def on_message_begin(self) -> None:
+        self._block_begun = True  # a request line has begun (empty lines before one do not count)
+        super().on_message_begin()
 
     def on_url(self, url: bytes) -> None:
         self._parsed_bytes += len(url)
@@ -141,6 +144,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._awaiting_headers = False
+        self._blocks_completed += 1
         self._begin_block()
         self._cancel_header_deadline()
         super().on_headers_complete()
