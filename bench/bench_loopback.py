@@ -23,6 +23,7 @@ import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -67,14 +68,28 @@ async def _connection(port: int, request: bytes, stop_at: float, counts: list[in
         writer.close()
 
 
-async def _load(port: int, connections: int, seconds: float) -> float:
+async def _load(port: int, connections: int, seconds: float) -> tuple[float, int]:
+    """(requests per second while measured, requests answered in all, warm-up included)."""
     request = _request_bytes(port)
     warm = [0]
     await asyncio.gather(*(_connection(port, request, time.perf_counter() + 0.5, warm) for _ in range(connections)))
     counts = [0]
     started = time.perf_counter()
     await asyncio.gather(*(_connection(port, request, started + seconds, counts) for _ in range(connections)))
-    return counts[0] / (time.perf_counter() - started)
+    return counts[0] / (time.perf_counter() - started), warm[0] + counts[0]
+
+
+@dataclass(frozen=True)
+class Measured:
+    rate: float
+    """Requests per second (wall clock: what the shared machine's load disturbs most)."""
+    cpu_us: float
+    """The server process's CPU time (user + system, all threads) per request answered."""
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
 
 def _granian_path() -> str | None:
@@ -96,7 +111,7 @@ def _server_command(stack: str, app: str, port: int) -> list[str]:
     ]
 
 
-def _serve_and_load(app: str, stack: str) -> float:
+def _serve_and_load(app: str, stack: str) -> Measured:
     port = free_port()
     path = [str(BENCH), str(ROOT / "layers/platform/python"), str(ROOT / "functions/endpoint")]
     granian = _granian_path()
@@ -123,6 +138,7 @@ def _serve_and_load(app: str, stack: str) -> float:
                 time.sleep(0.05)
             if time.perf_counter() > deadline:
                 raise RuntimeError(f"{app} did not start on {stack}")
+        cpu_before = _cpu_seconds(server.pid)
         load = subprocess.run(
             [sys.executable, __file__, "--load", str(port), str(CONNECTIONS), str(SECONDS)],
             capture_output=True,
@@ -130,7 +146,9 @@ def _serve_and_load(app: str, stack: str) -> float:
             check=True,
             cwd=BENCH,
         )
-        return float(load.stdout.strip())
+        cpu = _cpu_seconds(server.pid) - cpu_before
+        rate, answered = load.stdout.split()
+        return Measured(float(rate), cpu / int(answered) * 1e6)
     finally:
         server.terminate()
         server.wait(timeout=10)
@@ -150,10 +168,11 @@ def run() -> list[dict[str, Any]]:
     measured += [("httptools", OURS), ("h11-uvloop", OURS)]
     if _granian_path():
         measured.append(("granian", OURS))
-    rounds: dict[tuple[str, str], list[float]] = {}
+    runs: dict[tuple[str, str], list[Measured]] = {}
     for _ in range(REPEATS):  # alternate, so drift on the shared machine hits every option alike
         for stack, app in measured:
-            rounds.setdefault((stack, app), []).append(_serve_and_load(app, stack))
+            runs.setdefault((stack, app), []).append(_serve_and_load(app, stack))
+    rounds = {key: [run.rate for run in found] for key, found in runs.items()}
     if os.environ.get("BENCH_LOOPBACK_ROUNDS"):  # every round's rates, for a look at the spread
         print(json.dumps({f"{app}/{stack}": rates for (stack, app), rates in rounds.items()}), file=sys.stderr)
     best = {key: max(rates) for key, rates in rounds.items()}
@@ -181,23 +200,36 @@ def run() -> list[dict[str, Any]]:
         ),
     ]
     for stack, name in STACK_NAMES.items():
-        if ("guarded", OURS) in rounds and (stack, OURS) in rounds:
-            rows.append(_stack_row(stack, name, rounds[("guarded", OURS)], rounds[(stack, OURS)]))
+        if (stack, OURS) in runs:
+            rows += _stack_rows(stack, name, runs[("guarded", OURS)], runs[(stack, OURS)])
     return rows
 
 
-def _stack_row(stack: str, name: str, guarded: list[float], other: list[float]) -> dict[str, Any]:
-    """Our app on the served stack against one alternative, measured in the same rounds."""
-    ratios = sorted(g / o for g, o in zip(guarded, other, strict=True))
-    return row(
-        f"served stack vs {stack} (our app)",
-        round(statistics.median(guarded)),
-        round(statistics.median(other)),
-        "req/s",
-        f"peer column: {name}; medians of {len(ratios)} rounds, ratio = the median of the rounds' own "
-        f"ratios ({ratios[0]:.2f}-{ratios[-1]:.2f})",
-        ratio=statistics.median(ratios),
-    )
+def _stack_rows(stack: str, name: str, guarded: list[Measured], other: list[Measured]) -> list[dict[str, Any]]:
+    """Our app on the served stack against one alternative, measured in the same rounds: the
+    throughput, and the server's CPU time per request (which the machine's load disturbs less)."""
+    rate_ratios = sorted(g.rate / o.rate for g, o in zip(guarded, other, strict=True))
+    cpu_ratios = sorted(g.cpu_us / o.cpu_us for g, o in zip(guarded, other, strict=True))
+    medians = f"medians of {len(guarded)} rounds, ratio = the median of the rounds' own ratios"
+    return [
+        row(
+            f"served stack vs {stack}: throughput",
+            round(statistics.median(g.rate for g in guarded)),
+            round(statistics.median(o.rate for o in other)),
+            "req/s",
+            f"our app; peer column: {name}; {medians} ({rate_ratios[0]:.2f}-{rate_ratios[-1]:.2f}); higher is better",
+            ratio=statistics.median(rate_ratios),
+        ),
+        row(
+            f"served stack vs {stack}: server CPU per request",
+            round(statistics.median(g.cpu_us for g in guarded)),
+            round(statistics.median(o.cpu_us for o in other)),
+            "us",
+            f"the server process's user + system time over the requests it answered; {medians} "
+            f"({cpu_ratios[0]:.2f}-{cpu_ratios[-1]:.2f}); lower is better",
+            ratio=statistics.median(cpu_ratios),
+        ),
+    ]
 
 
 def _paired_row(ours: list[float], peer: list[float]) -> dict[str, Any]:
@@ -232,8 +264,8 @@ def _floor_row(ours: float, peer: float, floor: float) -> dict[str, Any]:
 
 if __name__ == "__main__":
     if len(sys.argv) == 5 and sys.argv[1] == "--load":
-        rate = asyncio.run(_load(int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])))
-        print(f"{rate:.1f}")
+        rate, answered = asyncio.run(_load(int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])))
+        print(f"{rate:.1f} {answered}")
     else:
         for line in run():
             print(line)
