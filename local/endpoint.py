@@ -10,12 +10,15 @@ import httpx
 import uvicorn
 
 from local.bootstrap import LOOPBACK
-from mcp_platform.http.serving import server_config
 
 
 class EndpointServer:
     def __init__(self, app: Any, port: int) -> None:
         self.port = port
+        # Imported here, not at the top: the layer is importable only once the import roots are
+        # set (python -m local sets them after isolating the process from real AWS).
+        from mcp_platform.http.serving import server_config
+
         # The server options of run.sh on Lambda, from their one definition.
         config = server_config(app, host=LOOPBACK, port=port, log_level="warning")
         self._server = uvicorn.Server(config)
