@@ -1,6 +1,6 @@
 """Endpoint benchmarks, ours against the official SDK's minimal server doing the same work.
 
-1. Cold start: uvicorn started exactly as run.sh starts it on Lambda, to /healthz 200 (the Web
+1. Cold start: the server started exactly as run.sh starts it on Lambda, to /healthz 200 (the Web
    Adapter's readiness check) and to the first tools/call answer; min of several runs.
 2. CPU per request, in-process ASGI (no network; our AWS clients are zero-latency fakes):
    - 2026-07-28 stateless tools/call, plain JSON, no auth on either side;
@@ -34,7 +34,7 @@ from common import (
     INITIALIZED,
     ROOT,
     free_port,
-    lambda_uvicorn_args,
+    lambda_server_command,
     modern_call,
     our_app,
     p50_us,
@@ -88,7 +88,7 @@ def _cold_start(app: str, cwd: str, env: dict[str, str], first_call: Call) -> tu
     port = free_port()
     started = time.perf_counter()
     process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", *lambda_uvicorn_args(app, port)],
+        [sys.executable, *lambda_server_command(app, port)],
         cwd=cwd,
         env={**env, "AWS_LWA_PORT": str(port)},  # as the Web Adapter sets it
         stdout=subprocess.DEVNULL,
@@ -137,7 +137,8 @@ def cold_start_rows() -> list[dict[str, Any]]:
             "AWS_ENDPOINT_URL_SQS": "http://127.0.0.1:9",  # never contacted by these calls
             "AWS_ENDPOINT_URL_KINESIS": aws_url,
         }
-        peer_env = {**base, "PYTHONPATH": str(ROOT / "bench")}
+        # The same server launcher (the layer's mcp_platform.http.serving) serves the peer.
+        peer_env = {**base, "PYTHONPATH": f"{ROOT / 'bench'}:{ROOT / 'layers/platform/python'}"}
         sides = {
             ("ours", "echo"): ("endpoint_app:app", str(ROOT / "functions/endpoint"), ours_env, echo),
             ("peer", "echo"): ("peer_sdk_server:app", str(ROOT / "bench"), peer_env, echo),
@@ -151,14 +152,14 @@ def cold_start_rows() -> list[dict[str, Any]]:
     def best(side: str, call: str, index: int) -> int:
         return round(min(run[index] for run in runs[(side, call)]) * 1000)
 
-    flags = " ".join(lambda_uvicorn_args("APP", 0)[1:]).replace("--port 0 ", "")
+    command = " ".join(lambda_server_command("APP", 0)).replace(" --port 0", "")
     return [
         row(
             "cold start to /healthz 200",
             best("ours", "echo", 0),
             best("peer", "echo", 0),
             "ms",
-            f"process start, uvicorn {flags} (run.sh); min of {COLD_RUNS}; target ratio <= 0.5",
+            f"process start, python {command} (run.sh); min of {COLD_RUNS}; target ratio <= 0.5",
         ),
         row(
             "cold start to first tools/call answer",
@@ -304,8 +305,10 @@ def _one_progress(
 def _served(app: Any) -> Iterator[str]:
     import uvicorn
 
+    from mcp_platform.http.serving import server_config
+
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
+    server = uvicorn.Server(server_config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     while not server.started:

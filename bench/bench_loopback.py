@@ -1,31 +1,33 @@
 """Loopback throughput: tools/call over real HTTP through uvicorn, 8 keep-alive connections.
 
-Both servers run as a separate process started with run.sh's uvicorn flags; the load comes from
-a third process (raw asyncio sockets, far cheaper per request than either server, so the two
-cores measure the servers). Same request for both: a 2026-07-28 stateless echo, plain JSON,
-bearer auth. Ours runs on zero-latency fake AWS clients (served_ours.py): its per-call Kinesis
-flush and cached key check cost CPU here, a network round trip on Lambda.
+Both servers run as a separate process on the served stack (``mcp_platform.http.serving``, as
+run.sh and make dev serve); the load comes from a third process (raw asyncio sockets, far cheaper
+per request than either server, so the two cores measure the servers). Same request for both: a
+2026-07-28 stateless echo, plain JSON, bearer auth. Ours runs on zero-latency fake AWS clients
+(served_ours.py): its per-call Kinesis flush and cached key check cost CPU here, a network round
+trip on Lambda.
 
-The HTTP stack is compared too: the one run.sh names (httptools + uvloop, in the shared layer),
-against uvicorn's pure-Python default (h11 + asyncio), on both servers. The rows for the former
-run when ``httptools`` and ``uvloop`` import, from the venv or from ``BENCH_STANDARD_PATH`` (a
-``pip install --target`` directory), and say so otherwise.
+The HTTP stack is compared too, on our app, each option in the same rounds (serve_stack.py):
+the served one (httptools with the header guard, uvloop), uvicorn's httptools protocol without
+the guard (the previous stack), h11 on uvloop, uvicorn's pure-Python default (h11 + asyncio,
+also for the peer), and Granian (a Rust server with its own header limits) when it imports from
+``BENCH_GRANIAN_PATH`` (a ``pip install --target`` directory; it is no dependency of ours).
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import os
 import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common import BENCH_KEY, ROOT, free_port, lambda_uvicorn_args, modern_call, row
+from common import BENCH_KEY, ROOT, free_port, modern_call, row
 
 CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS", "8"))
 SECONDS = float(os.environ.get("BENCH_LOAD_SECONDS", "3"))
@@ -66,35 +68,59 @@ async def _connection(port: int, request: bytes, stop_at: float, counts: list[in
         writer.close()
 
 
-async def _load(port: int, connections: int, seconds: float) -> float:
+async def _load(port: int, connections: int, seconds: float) -> tuple[float, int]:
+    """(requests per second while measured, requests answered in all, warm-up included)."""
     request = _request_bytes(port)
     warm = [0]
     await asyncio.gather(*(_connection(port, request, time.perf_counter() + 0.5, warm) for _ in range(connections)))
     counts = [0]
     started = time.perf_counter()
     await asyncio.gather(*(_connection(port, request, started + seconds, counts) for _ in range(connections)))
-    return counts[0] / (time.perf_counter() - started)
+    return counts[0] / (time.perf_counter() - started), warm[0] + counts[0]
 
 
-def _standard_path() -> str | None:
-    """Where httptools and uvloop import from: "" (the venv), a directory, or None (absent)."""
-    if importlib.util.find_spec("httptools") and importlib.util.find_spec("uvloop"):
-        return ""
-    extra = os.environ.get("BENCH_STANDARD_PATH", "")
-    if extra and (Path(extra) / "httptools").is_dir() and (Path(extra) / "uvloop").is_dir():
-        return extra
-    return None
+@dataclass(frozen=True)
+class Measured:
+    rate: float
+    """Requests per second (wall clock: what the shared machine's load disturbs most)."""
+    cpu_us: float
+    """The server process's CPU time (user + system, all threads) per request answered."""
 
 
-def _serve_and_load(app: str, stack: list[str], extra_path: str = "") -> float:
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
+def _granian_path() -> str | None:
+    extra = os.environ.get("BENCH_GRANIAN_PATH", "")
+    return extra if extra and (Path(extra) / "granian").is_dir() else None
+
+
+def _server_command(stack: str, app: str, port: int) -> list[str]:
+    if stack != "granian":
+        return [sys.executable, str(BENCH / "serve_stack.py"), stack, app, str(port)]
+    from mcp_platform.http.serving import HEADER_READ_TIMEOUT_S, MAX_HEADER_BLOCK_BYTES
+
+    return [
+        *(sys.executable, "-m", "granian", "--interface", "asgi", "--loop", "uvloop", "--http", "1", "--no-ws"),
+        *("--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"),
+        *("--http1-buffer-size", str(MAX_HEADER_BLOCK_BYTES)),
+        *("--http1-header-read-timeout", str(int(HEADER_READ_TIMEOUT_S * 1000))),
+        app,
+    ]
+
+
+def _serve_and_load(app: str, stack: str) -> Measured:
     port = free_port()
     path = [str(BENCH), str(ROOT / "layers/platform/python"), str(ROOT / "functions/endpoint")]
-    if extra_path:
-        path.append(extra_path)
+    granian = _granian_path()
+    if stack == "granian" and granian:
+        path.append(granian)
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, "PYTHONPATH": ":".join(path)}
     env.update({"AWS_EC2_METADATA_DISABLED": "true", "AWS_REGION": "us-east-1"})
     server = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", *lambda_uvicorn_args(app, port), *stack],
+        _server_command(stack, app, port),
         cwd=BENCH,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -111,7 +137,8 @@ def _serve_and_load(app: str, stack: list[str], extra_path: str = "") -> float:
             except httpx.HTTPError:
                 time.sleep(0.05)
             if time.perf_counter() > deadline:
-                raise RuntimeError(f"{app} did not start")
+                raise RuntimeError(f"{app} did not start on {stack}")
+        cpu_before = _cpu_seconds(server.pid)
         load = subprocess.run(
             [sys.executable, __file__, "--load", str(port), str(CONNECTIONS), str(SECONDS)],
             capture_output=True,
@@ -119,28 +146,35 @@ def _serve_and_load(app: str, stack: list[str], extra_path: str = "") -> float:
             check=True,
             cwd=BENCH,
         )
-        return float(load.stdout.strip())
+        cpu = _cpu_seconds(server.pid) - cpu_before
+        rate, answered = load.stdout.split()
+        return Measured(float(rate), cpu / int(answered) * 1e6)
     finally:
         server.terminate()
         server.wait(timeout=10)
 
 
+OURS, PEER, FLOOR = "served_ours:app", "peer_sdk_server:app_bearer", "floor_app:app"
+STACK_NAMES = {
+    "httptools": "uvicorn's httptools protocol, no guard (the previous stack)",
+    "h11-uvloop": "h11 on uvloop (h11 bounds the block itself, answering 400; no header timer)",
+    "h11": "uvicorn's pure-Python default, h11 + asyncio",
+    "granian": "Granian 2 (Rust, its own header buffer limit and read timeout), ASGI on uvloop",
+}
+
+
 def run() -> list[dict[str, Any]]:
-    default = ["--http", "h11", "--loop", "asyncio"]
-    rounds: dict[tuple[str, str], list[float]] = {}
-    standard = _standard_path()
-    stacks = {"h11": (default, "")}
-    if standard is not None:
-        stacks["standard"] = (["--http", "httptools", "--loop", "uvloop"], standard)
-    sides = (("ours", "served_ours:app"), ("peer", "peer_sdk_server:app_bearer"), ("floor", "floor_app:app"))
-    for _ in range(REPEATS):  # alternate, so drift on the shared machine hits every side alike
-        for stack, (flags, extra) in stacks.items():
-            for side, app in sides:
-                if side == "floor" and stack != "standard":
-                    continue
-                rounds.setdefault((side, stack), []).append(_serve_and_load(app, flags, extra))
+    measured = [("guarded", OURS), ("guarded", PEER), ("guarded", FLOOR), ("h11", OURS), ("h11", PEER)]
+    measured += [("httptools", OURS), ("h11-uvloop", OURS)]
+    if _granian_path():
+        measured.append(("granian", OURS))
+    runs: dict[tuple[str, str], list[Measured]] = {}
+    for _ in range(REPEATS):  # alternate, so drift on the shared machine hits every option alike
+        for stack, app in measured:
+            runs.setdefault((stack, app), []).append(_serve_and_load(app, stack))
+    rounds = {key: [run.rate for run in found] for key, found in runs.items()}
     if os.environ.get("BENCH_LOOPBACK_ROUNDS"):  # every round's rates, for a look at the spread
-        print(json.dumps({f"{side}/{stack}": rates for (side, stack), rates in rounds.items()}), file=sys.stderr)
+        print(json.dumps({f"{app}/{stack}": rates for (stack, app), rates in rounds.items()}), file=sys.stderr)
     best = {key: max(rates) for key, rates in rounds.items()}
     note = (
         f"{CONNECTIONS} keep-alive connections, 2026 stateless echo, plain JSON, bearer on both; "
@@ -148,46 +182,54 @@ def run() -> list[dict[str, Any]]:
     )
     rows = [
         row(
+            "loopback throughput, served stack",
+            round(best[("guarded", OURS)]),
+            round(best[("guarded", PEER)]),
+            "req/s",
+            f"{note}; httptools with the header guard on uvloop (mcp_platform.http.serving: run.sh, make dev); "
+            "each side's best round, wherever it fell (the target is read per round, next row); higher is better",
+        ),
+        _paired_row(rounds[("guarded", OURS)], rounds[("guarded", PEER)]),
+        _floor_row(best[("guarded", OURS)], best[("guarded", PEER)], best[("guarded", FLOOR)]),
+        row(
             "loopback throughput, uvicorn h11+asyncio",
-            round(best[("ours", "h11")]),
-            round(best[("peer", "h11")]),
+            round(best[("h11", OURS)]),
+            round(best[("h11", PEER)]),
             "req/s",
             f"{note}; uvicorn's pure-Python default, for comparison; higher is better",
-        )
+        ),
     ]
-    if "standard" in stacks:
-        ours_std, peer_std = best[("ours", "standard")], best[("peer", "standard")]
-        rows += [
-            row(
-                "loopback throughput, uvicorn[standard] httptools+uvloop",
-                round(ours_std),
-                round(peer_std),
-                "req/s",
-                "the stack run.sh names; each side's best round, wherever it fell (the target is read "
-                "per round, next row); higher is better"
-                f"{' (extras from BENCH_STANDARD_PATH)' if standard else ''}",
-            ),
-            _paired_row(rounds[("ours", "standard")], rounds[("peer", "standard")]),
-            _floor_row(ours_std, peer_std, best[("floor", "standard")]),
-            row(
-                "our throughput: [standard] vs h11 (same app)",
-                round(ours_std),
-                round(best[("ours", "h11")]),
-                "req/s",
-                "ours on httptools+uvloop / ours on h11+asyncio: the HTTP stack alone",
-            ),
-        ]
-    else:
-        rows.append(
-            row(
-                "loopback throughput, uvicorn[standard]",
-                "-",
-                "-",
-                "req/s",
-                "skipped: httptools/uvloop not importable (set BENCH_STANDARD_PATH to a pip --target dir)",
-            )
-        )
+    for stack, name in STACK_NAMES.items():
+        if (stack, OURS) in runs:
+            rows += _stack_rows(stack, name, runs[("guarded", OURS)], runs[(stack, OURS)])
     return rows
+
+
+def _stack_rows(stack: str, name: str, guarded: list[Measured], other: list[Measured]) -> list[dict[str, Any]]:
+    """Our app on the served stack against one alternative, measured in the same rounds: the
+    throughput, and the server's CPU time per request (which the machine's load disturbs less)."""
+    rate_ratios = sorted(g.rate / o.rate for g, o in zip(guarded, other, strict=True))
+    cpu_ratios = sorted(g.cpu_us / o.cpu_us for g, o in zip(guarded, other, strict=True))
+    medians = f"medians of {len(guarded)} rounds, ratio = the median of the rounds' own ratios"
+    return [
+        row(
+            f"served stack vs {stack}: throughput",
+            round(statistics.median(g.rate for g in guarded)),
+            round(statistics.median(o.rate for o in other)),
+            "req/s",
+            f"our app; peer column: {name}; {medians} ({rate_ratios[0]:.2f}-{rate_ratios[-1]:.2f}); higher is better",
+            ratio=statistics.median(rate_ratios),
+        ),
+        row(
+            f"served stack vs {stack}: server CPU per request",
+            round(statistics.median(g.cpu_us for g in guarded)),
+            round(statistics.median(o.cpu_us for o in other)),
+            "us",
+            f"the server process's user + system time over the requests it answered; {medians} "
+            f"({cpu_ratios[0]:.2f}-{cpu_ratios[-1]:.2f}); lower is better",
+            ratio=statistics.median(cpu_ratios),
+        ),
+    ]
 
 
 def _paired_row(ours: list[float], peer: list[float]) -> dict[str, Any]:
@@ -222,8 +264,8 @@ def _floor_row(ours: float, peer: float, floor: float) -> dict[str, Any]:
 
 if __name__ == "__main__":
     if len(sys.argv) == 5 and sys.argv[1] == "--load":
-        rate = asyncio.run(_load(int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])))
-        print(f"{rate:.1f}")
+        rate, answered = asyncio.run(_load(int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])))
+        print(f"{rate:.1f} {answered}")
     else:
         for line in run():
             print(line)

@@ -1,5 +1,5 @@
 """What the benchmark suites share: paths, the row shape, request builders, our app on fakes,
-and uvicorn's command line exactly as the endpoint function's run.sh starts it on Lambda."""
+and the server command exactly as the endpoint function's run.sh starts it on Lambda."""
 
 from __future__ import annotations
 
@@ -58,22 +58,23 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def lambda_uvicorn_args(app: str, port: int) -> list[str]:
-    """uvicorn's arguments exactly as run.sh has them (the app and the port substituted)."""
+def lambda_server_command(app: str, port: int) -> list[str]:
+    """The endpoint's server command exactly as run.sh has it, after ``python3`` (the app and the
+    port substituted): ``-m mcp_platform.http.serving APP --host ... --port PORT``."""
     text = RUN_SH.read_text().replace("\\\n", " ")
-    line = next(raw for raw in text.splitlines() if re.match(r"\s*exec\s", raw) and "uvicorn" in raw)
+    line = next(raw for raw in text.splitlines() if re.match(r"\s*exec\s", raw))
     words = shlex.split(line)
-    args = words[words.index("uvicorn") + 1 :]
+    args = words[words.index("-m") :]
     out: list[str] = []
     skip = False
-    for index, word in enumerate(args):
+    for word in args:
         if skip:
             skip = False
             continue
         if word == "--port":
             out += ["--port", str(port)]
             skip = True
-        elif index == 0 or word.endswith(":app"):
+        elif word.endswith(":app"):
             out.append(app)
         else:
             out.append(word)

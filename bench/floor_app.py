@@ -1,6 +1,6 @@
 """The loopback floor: an ASGI app answering every POST with a fixed tools/call result.
 
-Served like the others (run.sh's uvicorn flags), it measures what no MCP server can go below on
+Served like the others (the served stack), it measures what no MCP server can go below on
 this machine with this load: uvicorn's HTTP parsing, the two ``write`` syscalls of a response and
 the load generator's share of the cores."""
 

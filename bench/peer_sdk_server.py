@@ -3,8 +3,8 @@
 ``build`` gives each mode the benchmarks compare against: stateless JSON (the mode suited to
 Lambda, 2026-07-28 requests) and stateful SSE (2025 sessions kept in the process's memory), each
 with or without bearer auth (a static-key ``TokenVerifier``: the cheapest verifier the SDK
-allows, like our cached API-key check). Used only by the benchmarks: ``python -m uvicorn
-peer_sdk_server:app`` from this folder (stateless JSON, no auth), or in-process.
+allows, like our cached API-key check). Used only by the benchmarks, served like ours
+(``mcp_platform.http.serving``) or in-process.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Our endpoint for the loopback benchmark, on zero-latency fake AWS clients, bearer auth on.
 
-Served by uvicorn with run.sh's flags (``python -m uvicorn served_ours:app`` from bench/): the
+Served on the served stack, as run.sh serves the endpoint (``serve_stack.py`` from bench/): the
 HTTP server, the app and every CPU cost of a call are the real ones; only the AWS round trips
 (a cached API-key check, the call's Kinesis flush) cost nothing.
 """

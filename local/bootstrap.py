@@ -130,7 +130,11 @@ def isolate_from_real_aws(options: LocalOptions) -> None:
 
 
 def port_is_free(port: int) -> bool:
+    """Whether a server can listen on ``port``. Bound with SO_REUSEADDR, as uvicorn and werkzeug
+    (the emulator) bind: connections a stopped server left in TIME_WAIT (a minute on Linux) do
+    not block them, so they must not block a restart either; a live listener still does."""
     with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((LOOPBACK, port))
         except OSError:

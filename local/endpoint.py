@@ -15,19 +15,12 @@ from local.bootstrap import LOOPBACK
 class EndpointServer:
     def __init__(self, app: Any, port: int) -> None:
         self.port = port
-        # Same uvicorn settings as run.sh (keep-alive above the Function URL's idle timeout).
-        config = uvicorn.Config(
-            app,
-            host=LOOPBACK,
-            port=port,
-            lifespan="on",  # shutdown flushes buffered tool events, as on Lambda
-            log_level="warning",
-            access_log=False,
-            server_header=False,
-            timeout_keep_alive=65,
-            http="httptools",
-            loop="uvloop",
-        )
+        # Imported here, not at the top: the layer is importable only once the import roots are
+        # set (python -m local sets them after isolating the process from real AWS).
+        from mcp_platform.http.serving import server_config
+
+        # The server options of run.sh on Lambda, from their one definition.
+        config = server_config(app, host=LOOPBACK, port=port, log_level="warning")
         self._server = uvicorn.Server(config)
         # Not the main thread: uvicorn then leaves SIGINT/SIGTERM to the platform's handler.
         self._thread = threading.Thread(target=self._server.run, name="uvicorn", daemon=True)

@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from local.bootstrap import ROOT
+from local.bootstrap import ROOT, add_import_roots
 from local.conformance.baseline import Verdict, judge, load_expected
 from local.conformance.coverage import served_tools
 from local.conformance.instances import Instance, free_port, start_instance
@@ -64,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    add_import_roots()  # the proxy is served like the endpoint (mcp_platform.http.serving, in the layer)
     revisions = args.revision or list(REVISIONS)
     # Everything that can be checked without servers is checked first.
     expected = load_expected(args.expected)

@@ -186,10 +186,12 @@ def test_handlers_exist_in_the_function_assets(default: Synthesized, folder: str
     assert function_by_handler(default, handler)
 
 
-def test_endpoint_handler_script_exists_and_runs_uvicorn(default: Synthesized) -> None:
-    run_sh = ROOT / "functions" / "endpoint" / "run.sh"
+def test_endpoint_handler_script_exists_and_runs_the_served_stack(default: Synthesized) -> None:
+    """run.sh serves the app with the one definition of the server's options (what it serves is
+    tested in tests/integration/endpoint/test_served_header_limits.py)."""
+    run_sh = (ROOT / "functions" / "endpoint" / "run.sh").read_text()
     assert function_by_handler(default, "run.sh")
-    assert "uvicorn" in run_sh.read_text() and "AWS_LWA_PORT" in run_sh.read_text()
+    assert "exec python3 -m mcp_platform.http.serving endpoint_app:app" in run_sh and "AWS_LWA_PORT" in run_sh
 
 
 def test_a3_endpoint_reads_audit_trails_audit_function_writes_them(variant: Synthesized) -> None:

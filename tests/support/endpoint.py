@@ -18,6 +18,7 @@ import mcp_tools
 from mcp_platform.auth.api_keys import ApiKeyStore
 from mcp_platform.config import Settings
 from mcp_platform.http.app import build_app
+from mcp_platform.http.serving import DEFAULT_LIMITS, HeaderLimits
 from tests.support.aws import client, fake_credentials, moto_server
 from tests.support.servers import serve
 from tests.support.tables import create_session_table
@@ -98,10 +99,12 @@ def endpoint_instance(
     extra_tools: tuple[Any, ...] = (),
     dynamodb: Any | None = None,
     dax: Any | None = None,
+    limits: HeaderLimits = DEFAULT_LIMITS,
     **overrides: str,
 ) -> Iterator[Instance]:
     """``dynamodb``: the instance's own client (e.g. one with fault-injecting event hooks);
-    ``dax``: an item cache the instance reads and writes items through (the DAX stand-in)."""
+    ``dax``: an item cache the instance reads and writes items through (the DAX stand-in);
+    ``limits``: the served stack's header limits (shorter ones for a test)."""
     app = build_app(
         aws.settings(**overrides),
         mcp_tools,
@@ -114,7 +117,7 @@ def endpoint_instance(
         dax=dax,
     )
     recorder = WireRecorder(app)
-    with serve(recorder, port) as base:
+    with serve(recorder, port, limits) as base:
         yield Instance(f"{base}/mcp", recorder)
 
 

@@ -1,4 +1,4 @@
-"""Run an ASGI app under uvicorn in a background thread on a free loopback port."""
+"""Run an ASGI app under uvicorn in a background thread on a free loopback port, served as on Lambda."""
 
 from __future__ import annotations
 
@@ -11,15 +11,16 @@ from typing import Any
 import httpx
 import uvicorn
 
+from mcp_platform.http.serving import DEFAULT_LIMITS, HeaderLimits, server_config
 from tests.support.aws import free_port
 
 
 @contextlib.contextmanager
-def serve(app: Any, port: int | None = None) -> Iterator[str]:
-    """Yield the base URL (``http://127.0.0.1:PORT``) while the app is served."""
+def serve(app: Any, port: int | None = None, limits: HeaderLimits = DEFAULT_LIMITS) -> Iterator[str]:
+    """Yield the base URL (``http://127.0.0.1:PORT``) while the app is served with the server
+    options of run.sh and the local platform (``limits``: shorter ones for a test)."""
     port = port or free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")  # as run.sh
-    server = uvicorn.Server(config)
+    server = uvicorn.Server(server_config(app, host="127.0.0.1", port=port, limits=limits, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     base = f"http://127.0.0.1:{port}"
