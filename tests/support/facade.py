@@ -65,9 +65,15 @@ class Origin:
 
 
 @contextlib.contextmanager
-def facade_origin(aws: AwsStack, env: dict[str, str], count: int = 2, **options: Any) -> Iterator[Origin]:
+def facade_origin(
+    aws: AwsStack, env: dict[str, str], count: int = 2, clients: list[Any] | None = None, **options: Any
+) -> Iterator[Origin]:
+    """``clients``: each instance's own DynamoDB client (e.g. with fault-injecting hooks)."""
     with contextlib.ExitStack() as stack:
-        instances = [stack.enter_context(endpoint_instance(aws, **options, **env)) for _ in range(count)]
+        instances = [
+            stack.enter_context(endpoint_instance(aws, dynamodb=clients[index] if clients else None, **options, **env))
+            for index in range(count)
+        ]
         proxy = RoundRobinProxy([instance.url.removesuffix("/mcp") for instance in instances])
         base = stack.enter_context(serve(proxy))
         yield Origin(base, proxy, instances)
