@@ -21,11 +21,16 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mcp_platform.auth.base import bearer_challenge
-from mcp_platform.auth.facade.urls import origin
 from mcp_platform.config import OAuthSettings
 
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
 LOOPBACK_HOST = re.compile(r"(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?")
+
+
+def origin(url: str) -> str:
+    """``scheme://host[:port]`` of an absolute URL: the issuer of the facade on a resource's origin."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 def function_url_host(region: str) -> re.Pattern[str]:

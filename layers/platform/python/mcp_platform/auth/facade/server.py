@@ -18,7 +18,7 @@ import base64
 import binascii
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qsl, unquote
 
 from mcp_platform import blocking, compact_json
@@ -26,11 +26,8 @@ from mcp_platform.auth.facade import AUTHORIZE_PATH, CALLBACK_PATH, JWKS_PATH, M
 from mcp_platform.auth.facade.errors import OAuthError
 from mcp_platform.auth.facade.pages import SECURITY_HEADERS, consent_page, error_page
 from mcp_platform.auth.facade.service import REQUEST_ID, AuthorizationServer, Consent, PageError, Site
-from mcp_platform.auth.facade.urls import origin
+from mcp_platform.auth.resource import ProtectedResource, origin
 from mcp_platform.http.messages import HttpError, HttpRequest, read_body, send_empty, send_json
-
-if TYPE_CHECKING:
-    from mcp_platform.auth.resource import ProtectedResource
 
 logger = logging.getLogger(__name__)
 

@@ -19,16 +19,13 @@ import base64
 import binascii
 import json
 import secrets
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcp_platform import blocking
 from mcp_platform.auth.base import OAUTH_PRINCIPAL_PREFIX, Authenticator, AuthError, InsufficientScope, Principal
 from mcp_platform.auth.facade.signing import ALGORITHM, SigningKeys
-from mcp_platform.auth.facade.urls import origin
 from mcp_platform.auth.oauth import LEEWAY_SECONDS, MAX_SUBJECT, token_scopes
-
-if TYPE_CHECKING:
-    from mcp_platform.auth.resource import ProtectedResource
+from mcp_platform.auth.resource import ProtectedResource, origin
 
 TOKEN_TYPE = "at+jwt"  # noqa: S105 - RFC 9068 media type, not a secret
 

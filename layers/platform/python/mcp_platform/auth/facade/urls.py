@@ -19,12 +19,6 @@ class BadUrl(ValueError):
     """A URL breaks one of the rules; the message says which (the URL is the client's own)."""
 
 
-def origin(url: str) -> str:
-    """``scheme://host[:port]`` of an absolute URL (the issuer of a resource on this origin)."""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"
-
-
 def is_loopback_host(host: str) -> bool:
     if host in LOOPBACK_HOSTS:
         return True
