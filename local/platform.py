@@ -7,7 +7,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from local.bootstrap import LOOPBACK, LocalOptions, port_is_free
 from local.emulator import Attributes, Clients, Emulator, describe, provision, wait_until_reachable
@@ -17,12 +17,16 @@ from local.fixtures import fixture_packages
 from local.functions import handler_factory, invoker, resolve_handler
 from local.health import HealthReporter, PipelineBacklog, RequestCounter
 from local.mapping import EventSourceMapping, MappingConfig
+from local.oauth_facade import prepare as prepare_oauth_facade
 from local.pollers import KinesisShards, ShardSource, StreamPoller, TableStreamShards
 from local.queue_poller import QueuePoller
 from local.records import SourceKind
 from local.resources import MappingSpec, ResourcePlan, plan_from_template
 from local.template import release_jsii_runtime, synthesize
 from local.ttl import TtlDeletions, TtlSweeper
+
+if TYPE_CHECKING:
+    from local.oauth_issuer import LocalIssuer
 
 logger = logging.getLogger(__name__)
 DEV_PRINCIPAL = "local-developer"
@@ -48,6 +52,8 @@ class Running:
     queue_pollers: list[QueuePoller] = field(default_factory=list)
     health: HealthReporter | None = None
     stop_event: threading.Event = field(default_factory=threading.Event)
+    oauth_issuer: LocalIssuer | None = None  # MCP_OAUTH_FACADE: the development issuer upstream of it
+    environment: dict[str, str] = field(default_factory=dict)  # the endpoint's, as it was started
 
     def shutdown(self) -> None:
         """Endpoint first (no new work), then the pollers and sweepers, then the emulator they
@@ -57,6 +63,8 @@ class Running:
         self.stop_event.set()
         if self.endpoint is not None:
             self.endpoint.stop(timeout_s=ENDPOINT_STOP_S)
+        if self.oauth_issuer is not None:
+            self.oauth_issuer.stop()
         workers: list[StreamPoller | TtlSweeper | HealthReporter | QueuePoller] = [*self.pollers, *self.sweepers]
         workers += self.queue_pollers
         workers += [self.health] if self.health is not None else []
@@ -97,6 +105,8 @@ def start(options: LocalOptions, running_hook: Any = None) -> Running:
     running.emulator = emulator
     if running_hook is not None:
         running_hook(running)
+    running.oauth_issuer = prepare_oauth_facade(env, options, clients.secretsmanager)  # MCP_OAUTH_FACADE only
+    running.environment = env
     if not options.attach:
         deletions = _ttl_deletions(plan, options)
         queues = {queue.logical_id for queue in plan.queues}
