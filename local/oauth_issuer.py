@@ -254,9 +254,16 @@ def _handler(issuer: LocalIssuer) -> type[BaseHTTPRequestHandler]:
                 status, body = issuer.redeem(form, _basic(self.headers.get("authorization", "")))
                 self._json(status, body)
                 return
-            if form.get("grant_type") != "client_credentials" or not form.get("client_id"):
+            basic = _basic(self.headers.get("authorization", ""))
+            client_id = basic[0] if basic is not None else form.get("client_id", "")
+            if form.get("grant_type") != "client_credentials" or not client_id:
                 self._json(400, {"error": "unsupported_grant_type"})
                 return
+            secret = basic[1] if basic is not None else form.get("client_secret", "")
+            if issuer.clients is not None and not hmac.compare_digest(issuer.clients.get(client_id, "\0"), secret):
+                self._json(401, {"error": "invalid_client"})
+                return
+            form["client_id"] = client_id
             scopes = form.get("scope", "").split()
             token = issuer.mint(form["client_id"], form.get("resource"), scopes)
             self._json(

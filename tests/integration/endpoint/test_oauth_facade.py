@@ -48,13 +48,14 @@ pytestmark = pytest.mark.integration
 
 aws = pytest.fixture(fresh_stack, name="aws", scope="module")
 UPSTREAM_SECRET = secrets.token_urlsafe(24)
+MACHINE_ID, MACHINE_SECRET = "robot", secrets.token_urlsafe(24)  # a machine client of the upstream issuer
 
 
 @pytest.fixture(scope="module")
 def issuer() -> Iterator[LocalIssuer]:
     from tests.support.facade import UPSTREAM_CLIENT_ID
 
-    with running_issuer(clients={UPSTREAM_CLIENT_ID: UPSTREAM_SECRET}) as running:
+    with running_issuer(clients={UPSTREAM_CLIENT_ID: UPSTREAM_SECRET, MACHINE_ID: MACHINE_SECRET}) as running:
         yield running
 
 
@@ -422,3 +423,45 @@ def test_a_token_issued_for_one_host_name_is_not_accepted_under_another(origin: 
     other = origin.mcp.replace("127.0.0.1", "localhost")  # another resource (and another issuer)
     params = {"name": "echo", "arguments": {"text": "x"}, "_meta": CAPS_META}
     assert modern_call(other, access, 1, "tools/call", params).status_code == 401
+
+
+def discover(url: str, bearer: str) -> dict[str, Any]:
+    result = final_message(modern_call(url, bearer, 1, "server/discover", {"_meta": CAPS_META}))["result"]
+    capabilities: dict[str, Any] = result["capabilities"]
+    return capabilities
+
+
+def test_with_client_credentials_on_a_machine_signs_in_at_the_facade_and_the_extension_is_advertised(
+    aws: AwsStack, env: dict[str, str], issuer: LocalIssuer, origin: Origin
+) -> None:
+    extension = "io.modelcontextprotocol/oauth-client-credentials"
+    with facade_origin(aws, {**env, "MCP_OAUTH_CLIENT_CREDENTIALS": "true"}) as machines:
+        # Given a machine client of the upstream issuer that discovers the facade from the resource
+        server = httpx.get(f"{machines.base}/.well-known/oauth-authorization-server").json()
+        assert "client_credentials" in server["grant_types_supported"]
+        # When it asks the facade's token endpoint with its own credentials (client_secret_basic)
+        answer = httpx.post(
+            server["token_endpoint"],
+            data={"grant_type": "client_credentials", "scope": SCOPE, "resource": machines.mcp},
+            auth=(MACHINE_ID, MACHINE_SECRET),
+        )
+        assert answer.status_code == 200, answer.text
+        token = answer.json()["access_token"]
+        # Then the token calls tools, and server/discover names the extension (2026 only)
+        assert (
+            tool_call(machines.mcp, token, 1, "echo", {"text": "machine"})["result"]["content"][0]["text"] == "machine"
+        )
+        assert extension in discover(machines.mcp, token)["extensions"]
+        wrong = httpx.post(
+            server["token_endpoint"], data={"grant_type": "client_credentials"}, auth=(MACHINE_ID, "not-the-secret")
+        )
+        assert wrong.status_code == 401 and wrong.json()["error"] == "invalid_client"
+    # Without the option: neither advertised nor served.
+    client = register(origin.base, token_endpoint_auth_method="none")
+    pkce = Pkce()
+    token = redeem(origin.base, client["client_id"], sign_in(origin.base, client["client_id"], pkce)["code"], pkce)
+    assert extension not in discover(origin.mcp, token.json()["access_token"]).get("extensions", {})
+    refused = httpx.post(
+        f"{origin.base}/token", data={"grant_type": "client_credentials"}, auth=(MACHINE_ID, MACHINE_SECRET)
+    )
+    assert refused.status_code == 400 and refused.json()["error"] == "unsupported_grant_type"

@@ -13,6 +13,7 @@ import pytest
 from moto import mock_aws
 
 from mcp_platform.auth.facade.documents import ClientDocuments, DocumentRefused, FetchedDocument
+from mcp_platform.auth.facade.errors import InvalidClient
 from mcp_platform.auth.facade.service import AuthorizationServer, Consent, Site
 from mcp_platform.auth.facade.signing import SigningKeys
 from mcp_platform.auth.facade.store import FacadeStore
@@ -43,6 +44,11 @@ class FakeUpstream:
 
     def authorization_url(self, redirect_uri: str, state: str, code_challenge: str) -> str:
         return f"https://upstream.example/authorize?state={state}&redirect_uri={redirect_uri}"
+
+    def client_credentials(self, client_id: str, client_secret: str, scope: str | None) -> tuple[str, tuple[str, ...]]:
+        if client_secret != "machine-secret":
+            raise InvalidClient("the issuer refused the client's credentials")
+        return f"machine-{client_id}", ("mcp:tools", "not-ours")
 
     def subject(self, code: str, redirect_uri: str, code_verifier: str) -> str:
         self.redemptions.append((code, redirect_uri, code_verifier))
@@ -124,7 +130,13 @@ def query_of(url: str) -> dict[str, str]:
 
 
 @pytest.fixture
-def facade(aws_env: None) -> Iterator[Facade]:
+def machines() -> bool:
+    """The client-credentials extension on (a test overrides it)."""
+    return False
+
+
+@pytest.fixture
+def facade(aws_env: None, machines: bool) -> Iterator[Facade]:
     with mock_aws():
         client = boto3.client("dynamodb", region_name="us-east-1")
         table = f"sessions-{uuid.uuid4().hex[:8]}"
@@ -135,5 +147,13 @@ def facade(aws_env: None) -> Iterator[Facade]:
         documents = Documents()
         keys = SigningKeys(StaticKeyRing("k1", {"k1": SEED}))
         settings = FacadeSettings(keys_secret="unused", upstream_client_secret="unused")
-        server = AuthorizationServer(store, ClientDocuments(documents), upstream, keys, settings, clock)  # type: ignore[arg-type]
+        server = AuthorizationServer(
+            store,
+            ClientDocuments(documents),
+            upstream,  # type: ignore[arg-type]
+            keys,
+            settings,
+            clock,
+            machines=machines,
+        )
         yield Facade(server, clock, upstream, documents, store)

@@ -4,6 +4,7 @@ for every client; D5/D6: TTL in epoch seconds, expired items are not found)."""
 
 from __future__ import annotations
 
+import jwt
 import pytest
 
 from mcp_platform.auth.facade.errors import OAuthError
@@ -254,3 +255,34 @@ def test_unknown_scopes_are_ignored_and_none_known_means_the_required_ones(facad
     assert facade.consent(client, pkce, scope="openid offline_access notes:admin").pending.scope == ("notes:admin",)
     assert facade.consent(client, pkce, scope="openid").pending.scope == ("mcp:tools",)
     assert facade.consent(client, pkce, scope="").pending.scope == ("mcp:tools",)
+
+
+@pytest.mark.parametrize("machines", [True])
+def test_with_the_extension_a_machine_client_gets_a_token_for_this_resource_from_its_upstream_credentials(
+    facade: Facade,
+) -> None:
+    # Given a client of the upstream issuer (never registered here) and its secret
+    form = {"grant_type": "client_credentials", "client_id": "robot", "client_secret": "machine-secret"}
+    # When it asks the facade's token endpoint
+    tokens = facade.server.token(SITE, form, frozenset(), None)
+    # Then the upstream vouched for it: a token of this server, the scopes this resource knows, no refresh
+    assert tokens["scope"] == "mcp:tools" and "refresh_token" not in tokens
+    claims = jwt.decode(tokens["access_token"], options={"verify_signature": False})
+    assert claims["sub"] == "machine-robot" and claims["aud"] == SITE.resource and claims["iss"] == SITE.issuer
+    assert "client_credentials" in facade.server.metadata(SITE)["grant_types_supported"]
+    for bad, error in [
+        ({"client_secret": "wrong"}, "invalid_client"),
+        ({"client_secret": ""}, "invalid_client"),
+        ({"resource": "https://other.example/mcp"}, "invalid_target"),
+    ]:
+        with pytest.raises(OAuthError) as refused:
+            facade.server.token(SITE, {**form, **bad}, frozenset(), None)
+        assert refused.value.error == error
+
+
+def test_without_the_extension_client_credentials_is_not_a_grant_here(facade: Facade) -> None:
+    form = {"grant_type": "client_credentials", "client_id": "robot", "client_secret": "machine-secret"}
+    with pytest.raises(OAuthError) as refused:
+        facade.server.token(SITE, form, frozenset(), None)
+    assert refused.value.error == "unsupported_grant_type"
+    assert "client_credentials" not in facade.server.metadata(SITE)["grant_types_supported"]

@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from local.oauth_issuer import DEV_USER, LocalIssuer, running_issuer
-from mcp_platform.auth.facade.errors import FacadeUnavailable, UpstreamUnavailable
+from mcp_platform.auth.facade.errors import FacadeUnavailable, OAuthError, UpstreamUnavailable
 from mcp_platform.auth.facade.upstream import UpstreamClient
 from mcp_platform.auth.jwks import urllib_fetch
 
@@ -127,3 +127,12 @@ def test_the_client_secret_is_reread_after_five_minutes(issuer: LocalIssuer) -> 
     now[0] = 301.0
     upstream.credentials()
     assert secrets.reads == 2
+
+
+def test_a_machine_clients_credentials_are_checked_upstream_and_name_it_there(issuer: LocalIssuer) -> None:
+    upstream = client(issuer)
+    subject, scopes = upstream.client_credentials(CLIENT_ID, CLIENT_SECRET, "mcp:tools")
+    assert subject == CLIENT_ID and scopes == ("mcp:tools",)
+    with pytest.raises(OAuthError) as refused:
+        upstream.client_credentials(CLIENT_ID, "wrong", None)
+    assert refused.value.error == "invalid_client" and refused.value.status == 401

@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, TextIO
 
 from mcp_platform.auth.api_keys import ApiKeyAuthenticator, ApiKeyStore
-from mcp_platform.auth.base import Authenticator
+from mcp_platform.auth.base import CLIENT_CREDENTIALS_EXTENSION, Authenticator
 from mcp_platform.auth.loopback import LoopbackAuthenticator
 from mcp_platform.aws_clients import LazyClient
 from mcp_platform.config import ConfigError, Settings
@@ -138,6 +138,7 @@ def build_facade(
             keys,
             facade_settings,
             store.clock,
+            machines=settings.oauth is not None and settings.oauth.client_credentials,
         )
         return FacadeApp(server, resource, body_timeout_seconds=settings.body_timeout_seconds)
 
@@ -233,7 +234,9 @@ def build_app(
         secretsmanager=secretsmanager,
     )
     catalog, services, runner, producer = runtime.catalog, runtime.services, runtime.runner, runtime.producer
-    server = McpServer(catalog, runner, instructions=INSTRUCTIONS, services=services)
+    machines = settings.oauth is not None and settings.oauth.client_credentials
+    extensions: dict[str, dict[str, Any]] = {CLIENT_CREDENTIALS_EXTENSION: {}} if machines else {}
+    server = McpServer(catalog, runner, instructions=INSTRUCTIONS, services=services, extensions=extensions)
     allowed_hosts = settings.allowed_hosts
     if not allowed_hosts and settings.auth_mode == "none" and port is not None:
         # An unauthenticated local server is what DNS rebinding targets: loopback Hosts only.

@@ -135,7 +135,11 @@ class AuthorizationServer:
         keys: SigningKeys,
         settings: FacadeSettings,
         clock: Clock,
+        *,
+        machines: bool = False,
     ) -> None:
+        self.machines = machines
+        """client_credentials is relayed to the upstream (the client-credentials extension is on)."""
         self.store = store
         self.documents = documents
         self.upstream = upstream
@@ -155,7 +159,7 @@ class AuthorizationServer:
             "scopes_supported": list(site.scopes_supported),
             "response_types_supported": ["code"],
             "response_modes_supported": ["query"],
-            "grant_types_supported": list(GRANT_TYPES),
+            "grant_types_supported": [*GRANT_TYPES, *(["client_credentials"] if self.machines else [])],
             "token_endpoint_auth_methods_supported": list(AUTH_METHODS),
             "code_challenge_methods_supported": ["S256"],
             "authorization_response_iss_parameter_supported": True,
@@ -296,6 +300,8 @@ class AuthorizationServer:
         grant_type = form.get("grant_type")
         if not grant_type:
             raise OAuthError("invalid_request", "grant_type is required")
+        if grant_type == "client_credentials" and self.machines:
+            return self._client_credentials(site, form, basic)
         if grant_type not in GRANT_TYPES:
             raise OAuthError("unsupported_grant_type", "grant_type must be authorization_code or refresh_token")
         client_id, record = self._authenticate_client(form, basic)
@@ -385,6 +391,20 @@ class AuthorizationServer:
         if outcome != Redemption.DONE:
             raise OAuthError("invalid_grant", "the sign-in was revoked or has expired")
         return self._tokens(grant.issuer, grant.subject, grant.resource, client_id, scope, successor)
+
+    def _client_credentials(self, site: Site, form: Mapping[str, str], basic: tuple[str, str] | None) -> dict[str, Any]:
+        """A machine client of the upstream issuer (e.g. the Cognito machine app client): the
+        upstream checks its id and secret; the facade issues a token bound to this resource."""
+        if basic is not None and ("client_secret" in form or form.get("client_id", basic[0]) != basic[0]):
+            raise OAuthError("invalid_request", "use one client authentication method")
+        client_id, secret = basic if basic is not None else (form.get("client_id", ""), form.get("client_secret"))
+        if not client_id or not secret:
+            raise InvalidClient("client_credentials needs the client's id and secret")
+        if form.get("resource", site.resource) != site.resource:
+            raise OAuthError("invalid_target", f"this server issues tokens for {site.resource} only")
+        subject, granted = self.upstream.client_credentials(client_id, secret, form.get("scope"))
+        scope = tuple(name for name in granted if name in site.scopes_supported)
+        return self._tokens(site.issuer, subject, site.resource, client_id, scope, None)
 
     def _tokens(
         self, issuer: str, subject: str, resource: str, client_id: str, scope: tuple[str, ...], refresh: str | None

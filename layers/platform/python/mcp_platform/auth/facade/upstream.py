@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from mcp_platform.auth.facade.errors import FacadeUnavailable, UpstreamUnavailable
+from mcp_platform.auth.facade.errors import FacadeUnavailable, InvalidClient, OAuthError, UpstreamUnavailable
 from mcp_platform.auth.jwks import Fetch, IssuerUnavailable, metadata_urls
 from mcp_platform.config import ConfigError, checked_url
 
@@ -167,6 +167,47 @@ class UpstreamClient:
             "content-type": "application/x-www-form-urlencoded",
             "accept": "application/json",
         }
+        answer = self._token_request(form, headers)
+        status = answer["_status"]
+        if status == 400 and answer.get("error") == "invalid_grant":
+            raise ValueError("the upstream sign-in expired or was already used")
+        if status != 200 or not isinstance(answer.get("id_token"), str):
+            raise UpstreamUnavailable(f"upstream token endpoint answered HTTP {status} without an ID token")
+        return self._id_token_subject(answer["id_token"], client_id)
+
+    def client_credentials(self, client_id: str, client_secret: str, scope: str | None) -> tuple[str, tuple[str, ...]]:
+        """A machine client's own credentials, checked by the upstream (client_credentials grant):
+        (its subject there, the scopes it was granted). Blocking.
+
+        The upstream's access token is not handed out (the facade issues its own, bound to this
+        resource): its claims are read from the token endpoint's direct answer, as the ID token's."""
+        basic = base64.b64encode(f"{_form_quote(client_id)}:{_form_quote(client_secret)}".encode()).decode()
+        form = {"grant_type": "client_credentials", **({"scope": scope} if scope else {})}
+        headers = {
+            "authorization": f"Basic {basic}",
+            "content-type": "application/x-www-form-urlencoded",
+            "accept": "application/json",
+        }
+        answer = self._token_request(form, headers)
+        if answer.get("_status") in (400, 401):
+            error = str(answer.get("error", ""))
+            if error == "invalid_scope":
+                raise OAuthError("invalid_scope", "the issuer refused the requested scope")
+            if error == "unauthorized_client":
+                raise OAuthError("unauthorized_client", "this client may not use client_credentials")
+            raise InvalidClient("the issuer refused the client's credentials")
+        token = answer.get("access_token")
+        if answer.get("_status") != 200 or not isinstance(token, str):
+            raise UpstreamUnavailable(f"upstream token endpoint answered HTTP {answer.get('_status')} without a token")
+        claims = _claims(token)
+        subject = claims.get("sub")
+        if claims.get("iss") != self.issuer or not isinstance(subject, str) or not subject or len(subject) > 255:
+            raise UpstreamUnavailable("the upstream access token is not from this issuer or has no subject")
+        granted = answer.get("scope") if isinstance(answer.get("scope"), str) else claims.get("scope", "")
+        return subject, tuple(dict.fromkeys(str(granted).split()))
+
+    def _token_request(self, form: dict[str, str], headers: dict[str, str]) -> dict[str, Any]:
+        """The upstream token endpoint's JSON answer, its HTTP status under ``_status``."""
         try:
             status, body = self.post(self.endpoints().token, form, headers)
         except OSError as exc:
@@ -177,11 +218,9 @@ class UpstreamClient:
             answer = json.loads(body)
         except ValueError:
             raise UpstreamUnavailable(f"upstream token endpoint answered HTTP {status} without JSON") from None
-        if status == 400 and isinstance(answer, dict) and answer.get("error") == "invalid_grant":
-            raise ValueError("the upstream sign-in expired or was already used")
-        if status != 200 or not isinstance(answer, dict) or not isinstance(answer.get("id_token"), str):
-            raise UpstreamUnavailable(f"upstream token endpoint answered HTTP {status} without an ID token")
-        return self._id_token_subject(answer["id_token"], client_id)
+        if not isinstance(answer, dict):
+            raise UpstreamUnavailable(f"upstream token endpoint answered HTTP {status} without a JSON object")
+        return {**answer, "_status": status}
 
     def _id_token_subject(self, id_token: str, client_id: str) -> str:
         claims = _claims(id_token)
