@@ -112,10 +112,10 @@ class CognitoAuthorization(Construct):
                 description="client_credentials app client (its secret: aws cognito-idp describe-user-pool-client)",
             )
 
-    def add_facade_client(self, callback_url: str) -> cognito.UserPoolClient:
+    def add_facade_client(self, callback_urls: list[str]) -> cognito.UserPoolClient:
         """The OAuth facade's own app client: confidential (it keeps a secret server-side), the
         authorization-code grant with ``openid`` only (the facade issues the resource's scopes
-        itself), one callback: the facade's on the Function URL."""
+        itself), the facade's callback: on the Function URL (and on ``oauth_audience``'s origin)."""
         return self.user_pool.add_client(
             "FacadeClient",
             generate_secret=True,
@@ -123,7 +123,7 @@ class CognitoAuthorization(Construct):
             o_auth=cognito.OAuthSettings(
                 flows=cognito.OAuthFlows(authorization_code_grant=True),
                 scopes=[cognito.OAuthScope.OPENID],
-                callback_urls=[callback_url],
+                callback_urls=callback_urls,
             ),
             supported_identity_providers=[cognito.UserPoolClientIdentityProvider.COGNITO],
             prevent_user_existence_errors=True,

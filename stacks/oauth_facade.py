@@ -18,6 +18,7 @@ the secret exists (it is created after the function), sign-ins answer "temporari
 from __future__ import annotations
 
 import json
+from urllib.parse import urlsplit
 
 from aws_cdk import Fn, SecretValue
 from aws_cdk import aws_iam as iam
@@ -96,7 +97,11 @@ class OAuthFacade(Construct):
         """With Cognito: the facade's app client (callback on the Function URL) and its secret."""
         if self._cognito is None:
             return
-        client = self._cognito.add_facade_client(Fn.join("", [url.url, CALLBACK_PATH.lstrip("/")]))
+        callbacks = [Fn.join("", [url.url, CALLBACK_PATH.lstrip("/")])]
+        if self._config.oauth_audience:  # a custom domain in front: the facade is on its origin there
+            parts = urlsplit(self._config.oauth_audience)
+            callbacks.append(f"{parts.scheme}://{parts.netloc}{CALLBACK_PATH}")
+        client = self._cognito.add_facade_client(callbacks)
         self.upstream_secret = secretsmanager.Secret(
             self,
             "UpstreamClient",

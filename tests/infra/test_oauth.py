@@ -231,6 +231,13 @@ def test_the_task_worker_is_told_nothing_of_the_facade(oauth: Synthesized) -> No
     assert not {name for name in names if name.startswith(("MCP_OAUTH_FACADE", "MCP_OAUTH_UPSTREAM_"))}
 
 
+def test_behind_a_custom_domain_the_facade_callback_on_that_origin_is_registered_too(tmp_path: Path) -> None:
+    context = {"auth_mode": "oauth", "dax": "false", "oauth_cognito": "true"}
+    s = synthesize(tmp_path / "domain", {**context, "oauth_audience": "https://mcp.example.com/mcp"})
+    callbacks = app_client(s, "FacadeClient")[1]["CallbackURLs"]
+    assert len(callbacks) == 2 and callbacks[1] == "https://mcp.example.com/callback"
+
+
 def test_a_facade_in_front_of_another_issuer_reads_the_client_secret_it_is_given(tmp_path: Path) -> None:
     context = {
         "auth_mode": "oauth",
