@@ -45,6 +45,7 @@ def test_a_confidential_client_gets_a_secret_once_and_only_its_hash_is_kept() ->
         ({"redirect_uris": ["https://u:p@c.example/cb"]}, "invalid_redirect_uri"),
         ({"redirect_uris": ["javascript:alert(1)"]}, "invalid_redirect_uri"),
         ({"redirect_uris": ["https://c.example/cb\r\nx"]}, "invalid_redirect_uri"),
+        ({"redirect_uris": ["https://c.example/\u20ac"]}, "invalid_redirect_uri"),  # not percent-encoded
         ({"redirect_uris": [f"https://c.example/{i}" for i in range(11)]}, "invalid_redirect_uri"),
         ({"redirect_uris": [42]}, "invalid_redirect_uri"),
         ({"token_endpoint_auth_method": "private_key_jwt"}, "invalid_client_metadata"),

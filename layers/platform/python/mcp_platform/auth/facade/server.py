@@ -260,7 +260,24 @@ def _cookie(site: Site, name: str, value: str, *, max_age: int) -> str:
 
 
 async def _redirect(send: Any, url: str, headers: Mapping[str, str] | None = None) -> None:
-    await send_empty(send, 302, {"location": url, **NO_STORE, **(headers or {})})
+    # A short body, never an empty one: behind the Web Adapter's streaming mode an empty body
+    # may get no terminating chunk (REFERENCE.md), and a browser would wait on the redirect.
+    body = b"Redirecting..."
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 302,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+                *(
+                    (name.encode(), value.encode("latin-1"))
+                    for name, value in {"location": url, **NO_STORE, **(headers or {})}.items()
+                ),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
 
 
 async def _send_page(send: Any, status: int, title: str, detail: str) -> None:

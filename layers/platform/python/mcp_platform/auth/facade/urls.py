@@ -33,8 +33,9 @@ def check_redirect_uri(uri: object) -> str:
         raise BadUrl("a redirect URI must be a non-empty string")
     if len(uri) > MAX_URI_CHARS:
         raise BadUrl(f"a redirect URI must be at most {MAX_URI_CHARS} characters")
-    if any(ord(char) < 0x21 or ord(char) == 0x7F for char in uri):
-        raise BadUrl("a redirect URI must not contain spaces or control characters")
+    if not uri.isascii() or any(ord(char) < 0x21 or ord(char) == 0x7F for char in uri):
+        # RFC 3986: anything else is percent-encoded (and a Location header is ASCII).
+        raise BadUrl("a redirect URI must be ASCII without spaces or control characters")
     try:
         parts = urlsplit(uri)
         host = parts.hostname or ""
@@ -81,8 +82,8 @@ def check_document_url(url: str, *, allow_loopback: bool) -> str:
     local facade (``allow_loopback``) http on a loopback host is accepted too, for development."""
     if len(url) > MAX_URI_CHARS:
         raise BadUrl(f"a client_id URL must be at most {MAX_URI_CHARS} characters")
-    if any(ord(char) < 0x21 or ord(char) == 0x7F for char in url):
-        raise BadUrl("a client_id URL must not contain spaces or control characters")
+    if not url.isascii() or any(ord(char) < 0x21 or ord(char) == 0x7F for char in url):
+        raise BadUrl("a client_id URL must be ASCII without spaces or control characters")
     try:
         parts = urlsplit(url)
         host = parts.hostname or ""
