@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import subprocess
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +24,8 @@ from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
+from local.bootstrap import ROOT
+from local.conformance.suite import NODE_BIN
 from local.oauth_browser import ScriptedBrowser
 from local.oauth_issuer import DEV_USER, LocalIssuer, running_issuer
 from tests.support import scoped_tools
@@ -465,3 +468,37 @@ def test_with_client_credentials_on_a_machine_signs_in_at_the_facade_and_the_ext
         f"{origin.base}/token", data={"grant_type": "client_credentials"}, auth=(MACHINE_ID, MACHINE_SECRET)
     )
     assert refused.status_code == 400 and refused.json()["error"] == "unsupported_grant_type"
+
+
+TS_CLIENT = ROOT / "local" / "clients" / "ts_oauth_client.mjs"
+
+
+def test_the_typescript_sdk_client_the_inspector_runs_signs_in_with_no_registration(origin: Origin) -> None:
+    node = NODE_BIN / "node"
+    if not node.is_file() or not (ROOT / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
+        pytest.skip("needs Node 22 and @modelcontextprotocol/sdk from `npm ci`")
+    # Given the SDK's own auth module (the MCP Inspector's web UI runs it) and a person at a browser
+    process = subprocess.Popen(
+        [str(node), str(TS_CLIENT), "--url", origin.mcp, "--redirect", REDIRECT_URI],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None and process.stdin is not None
+    try:
+        # When it asks for authorization, the browser approves and signs in, and it gets the redirect
+        line = process.stdout.readline()
+        assert line.startswith("AUTHORIZE "), line + (process.stderr.read() if process.stderr else "")
+        landed = ScriptedBrowser().sign_in(line.removeprefix("AUTHORIZE ").strip(), REDIRECT_URI)
+        process.stdin.write(landed + "\n")
+        process.stdin.flush()
+        output, errors = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    # Then it registered itself, holds a token for this resource and calls tools
+    results = [line for line in output.splitlines() if line.startswith("RESULT ")]
+    assert process.returncode == 0 and results, errors
+    result = json.loads(results[0].removeprefix("RESULT "))
+    assert result["clientId"].startswith("mcpc_") and result["echo"] == "typescript" and "echo" in result["tools"]
