@@ -21,7 +21,7 @@ export NO_MKDOCS_2_WARNING := 1
 
 help:
 	@echo "make test    set up (venv, pip, npm, layer) and run the whole test suite, conformance included"
-	@echo "make conformance  the MCP conformance suite over two local instances behind round-robin"
+	@echo "make conformance  the MCP conformance suite over two local instances behind round-robin (server and OAuth facade)"
 	@echo "make dev     run the whole platform locally on an embedded AWS emulator"
 	@echo "make synth   synthesize the CloudFormation templates offline into cdk.out"
 	@echo "make deploy  cdk deploy into the account of your current AWS credentials"
@@ -73,7 +73,9 @@ docs: $(STAMPS)/venv-$(LAMBDA_PYTHON)
 	set -o pipefail; $(VENV)/bin/mkdocs build 2>&1 | { grep -v "^INFO" || true; }
 
 # Two instances on one emulator behind a round-robin proxy; fails on any required scenario that
-# fails without an entry in local/conformance/expected-failures.yaml, and on a stale entry.
+# fails without an entry in local/conformance/expected-failures.yaml, and on a stale entry. Then
+# the authorization-server scenarios against two instances serving the OAuth facade (every check
+# must pass; local/conformance/authorization.py).
 conformance: setup
 	$(PY) -m local.conformance
 

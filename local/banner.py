@@ -13,7 +13,8 @@ def render(running: Running) -> str:
     url = options.mcp_url
     aws = f"aws --endpoint-url {options.aws_endpoint} --region {options.region}"
     header = f'--header "Authorization: Bearer {running.api_key}"' if running.api_key else ""
-    if not header and "oauth" in running.auth_mode.split(","):
+    facade = bool(running.environment.get(EnvVars.OAUTH_FACADE_KEYS_SECRET))
+    if not header and "oauth" in running.auth_mode.split(",") and not facade:
         header = '--header "Authorization: Bearer $TOKEN"'  # a token from the issuer (python -m local.oauth_issuer)
     mode = "second endpoint attached to the running emulator" if options.attach else "local platform"
     lines = [
@@ -28,9 +29,17 @@ def render(running: Running) -> str:
     if running.api_key:
         lines.append(f"  API key        {running.api_key}   (principal local-developer; MCP_API_KEY fixes it)")
     if "oauth" in running.auth_mode.split(","):
-        issuer = os.environ.get(EnvVars.OAUTH_ISSUER, "")
+        issuer = running.environment.get(EnvVars.OAUTH_ISSUER) or os.environ.get(EnvVars.OAUTH_ISSUER, "")
         lines.append(f"  OAuth          issuer {issuer}; tokens need aud {url} (or MCP_OAUTH_AUDIENCE)")
         lines.append(f"  Metadata       http://127.0.0.1:{options.mcp_port}/.well-known/oauth-protected-resource/mcp")
+        if facade:
+            from local.oauth_issuer import DEV_USER
+
+            origin = f"http://127.0.0.1:{options.mcp_port}"
+            lines.append(
+                f"  OAuth facade   {origin}/.well-known/oauth-authorization-server (register, authorize, token):"
+                f" clients sign in with no registration; the user is {DEV_USER} at {issuer}"
+            )
     elif not running.api_key:
         lines.append(f"  Auth           {running.auth_mode} (loopback only: no key needed)")
     reload = f"reloaded on change, checked every {options.reload_s:g} s" if options.reload_s else "reload off"

@@ -5,6 +5,11 @@ keys generated at start (nothing is stored; every start has new keys). Tokens co
 :meth:`LocalIssuer.mint` (tests) or from its token endpoint, which grants ``client_credentials``
 to any client without authentication: a development stand-in, bound to loopback only.
 
+It also signs a fixed development user (:data:`DEV_USER`) in with the authorization-code grant
+(PKCE S256, an ID token), the upstream of the OAuth facade in ``make dev``: ``/authorize`` shows a
+one-button login page, whose form post redirects back with a one-time code. With ``clients``
+given, only those clients (id: secret) may use it, authenticated at the token endpoint.
+
     python -m local.oauth_issuer --port 9400 --audience http://127.0.0.1:8000/mcp
     MCP_AUTH=oauth MCP_OAUTH_ISSUER=http://127.0.0.1:9400 make dev
 """
@@ -12,7 +17,11 @@ to any client without authentication: a development stand-in, bound to loopback 
 from __future__ import annotations
 
 import argparse
+import base64
 import contextlib
+import hashlib
+import hmac
+import html
 import json
 import secrets
 import signal
@@ -21,9 +30,10 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
 import jwt
 from cryptography.hazmat.primitives import serialization
@@ -31,10 +41,26 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
 
 LOOPBACK = "127.0.0.1"
+DEV_USER = "local-developer"
+CODE_SECONDS = 120
+
+
+@dataclass(frozen=True)
+class IssuedCode:
+    client_id: str
+    redirect_uri: str
+    code_challenge: str
+    expires_at: float
 
 
 class LocalIssuer:
-    def __init__(self, port: int = 0) -> None:
+    def __init__(self, port: int = 0, clients: dict[str, str] | None = None) -> None:
+        self.clients = clients
+        """client id -> secret for the authorization-code grant; None: any client, no secret."""
+        self._codes: dict[str, IssuedCode] = {}
+        self._codes_lock = threading.Lock()
+        self.logins = 0
+        """Sign-ins completed on the login page (tests count the upstream round trips)."""
         self._keys: dict[str, rsa.RSAPrivateKey] = {}
         self.published: list[str] = []
         """kids served in the JWKS; a key can sign before it is published (rotation tests)."""
@@ -82,9 +108,12 @@ class LocalIssuer:
             "issuer": self.issuer,
             "jwks_uri": f"{self.issuer}/jwks",
             "token_endpoint": f"{self.issuer}/token",
-            "grant_types_supported": ["client_credentials"],
-            "token_endpoint_auth_methods_supported": ["none"],
-            "response_types_supported": ["token"],
+            "authorization_endpoint": f"{self.issuer}/authorize",
+            "grant_types_supported": ["client_credentials", "authorization_code"],
+            "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
+            "response_types_supported": ["code", "token"],
+            "code_challenge_methods_supported": ["S256"],
+            "scopes_supported": ["openid"],
             "id_token_signing_alg_values_supported": ["RS256"],
             "subject_types_supported": ["public"],
         }
@@ -115,32 +144,139 @@ class LocalIssuer:
         headers = {"kid": signer, "typ": "at+jwt"}
         return jwt.encode(payload, self._keys[signer], algorithm="RS256", headers=headers)
 
+    def id_token(self, subject: str, client_id: str, lifetime: int = 600) -> str:
+        now = int(time.time())
+        claims = {"iss": self.issuer, "sub": subject, "aud": client_id, "iat": now, "exp": now + lifetime}
+        return jwt.encode(claims, self._keys[self.current_kid], algorithm="RS256", headers={"kid": self.current_kid})
+
+    # -- the authorization-code grant (the facade's upstream in make dev) ---------------------------
+    def check_authorization(self, query: dict[str, str]) -> str | None:
+        """Why this authorization request is refused, or None."""
+        if query.get("response_type") != "code":
+            return "response_type must be code"
+        client_id, redirect_uri = query.get("client_id", ""), query.get("redirect_uri", "")
+        if self.clients is not None and client_id not in self.clients:
+            return "unknown client"
+        parts = urlsplit(redirect_uri)
+        if parts.scheme != "https" and not (parts.scheme == "http" and parts.hostname in ("127.0.0.1", "localhost")):
+            return "redirect_uri must be https or loopback http"
+        if query.get("code_challenge") and query.get("code_challenge_method") != "S256":
+            return "code_challenge_method must be S256"
+        return None
+
+    def issue_code(self, query: dict[str, str]) -> str:
+        code = secrets.token_urlsafe(24)
+        with self._codes_lock:
+            self._codes[code] = IssuedCode(
+                query["client_id"], query["redirect_uri"], query.get("code_challenge", ""), time.time() + CODE_SECONDS
+            )
+            self.logins += 1
+        return code
+
+    def redeem(self, form: dict[str, str], basic: tuple[str, str] | None) -> tuple[int, dict[str, Any]]:
+        client_id, secret = basic if basic is not None else (form.get("client_id", ""), form.get("client_secret"))
+        if self.clients is not None and not hmac.compare_digest(self.clients.get(client_id, "\0"), secret or ""):
+            return 401, {"error": "invalid_client"}
+        with self._codes_lock:
+            issued = self._codes.pop(form.get("code", ""), None)  # one-time
+        if issued is None or issued.expires_at < time.time() or issued.client_id != client_id:
+            return 400, {"error": "invalid_grant"}
+        if form.get("redirect_uri") != issued.redirect_uri:
+            return 400, {"error": "invalid_grant", "error_description": "redirect_uri mismatch"}
+        if issued.code_challenge:
+            digest = hashlib.sha256(form.get("code_verifier", "").encode()).digest()
+            if base64.urlsafe_b64encode(digest).rstrip(b"=").decode() != issued.code_challenge:
+                return 400, {"error": "invalid_grant", "error_description": "PKCE verification failed"}
+        return 200, {
+            "access_token": self.mint(DEV_USER, None, ("openid",), claims={"client_id": client_id}),
+            "id_token": self.id_token(DEV_USER, client_id),
+            "token_type": "Bearer",
+            "expires_in": 600,
+        }
+
+
+def login_page(query: dict[str, str]) -> str:
+    fields = "".join(
+        f"<input type='hidden' name='{html.escape(name)}' value='{html.escape(value)}'>"
+        for name, value in query.items()
+    )
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'><title>Local sign-in</title></head><body>"
+        "<h1>Local development issuer</h1>"
+        f"<p>Sign in as the development user <b>{DEV_USER}</b> (no password: loopback only).</p>"
+        f"<form method='post' action='/authorize'>{fields}<button type='submit'>Sign in</button></form>"
+        "</body></html>"
+    )
+
+
+def _single(raw: str) -> dict[str, str]:
+    return {name: values[0] for name, values in parse_qs(raw, keep_blank_values=True).items()}
+
 
 def _handler(issuer: LocalIssuer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            if self.path in ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"):
+            path, _, query = self.path.partition("?")
+            if path in ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"):
                 self._json(200, issuer.metadata())
-            elif self.path == "/jwks":
+            elif path == "/jwks":
                 issuer.jwks_requests += 1
                 self._json(200, issuer.jwks())
+            elif path == "/authorize":
+                params = _single(query)
+                refused = issuer.check_authorization(params)
+                if refused is not None:
+                    self._json(400, {"error": "invalid_request", "error_description": refused})
+                else:
+                    self._html(200, login_page(params))
             else:
                 self._json(404, {"error": "not_found"})
 
         def do_POST(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            form = _single(self.rfile.read(length).decode())
+            if self.path == "/authorize":
+                refused = issuer.check_authorization(form)
+                if refused is not None:
+                    self._json(400, {"error": "invalid_request", "error_description": refused})
+                    return
+                answer = {"code": issuer.issue_code(form), **({"state": form["state"]} if form.get("state") else {})}
+                separator = "&" if "?" in form["redirect_uri"] else "?"
+                self.send_response(302)
+                self.send_header("location", f"{form['redirect_uri']}{separator}{urlencode(answer)}")
+                self.send_header("content-length", "0")
+                self.end_headers()
+                return
             if self.path != "/token":
                 self._json(404, {"error": "not_found"})
                 return
-            length = int(self.headers.get("content-length") or 0)
-            form = {k: v[0] for k, v in parse_qs(self.rfile.read(length).decode()).items()}
-            if form.get("grant_type") != "client_credentials" or not form.get("client_id"):
+            if form.get("grant_type") == "authorization_code":
+                status, body = issuer.redeem(form, _basic(self.headers.get("authorization", "")))
+                self._json(status, body)
+                return
+            basic = _basic(self.headers.get("authorization", ""))
+            client_id = basic[0] if basic is not None else form.get("client_id", "")
+            if form.get("grant_type") != "client_credentials" or not client_id:
                 self._json(400, {"error": "unsupported_grant_type"})
                 return
+            secret = basic[1] if basic is not None else form.get("client_secret", "")
+            if issuer.clients is not None and not hmac.compare_digest(issuer.clients.get(client_id, "\0"), secret):
+                self._json(401, {"error": "invalid_client"})
+                return
+            form["client_id"] = client_id
             scopes = form.get("scope", "").split()
             token = issuer.mint(form["client_id"], form.get("resource"), scopes)
             self._json(
                 200, {"access_token": token, "token_type": "Bearer", "expires_in": 600, "scope": " ".join(scopes)}
             )
+
+        def _html(self, status: int, page: str) -> None:
+            payload = page.encode()
+            self.send_response(status)
+            self.send_header("content-type", "text/html; charset=utf-8")
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
 
         def _json(self, status: int, body: dict[str, Any]) -> None:
             payload = json.dumps(body).encode()
@@ -156,9 +292,17 @@ def _handler(issuer: LocalIssuer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+def _basic(value: str) -> tuple[str, str] | None:
+    scheme, _, encoded = value.partition(" ")
+    if scheme.lower() != "basic":
+        return None
+    client_id, _, secret = base64.b64decode(encoded.strip()).decode().partition(":")
+    return unquote(client_id), unquote(secret)
+
+
 @contextlib.contextmanager
-def running_issuer(port: int = 0) -> Iterator[LocalIssuer]:
-    issuer = LocalIssuer(port).start()
+def running_issuer(port: int = 0, clients: dict[str, str] | None = None) -> Iterator[LocalIssuer]:
+    issuer = LocalIssuer(port, clients).start()
     try:
         yield issuer
     finally:

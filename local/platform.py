@@ -20,6 +20,7 @@ from local.fixtures import fixture_packages
 from local.functions import handler_factory, invoker, resolve_handler
 from local.health import HealthReporter, PipelineBacklog, RequestCounter
 from local.mapping import EventSourceMapping, MappingConfig
+from local.oauth_facade import prepare as prepare_oauth_facade
 from local.pollers import KinesisShards, ShardSource, StreamPoller, TableStreamShards
 from local.queue_poller import QueuePoller
 from local.reload import FeatureReloader, ReloadableHandler, SwappableApp, file_stamps, load_features
@@ -33,6 +34,9 @@ if TYPE_CHECKING:
     from mcp_platform.http.endpoint import McpEndpoint
     from mcp_platform.mcp.catalog import Catalog
     from mcp_platform.tasks.handler import TaskHandler
+
+if TYPE_CHECKING:
+    from local.oauth_issuer import LocalIssuer
 
 logger = logging.getLogger(__name__)
 DEV_PRINCIPAL = "local-developer"
@@ -59,6 +63,8 @@ class Running:
     health: HealthReporter | None = None
     reloader: FeatureReloader | None = None
     stop_event: threading.Event = field(default_factory=threading.Event)
+    oauth_issuer: LocalIssuer | None = None  # MCP_OAUTH_FACADE: the development issuer upstream of it
+    environment: dict[str, str] = field(default_factory=dict)  # the endpoint's, as it was started
 
     def shutdown(self) -> None:
         """Endpoint first (no new work), then the pollers and sweepers, then the emulator they
@@ -68,6 +74,8 @@ class Running:
         self.stop_event.set()
         if self.endpoint is not None:
             self.endpoint.stop(timeout_s=ENDPOINT_STOP_S)
+        if self.oauth_issuer is not None:
+            self.oauth_issuer.stop()
         workers: list[StreamPoller | TtlSweeper | HealthReporter | QueuePoller | FeatureReloader]
         workers = [*self.pollers, *self.sweepers]
         workers += self.queue_pollers
@@ -110,6 +118,8 @@ def start(options: LocalOptions, running_hook: Any = None) -> Running:
     running.emulator = emulator
     if running_hook is not None:
         running_hook(running)
+    running.oauth_issuer = prepare_oauth_facade(env, options, clients.secretsmanager)  # MCP_OAUTH_FACADE only
+    running.environment = env
     features_stamps = file_stamps(options.features_dir)  # before the import: what changes after it reloads
     features = load_features(options.features_dir)
     # X6: one item cache for this process's endpoint and task worker, as one DAX cluster serves

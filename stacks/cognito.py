@@ -10,6 +10,10 @@ and the resource server's scope must be present (``MCP_OAUTH_CLIENT_IDS``, ``MCP
 
 Cognito offers neither dynamic client registration (RFC 7591) nor client ID metadata documents:
 MCP clients that rely on them cannot register themselves and need this client's id configured.
+The OAuth facade (``oauth_facade``, on by default here; stacks/oauth_facade.py) gives them both:
+it signs users in through its own confidential app client (:meth:`add_facade_client`, whose
+callback is the facade's on the Function URL). ``oauth_machine_client`` adds an app client for
+the client_credentials grant (a secret, the resource server's scopes only) for machine callers.
 """
 
 from __future__ import annotations
@@ -57,6 +61,8 @@ class CognitoAuthorization(Construct):
         resource_server = self.user_pool.add_resource_server(
             "ResourceServer", identifier=COGNITO_RESOURCE_SERVER, scopes=resource_scopes
         )
+        self.resource_server = resource_server
+        self.resource_scopes = [cognito.OAuthScope.resource_server(resource_server, s) for s in resource_scopes]
         self.client = self.user_pool.add_client(
             "McpClient",
             generate_secret=False,
@@ -77,6 +83,20 @@ class CognitoAuthorization(Construct):
             enable_token_revocation=True,
         )
         self.client.node.add_dependency(resource_server)  # its scopes must exist first
+        self.machine_client: cognito.UserPoolClient | None = None
+        if config.oauth_machine_client:
+            # Machines sign in as themselves: the client_credentials grant, a secret, no user.
+            self.machine_client = self.user_pool.add_client(
+                "MachineClient",
+                generate_secret=True,
+                o_auth=cognito.OAuthSettings(
+                    flows=cognito.OAuthFlows(client_credentials=True), scopes=self.resource_scopes
+                ),
+                supported_identity_providers=[cognito.UserPoolClientIdentityProvider.COGNITO],
+                access_token_validity=Duration.hours(1),
+                enable_token_revocation=True,
+            )
+            self.machine_client.node.add_dependency(resource_server)
         # The tokens' iss (the ProviderURL attribute is the same without its scheme).
         self.issuer = f"https://cognito-idp.{Aws.REGION}.{Aws.URL_SUFFIX}/{self.user_pool.user_pool_id}"
         self.jwks_url = f"{self.issuer}/.well-known/jwks.json"
@@ -84,3 +104,31 @@ class CognitoAuthorization(Construct):
         CfnOutput(stack, "OAuthIssuer", value=self.issuer, description="OAuth issuer (Cognito user pool)")
         CfnOutput(stack, "OAuthClientId", value=self.client.user_pool_client_id, description="public app client id")
         CfnOutput(stack, "OAuthSignInDomain", value=self.domain.base_url(), description="authorize/token endpoints")
+        if self.machine_client is not None:
+            CfnOutput(
+                stack,
+                "OAuthMachineClientId",
+                value=self.machine_client.user_pool_client_id,
+                description="client_credentials app client (its secret: aws cognito-idp describe-user-pool-client)",
+            )
+
+    def add_facade_client(self, callback_urls: list[str]) -> cognito.UserPoolClient:
+        """The OAuth facade's own app client: confidential (it keeps a secret server-side), the
+        authorization-code grant with ``openid`` only (the facade issues the resource's scopes
+        itself), the facade's callback: on the Function URL (and on ``oauth_audience``'s origin)."""
+        return self.user_pool.add_client(
+            "FacadeClient",
+            generate_secret=True,
+            auth_flows=cognito.AuthFlow(user_srp=True),
+            o_auth=cognito.OAuthSettings(
+                flows=cognito.OAuthFlows(authorization_code_grant=True),
+                scopes=[cognito.OAuthScope.OPENID],
+                callback_urls=callback_urls,
+            ),
+            supported_identity_providers=[cognito.UserPoolClientIdentityProvider.COGNITO],
+            prevent_user_existence_errors=True,
+            access_token_validity=Duration.minutes(5),  # used once, to read the ID token
+            id_token_validity=Duration.minutes(5),
+            refresh_token_validity=Duration.hours(1),  # the minimum; never stored by the facade
+            enable_token_revocation=True,
+        )

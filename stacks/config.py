@@ -97,6 +97,10 @@ class PlatformConfig:
     oauth_client_ids: tuple[str, ...]
     oauth_cognito: bool  # a Cognito user pool as the authorization server (stacks/cognito.py)
     oauth_cognito_callback_urls: tuple[str, ...]
+    oauth_facade: bool  # the authorization-server facade on the Function URL (stacks/oauth_facade.py)
+    oauth_upstream_client_secret: str  # the facade's client at oauth_issuer (not with Cognito)
+    oauth_upstream_scopes: tuple[str, ...]
+    oauth_machine_client: bool  # a Cognito app client for the client_credentials grant
     allowed_origins: tuple[str, ...]
     architecture: str
     lambda_python: str  # "3.13": the runtime (python3.13) and the layer's wheels

@@ -74,6 +74,23 @@ KEYS: dict[str, ContextKeyDoc] = {
         "redirect URIs of the Cognito app client (https, or `http://localhost...`)",
         default="MCP Inspector's",
     ),
+    "oauth_facade": ContextKeyDoc(
+        "the authorization-server facade on the endpoint's origin (RFC 8414 metadata, RFC 7591 "
+        "registration, client ID metadata documents, code + PKCE, its own tokens bound to this resource) "
+        "in front of the upstream provider",
+        default="`true` with `oauth_cognito`, else `false`",
+    ),
+    "oauth_upstream_client_secret": ContextKeyDoc(
+        "with the facade in front of a provider other than Cognito: the secret (name or ARN) holding its "
+        '`{"client_id", "client_secret"}`',
+    ),
+    "oauth_upstream_scopes": ContextKeyDoc(
+        "the scopes the facade asks the upstream provider for when it signs a user in (must include `openid`)",
+    ),
+    "oauth_machine_client": ContextKeyDoc(
+        "a Cognito app client for machine callers (`client_credentials` grant); the client-credentials "
+        "extension is then advertised in `server/discover`",
+    ),
     "allowed_origins": ContextKeyDoc(
         "CORS / Origin allow-list (S8); `*` is refused",
     ),

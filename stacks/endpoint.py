@@ -16,6 +16,7 @@ from stacks.config import PlatformConfig
 from stacks.data import Data
 from stacks.dax import DaxCache
 from stacks.network import Network
+from stacks.oauth_facade import OAuthFacade
 from stacks.request_state import RequestStateKey
 from stacks.runtime import architecture_of, lambda_runtime, web_adapter_layer_arn
 from stacks.stream import EventStream
@@ -46,6 +47,7 @@ class Endpoint(Construct):
         dax: DaxCache | None,
         cognito: CognitoAuthorization | None = None,
         request_state: RequestStateKey | None = None,
+        facade: OAuthFacade | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         region = Stack.of(self).region
@@ -75,6 +77,7 @@ class Endpoint(Construct):
             # The secret's ARN only: the function reads the key on first use (interactive/keys.py).
             **({EnvVars.REQUEST_STATE_SECRET: request_state.secret.secret_arn} if request_state else {}),
             **self._oauth_environment(config, cognito),
+            **(facade.environment() if facade is not None else {}),
         }
         vpc_props = network.function_placement() if network is not None else {}
         self.environment = dict(environment)  # what the task worker's function starts from
@@ -109,6 +112,8 @@ class Endpoint(Construct):
             dax.grant_client(fn)
         if request_state is not None:
             request_state.grant_read(fn)  # 2026 requestState keys: this secret only, read only
+        if facade is not None:
+            facade.grant(fn)  # the facade's signing seeds and its upstream client's secret
 
         # S1 streaming URL. Auth type NONE: the app authenticates every request itself (bearer
         # API keys / OAuth, default deny), which IAM auth could not express for MCP clients.
@@ -118,6 +123,8 @@ class Endpoint(Construct):
             cors=self._cors(config),
         )
         CfnOutput(Stack.of(self), "McpEndpointUrl", value=f"{self.url.url}mcp", description="MCP endpoint (POST/GET)")
+        if facade is not None:
+            facade.connect(self.url)  # after the URL: the Cognito client's callback names it
 
     @staticmethod
     def _oauth_environment(config: PlatformConfig, cognito: CognitoAuthorization | None) -> dict[str, str]:
@@ -133,9 +140,12 @@ class Endpoint(Construct):
             EnvVars.OAUTH_CLIENT_IDS: ",".join(config.oauth_client_ids),
         }
         if cognito is not None:  # Cognito access tokens have no aud: bound by the app client
+            machine = [cognito.machine_client.user_pool_client_id] if cognito.machine_client is not None else []
             environment[EnvVars.OAUTH_CLIENT_IDS] = ",".join(
-                [*config.oauth_client_ids, cognito.client.user_pool_client_id]
+                [*config.oauth_client_ids, cognito.client.user_pool_client_id, *machine]
             )
+            if machine:  # machines may use client_credentials: the extension is advertised
+                environment[EnvVars.OAUTH_CLIENT_CREDENTIALS] = "true"
         return {name: value for name, value in environment.items() if value}
 
     @staticmethod

@@ -106,6 +106,22 @@ def acknowledge(stack: PlatformStack) -> None:
         "invalidate every state in flight at each rotation.",
     )
 
+    if stack.facade is not None:
+        _ack(
+            stack.facade.keys,
+            "AwsSolutions-SMG4",
+            "The OAuth facade's signing seeds rotate by key id (add a seed, make it current, drop the old one once "
+            "its access tokens have expired: README, OAuth); a single-value rotation Lambda would invalidate every "
+            "token in flight at each rotation.",
+        )
+        if stack.facade.upstream_secret is not None:
+            _ack(
+                stack.facade.upstream_secret,
+                "AwsSolutions-SMG4",
+                "A copy of the facade's Cognito app client secret, written by the stack from the client itself; "
+                "Cognito cannot rotate a client secret in place, so it changes with the client (redeploy).",
+            )
+
     if stack.cognito is not None:
         _ack(
             stack.cognito.user_pool,

@@ -8,6 +8,11 @@ fails on a combination the function would refuse or could not serve:
 - an issuer, audience or JWKS URL that is not https (loopback http is for ``make dev`` only).
 - ``oauth_cognito`` together with ``oauth_issuer`` (the user pool *is* the issuer), or without
   ``oauth`` in ``auth_mode``; OAuth keys set while ``auth_mode`` has no ``oauth``.
+- ``oauth_facade`` (the authorization-server facade, mcp_platform/auth/facade/; on by default
+  with ``oauth_cognito``) in front of another issuer without ``oauth_upstream_client_secret``
+  (the facade's client there: a Secrets Manager secret you create, ARN or name);
+  ``oauth_machine_client`` (a Cognito app client for the client_credentials grant) without
+  ``oauth_cognito``; ``oauth_upstream_scopes`` without ``openid``.
 """
 
 from __future__ import annotations
@@ -26,7 +31,15 @@ DEFAULT_CALLBACK_URLS = ("http://localhost:6274/oauth/callback",)
 SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
 CALLBACK_PATTERN = re.compile(r"^(https://[^\s#]+|http://localhost(:\d{1,5})?(/[^\s#]*)?)$")
 
-SETTING_KEYS = ("oauth_issuer", "oauth_audience", "oauth_scopes", "oauth_jwks_url", "oauth_client_ids")
+SETTING_KEYS = (
+    "oauth_issuer",
+    "oauth_audience",
+    "oauth_scopes",
+    "oauth_jwks_url",
+    "oauth_client_ids",
+    "oauth_upstream_client_secret",
+)
+SECRET_REFERENCE = re.compile(r"^(arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:)?[A-Za-z0-9/_+=.@-]{1,512}$")
 
 OAUTH_DEFAULTS: dict[str, Any] = {
     "oauth_issuer": "",
@@ -36,6 +49,10 @@ OAUTH_DEFAULTS: dict[str, Any] = {
     "oauth_client_ids": [],
     "oauth_cognito": False,
     "oauth_cognito_callback_urls": list(DEFAULT_CALLBACK_URLS),
+    "oauth_facade": None,  # None: on with oauth_cognito, off otherwise
+    "oauth_upstream_client_secret": "",
+    "oauth_upstream_scopes": "openid",
+    "oauth_machine_client": False,
 }
 
 
@@ -49,11 +66,16 @@ def oauth_context(
     if auth_mode not in CLOUD_AUTH_MODES or len(modes) != auth_mode.count(",") + 1:
         raise fail("auth_mode", "one of " + ", ".join(CLOUD_AUTH_MODES), given)
     cognito = _bool(raw("oauth_cognito"), fail)
+    machine_client = _bool(raw("oauth_machine_client"), fail, "oauth_machine_client")
+    facade_setting = raw("oauth_facade")
+    facade = cognito if facade_setting is None else _bool(facade_setting, fail, "oauth_facade")
     issuer = _https(raw, "oauth_issuer", fail)
     oauth = "oauth" in modes
     if not oauth:
         configured = [key for key in SETTING_KEYS if raw(key) not in ("", None, [], ())]
         configured += ["oauth_cognito"] if cognito else []
+        configured += ["oauth_machine_client"] if machine_client else []
+        configured += ["oauth_facade"] if facade_setting is not None and facade else []
         if configured:
             raise fail(configured[0], "unset unless auth_mode includes oauth", raw(configured[0]))
     elif dax:
@@ -75,6 +97,20 @@ def oauth_context(
     callbacks = _list(raw("oauth_cognito_callback_urls"), "oauth_cognito_callback_urls", fail)
     if not all(CALLBACK_PATTERN.fullmatch(url) for url in callbacks) or (cognito and not callbacks):
         raise fail("oauth_cognito_callback_urls", "https URLs (or http://localhost...)", callbacks)
+    upstream_secret = str(raw("oauth_upstream_client_secret") or "")
+    if upstream_secret and not SECRET_REFERENCE.fullmatch(upstream_secret):
+        raise fail("oauth_upstream_client_secret", "a Secrets Manager secret name or ARN", upstream_secret)
+    if oauth and facade and not cognito and not upstream_secret:
+        raise fail(
+            "oauth_upstream_client_secret",
+            'a secret holding {"client_id", "client_secret"} of the facade at oauth_issuer (or oauth_facade=false)',
+            "",
+        )
+    if machine_client and not cognito:
+        raise fail("oauth_machine_client", "false unless oauth_cognito=true (it is a Cognito app client)", True)
+    upstream_scopes = _list(raw("oauth_upstream_scopes"), "oauth_upstream_scopes", fail, separator=" ")
+    if "openid" not in upstream_scopes or not all(SCOPE_TOKEN.fullmatch(scope) for scope in upstream_scopes):
+        raise fail("oauth_upstream_scopes", "space-separated scopes including openid", " ".join(upstream_scopes))
     return {
         "auth_mode": auth_mode,
         "oauth_issuer": issuer,
@@ -84,6 +120,10 @@ def oauth_context(
         "oauth_client_ids": _list(raw("oauth_client_ids"), "oauth_client_ids", fail),
         "oauth_cognito": cognito,
         "oauth_cognito_callback_urls": callbacks,
+        "oauth_facade": oauth and facade,
+        "oauth_upstream_client_secret": upstream_secret,
+        "oauth_upstream_scopes": upstream_scopes,
+        "oauth_machine_client": machine_client,
     }
 
 
@@ -97,12 +137,12 @@ def _https(raw: Callable[[str], Any], key: str, fail: Callable[[str, str, Any], 
     return str(value)
 
 
-def _bool(value: Any, fail: Callable[[str, str, Any], Exception]) -> bool:
+def _bool(value: Any, fail: Callable[[str, str, Any], Exception], key: str = "oauth_cognito") -> bool:
     if isinstance(value, bool):
         return value
     text = str(value).strip().lower()
     if text not in ("true", "false"):
-        raise fail("oauth_cognito", "true or false", value)
+        raise fail(key, "true or false", value)
     return text == "true"
 
 

@@ -17,6 +17,7 @@ from stacks.dax import DaxCache
 from stacks.endpoint import METRICS_NAMESPACE, SERVICE_NAME, Endpoint
 from stacks.monitoring import Monitored, Monitoring
 from stacks.network import Network
+from stacks.oauth_facade import OAuthFacade
 from stacks.processing import Processing
 from stacks.request_state import RequestStateKey
 from stacks.shared_layer import SharedLayer
@@ -52,6 +53,12 @@ class PlatformStack(Stack):
         }
         # OAuth 2.1 with a Cognito user pool as the authorization server (optional).
         self.cognito = CognitoAuthorization(self, "Authorization", config=config) if config.oauth_cognito else None
+        # The authorization-server facade on the Function URL (every client can sign in).
+        self.facade = (
+            OAuthFacade(self, "OAuthFacade", config=config, key=key, cognito=self.cognito)
+            if config.oauth_facade
+            else None
+        )
         # 2026 multi-round requests: every instance verifies every instance's requestState.
         self.request_state = RequestStateKey(self, "RequestState", config=config, key=key)
         self.endpoint = Endpoint(
@@ -66,6 +73,7 @@ class PlatformStack(Stack):
             dax=self.dax,
             cognito=self.cognito,
             request_state=self.request_state,
+            facade=self.facade,
         )
         # Tasks extension: long tool calls run durably in their own worker, fed by a queue.
         self.tasks = (

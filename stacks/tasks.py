@@ -34,8 +34,14 @@ WORKER_TIMEOUT_S = 900  # one attempt of a task: the Lambda maximum
 VISIBILITY_TIMEOUT_S = WORKER_TIMEOUT_S + 60
 # The Web Adapter's settings, and the request-state secret: a task asks for input through its task
 # item (tasks/update), never through a 2026 requestState, so the worker neither reads nor is
-# granted the secret.
-_NOT_FOR_THE_WORKER = ("AWS_LAMBDA_EXEC_WRAPPER", "AWS_LWA_", EnvVars.REQUEST_STATE_SECRET)
+# granted the secret. Nor the OAuth facade's: only the endpoint serves it (and reads its secrets).
+_NOT_FOR_THE_WORKER = (
+    "AWS_LAMBDA_EXEC_WRAPPER",
+    "AWS_LWA_",
+    EnvVars.REQUEST_STATE_SECRET,
+    EnvVars.OAUTH_FACADE,  # the facade is served by the endpoint (and its variables with it)
+    "MCP_OAUTH_UPSTREAM_",
+)
 
 
 class TaskWorker(Construct):

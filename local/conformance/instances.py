@@ -15,7 +15,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -77,9 +77,20 @@ class Instance:
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
 
-def start_instance(name: str, port: int, aws_port: int, allowed_hosts: Sequence[str], log_dir: Path) -> Instance:
+def start_instance(
+    name: str,
+    port: int,
+    aws_port: int,
+    allowed_hosts: Sequence[str],
+    log_dir: Path,
+    *,
+    settings: Mapping[str, str] | None = None,
+    fixtures: Sequence[str] = ("conformance",),
+) -> Instance:
+    """``settings``: environment beyond the defaults (the authorization scenarios' OAuth facade)."""
     attach = name != "a"
-    command = [sys.executable, "-m", "local", *(["--attach"] if attach else []), "--fixtures", "conformance"]
+    command = [sys.executable, "-m", "local", *(["--attach"] if attach else [])]
+    command += [argument for fixture in fixtures for argument in ("--fixtures", fixture)]
     env = {
         **os.environ,
         "MCP_AUTH": "none",
@@ -88,6 +99,7 @@ def start_instance(name: str, port: int, aws_port: int, allowed_hosts: Sequence[
         "MCP_ALLOWED_HOSTS": ",".join(allowed_hosts),
         "LOCAL_HEALTH_SECONDS": "0",
         "PYTHONUNBUFFERED": "1",
+        **(settings or {}),
     }
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / f"instance-{name}.log"

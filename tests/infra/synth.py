@@ -36,6 +36,7 @@ OAUTH_CONTEXT: dict[str, Any] = {
     "oauth_cognito": "true",
     "oauth_scopes": "mcp/tools mcp/admin",
     "oauth_cognito_callback_urls": ["http://localhost:6274/oauth/callback", "https://client.example.com/callback"],
+    "oauth_machine_client": "true",  # the facade is on by default with Cognito
     "allowed_origins": ["https://app.example.com"],
 }
 

@@ -4,6 +4,7 @@ and the optional Cognito user pool (the ``oauth`` template is cdk-nag clean or i
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,11 +12,18 @@ import pytest
 from mcp_platform.config import EnvVars
 from stacks.config import ContextError, PlatformConfig
 from stacks.endpoint import Endpoint
-from tests.infra.synth import Synthesized
+from tests.infra.synth import Synthesized, synthesize
 
 pytestmark = [pytest.mark.infra, pytest.mark.xdist_group("infra")]
 
 ISSUER = "https://login.example.com/tenant"
+
+
+def app_client(s: Synthesized, name: str) -> tuple[str, dict[str, Any]]:
+    """(logical id, properties) of the Cognito app client the construct calls ``name``."""
+    clients = s.resources("AWS::Cognito::UserPoolClient")
+    (logical_id,) = [key for key in clients if key.startswith(f"AuthorizationUserPool{name}")]
+    return logical_id, clients[logical_id]["Properties"]
 
 
 def config_from(**context: Any) -> PlatformConfig:
@@ -96,8 +104,9 @@ def test_cognito_user_pool_is_the_endpoints_issuer(oauth: Synthesized) -> None:
     issuer = json.dumps(env[EnvVars.OAUTH_ISSUER])
     assert "https://cognito-idp." in issuer and pool_id in issuer  # the tokens' iss, scheme included
     assert pool_id in json.dumps(env[EnvVars.OAUTH_JWKS_URL]) and "jwks.json" in json.dumps(env[EnvVars.OAUTH_JWKS_URL])
-    client_id = next(iter(oauth.resources("AWS::Cognito::UserPoolClient")))
-    assert env[EnvVars.OAUTH_CLIENT_IDS] == {"Ref": client_id}  # Cognito access tokens carry no aud
+    public, machine = app_client(oauth, "McpClient")[0], app_client(oauth, "MachineClient")[0]
+    # Cognito access tokens carry no aud: the app clients whose tokens are accepted as they are.
+    assert env[EnvVars.OAUTH_CLIENT_IDS] == {"Fn::Join": ["", [{"Ref": public}, ",", {"Ref": machine}]]}
     assert env[EnvVars.OAUTH_SCOPES] == "mcp/tools mcp/admin"
     assert EnvVars.OAUTH_AUDIENCE not in env  # derived from the Function URL at run time
 
@@ -106,7 +115,7 @@ def test_cognito_resource_server_and_public_pkce_client(oauth: Synthesized) -> N
     server = oauth.one("AWS::Cognito::UserPoolResourceServer")["Properties"]
     assert server["Identifier"] == "mcp"
     assert sorted(scope["ScopeName"] for scope in server["Scopes"]) == ["admin", "tools"]
-    client = oauth.one("AWS::Cognito::UserPoolClient")["Properties"]
+    client = app_client(oauth, "McpClient")[1]
     assert client["GenerateSecret"] is False  # a public client: MCP clients cannot keep a secret
     assert client["AllowedOAuthFlows"] == ["code"] and client["AllowedOAuthFlowsUserPoolClient"] is True
     assert client["CallbackURLs"] == ["http://localhost:6274/oauth/callback", "https://client.example.com/callback"]
@@ -121,3 +130,125 @@ def test_browser_clients_can_read_the_challenge_through_the_function_url(oauth: 
     cors = oauth.one("AWS::Lambda::Url")["Properties"]["Cors"]
     assert "www-authenticate" in cors["ExposeHeaders"]
     assert "GET" in cors["AllowMethods"]  # the protected-resource metadata
+
+
+# -- the OAuth facade and the machine client ------------------------------------------------------
+
+
+def test_the_facade_is_on_by_default_with_cognito_and_off_otherwise() -> None:
+    assert config_from(auth_mode="oauth", oauth_cognito=True).oauth_facade
+    assert not config_from(auth_mode="oauth", oauth_cognito=True, oauth_facade="false").oauth_facade
+    assert not config_from(auth_mode="oauth", oauth_issuer=ISSUER).oauth_facade
+    assert not config_from().oauth_facade
+    other = config_from(
+        auth_mode="oauth", oauth_issuer=ISSUER, oauth_facade="true", oauth_upstream_client_secret="my/facade-client"
+    )
+    assert other.oauth_facade and other.oauth_upstream_client_secret == "my/facade-client"
+
+
+@pytest.mark.parametrize(
+    ("context", "key"),
+    [
+        ({"auth_mode": "oauth", "oauth_issuer": ISSUER, "oauth_facade": "true"}, "oauth_upstream_client_secret"),
+        (
+            {
+                "auth_mode": "oauth",
+                "oauth_issuer": ISSUER,
+                "oauth_facade": "true",
+                "oauth_upstream_client_secret": "no spaces allowed",
+            },
+            "oauth_upstream_client_secret",
+        ),
+        ({"auth_mode": "oauth", "oauth_issuer": ISSUER, "oauth_machine_client": "true"}, "oauth_machine_client"),
+        ({"auth_mode": "oauth", "oauth_cognito": "true", "oauth_upstream_scopes": "email"}, "oauth_upstream_scopes"),
+        ({"auth_mode": "oauth", "oauth_cognito": "true", "oauth_facade": "sometimes"}, "oauth_facade"),
+        ({"oauth_facade": "true"}, "oauth_facade"),  # without an OAuth mode
+    ],
+)
+def test_bad_facade_context_fails_synth_naming_the_key(context: dict[str, Any], key: str) -> None:
+    with pytest.raises(ContextError) as error:
+        config_from(**context)
+    assert f"'{key}'" in str(error.value)
+
+
+def statements_of(s: Synthesized, function_handler: str) -> list[dict[str, Any]]:
+    function = next(
+        f for f in s.resources("AWS::Lambda::Function").values() if f["Properties"]["Handler"] == function_handler
+    )
+    role = function["Properties"]["Role"]["Fn::GetAtt"][0]
+    found: list[dict[str, Any]] = []
+    for policy in s.resources("AWS::IAM::Policy").values():
+        if {"Ref": role} in policy["Properties"]["Roles"]:
+            found += policy["Properties"]["PolicyDocument"]["Statement"]
+    return found
+
+
+def test_the_facade_signs_users_in_through_its_own_cognito_client_on_the_function_url(oauth: Synthesized) -> None:
+    # Its app client: confidential, code grant with openid only, one callback: the facade's on the URL
+    _, client = app_client(oauth, "FacadeClient")
+    url = next(iter(oauth.resources("AWS::Lambda::Url")))
+    assert client["GenerateSecret"] is True and client["AllowedOAuthFlows"] == ["code"]
+    assert client["AllowedOAuthScopes"] == ["openid"]
+    assert client["CallbackURLs"] == [{"Fn::Join": ["", [{"Fn::GetAtt": [url, "FunctionUrl"]}, "callback"]]}]
+    # The function is told the facade's secrets, and its signing seeds are generated, never in the template
+    env = endpoint_env(oauth)
+    assert env[EnvVars.OAUTH_FACADE] == "true" and env[EnvVars.OAUTH_UPSTREAM_SCOPES] == "openid"
+    seeds_id = env[EnvVars.OAUTH_FACADE_KEYS_SECRET]["Ref"]
+    seeds = oauth.json["Resources"][seeds_id]["Properties"]
+    assert seeds["GenerateSecretString"]["GenerateStringKey"] == "k1" and "SecretString" not in seeds
+    # The upstream secret is named from the user pool (no reference from the function: no cycle)
+    pool = next(iter(oauth.resources("AWS::Cognito::UserPool")))
+    name = {"Fn::Join": ["", ["mcp-platform/oauth-facade-upstream/", {"Ref": pool}]]}
+    assert env[EnvVars.OAUTH_UPSTREAM_CLIENT_SECRET] == name
+    (upstream,) = [
+        v["Properties"]
+        for v in oauth.resources("AWS::SecretsManager::Secret").values()
+        if v["Properties"].get("Name") == name
+    ]
+    assert "KmsKeyId" in upstream and "client_secret" in json.dumps(upstream["SecretString"])
+    # and granted to the endpoint by that name, read only
+    reads = [st for st in statements_of(oauth, "run.sh") if "secretsmanager:GetSecretValue" in st["Action"]]
+    by_name = [st for st in reads if "oauth-facade-upstream" in json.dumps(st["Resource"])]
+    assert by_name and "-??????" in json.dumps(by_name[0]["Resource"])
+    assert any({"Ref": seeds_id} in st["Resource"] for st in reads)
+
+
+def test_the_machine_client_uses_client_credentials_and_the_extension_is_advertised(oauth: Synthesized) -> None:
+    _, machine = app_client(oauth, "MachineClient")
+    assert machine["GenerateSecret"] is True and machine["AllowedOAuthFlows"] == ["client_credentials"]
+    assert all("openid" not in json.dumps(scope) for scope in machine["AllowedOAuthScopes"])  # resource scopes only
+    assert endpoint_env(oauth)[EnvVars.OAUTH_CLIENT_CREDENTIALS] == "true"
+    assert "OAuthMachineClientId" in oauth.json["Outputs"]
+
+
+def test_the_task_worker_is_told_nothing_of_the_facade(oauth: Synthesized) -> None:
+    worker = next(
+        f
+        for f in oauth.resources("AWS::Lambda::Function").values()
+        if f["Properties"]["Handler"] == "task_worker.lambda_handler"
+    )
+    names = set(worker["Properties"]["Environment"]["Variables"])
+    assert not {name for name in names if name.startswith(("MCP_OAUTH_FACADE", "MCP_OAUTH_UPSTREAM_"))}
+
+
+def test_behind_a_custom_domain_the_facade_callback_on_that_origin_is_registered_too(tmp_path: Path) -> None:
+    context = {"auth_mode": "oauth", "dax": "false", "oauth_cognito": "true"}
+    s = synthesize(tmp_path / "domain", {**context, "oauth_audience": "https://mcp.example.com/mcp"})
+    callbacks = app_client(s, "FacadeClient")[1]["CallbackURLs"]
+    assert len(callbacks) == 2 and callbacks[1] == "https://mcp.example.com/callback"
+
+
+def test_a_facade_in_front_of_another_issuer_reads_the_client_secret_it_is_given(tmp_path: Path) -> None:
+    context = {
+        "auth_mode": "oauth",
+        "dax": "false",
+        "oauth_issuer": ISSUER,
+        "oauth_facade": "true",
+        "oauth_upstream_client_secret": "teams/mcp-facade-client",
+    }
+    s = synthesize(tmp_path / "generic", context)
+    env = endpoint_env(s)
+    assert env[EnvVars.OAUTH_UPSTREAM_CLIENT_SECRET] == "teams/mcp-facade-client"
+    assert not s.resources("AWS::Cognito::UserPool")
+    reads = [st for st in statements_of(s, "run.sh") if "secretsmanager:GetSecretValue" in st["Action"]]
+    assert any("secret:teams/mcp-facade-client-??????" in json.dumps(st["Resource"]) for st in reads)

@@ -293,3 +293,21 @@ def test_a_template_whose_variables_are_not_its_arguments_is_refused_at_definiti
         resource("test://fixed")(fixed_with_argument)
     with pytest.raises(TypeError, match="needs its URI"):
         resource(fixed_with_argument)  # type: ignore[arg-type]
+
+
+def test_extensions_given_to_the_server_are_advertised_beside_the_tasks_extension_in_2026_only() -> None:
+    # Given the tasks extension served and the OAuth client-credentials extension on
+    from types import SimpleNamespace
+
+    from mcp_platform.auth.base import CLIENT_CREDENTIALS_EXTENSION
+    from mcp_platform.tasks.model import EXTENSION_ID as TASKS
+
+    async def method(request: Any, call: Any) -> dict[str, Any]:
+        return {}
+
+    tasks = SimpleNamespace(get=method, update=method, cancel=method)
+    services = Services(tasks=tasks)  # type: ignore[arg-type]
+    srv = McpServer(Catalog.of([]), ToolCallRunner(services), extensions={CLIENT_CREDENTIALS_EXTENSION: {}})
+    # Then 2026 capabilities name both; the 2025 wire has no extensions field
+    assert srv.capabilities(modern=True)["extensions"] == {TASKS: {}, CLIENT_CREDENTIALS_EXTENSION: {}}
+    assert "extensions" not in srv.capabilities(modern=False)

@@ -43,6 +43,15 @@ class EnvVars:
     OAUTH_SCOPES = "MCP_OAUTH_SCOPES"  # space separated: scopes every request needs
     OAUTH_JWKS_URL = "MCP_OAUTH_JWKS_URL"  # empty = from the issuer's RFC 8414 / OpenID metadata
     OAUTH_CLIENT_IDS = "MCP_OAUTH_CLIENT_IDS"  # comma separated: accepted client_id of aud-less tokens
+    # The authorization-server facade on the endpoint's origin (mcp_platform/auth/facade/).
+    OAUTH_FACADE = "MCP_OAUTH_FACADE"  # true: /authorize, /token, /register in front of the issuer
+    OAUTH_FACADE_KEYS_SECRET = "MCP_OAUTH_FACADE_KEYS_SECRET"  # noqa: S105 - its ARN or name, not a value
+    OAUTH_UPSTREAM_CLIENT_SECRET = "MCP_OAUTH_UPSTREAM_CLIENT_SECRET"  # noqa: S105 - ARN or name
+    OAUTH_UPSTREAM_SCOPES = "MCP_OAUTH_UPSTREAM_SCOPES"  # space separated; default "openid"
+    OAUTH_FACADE_TOKEN_SECONDS = "MCP_OAUTH_FACADE_TOKEN_SECONDS"  # noqa: S105 - access-token lifetime
+    OAUTH_FACADE_REFRESH_SECONDS = "MCP_OAUTH_FACADE_REFRESH_SECONDS"  # a sign-in's refresh lifetime
+    OAUTH_FACADE_CLIENT_SECONDS = "MCP_OAUTH_FACADE_CLIENT_SECONDS"  # a registration unused this long expires
+    OAUTH_CLIENT_CREDENTIALS = "MCP_OAUTH_CLIENT_CREDENTIALS"  # true: advertise the client-credentials extension
     ALLOWED_ORIGINS = "MCP_ALLOWED_ORIGINS"  # comma separated
     ALLOWED_HOSTS = "MCP_ALLOWED_HOSTS"  # comma separated; empty = any Host
     MAX_REQUEST_BYTES = "MCP_MAX_REQUEST_BYTES"
@@ -117,6 +126,53 @@ def checked_url(name: str, value: str) -> str:
 
 
 @dataclass(frozen=True)
+class FacadeSettings:
+    """The authorization-server facade (``MCP_OAUTH_FACADE=true``): the endpoint's own origin
+    serves RFC 8414 metadata, registration, authorization and tokens, signing the user in at
+    the upstream issuer (``MCP_OAUTH_ISSUER``) as a confidential client."""
+
+    keys_secret: str
+    """Secrets Manager secret (ARN or name) with the token-signing keys: ``{"current": kid, kid: seed}``."""
+    upstream_client_secret: str
+    """Secrets Manager secret (ARN or name) with ``{"client_id": ..., "client_secret": ...}`` of
+    the facade's own client at the upstream issuer."""
+    upstream_scopes: tuple[str, ...] = ("openid",)
+    access_token_seconds: int = 3600
+    refresh_token_seconds: int = 7 * 24 * 3600
+    """How long one sign-in can be refreshed (absolute, from the sign-in): a user disabled at the
+    upstream issuer keeps access at most this long."""
+    client_seconds: int = 30 * 24 * 3600
+    """A registered client unused this long expires (each token grant extends it)."""
+
+    @classmethod
+    def from_mapping(cls, env: Mapping[str, str]) -> FacadeSettings:
+        keys = env.get(EnvVars.OAUTH_FACADE_KEYS_SECRET, "")
+        upstream = env.get(EnvVars.OAUTH_UPSTREAM_CLIENT_SECRET, "")
+        for name, value in ((EnvVars.OAUTH_FACADE_KEYS_SECRET, keys), (EnvVars.OAUTH_UPSTREAM_CLIENT_SECRET, upstream)):
+            if not value:
+                raise ConfigError(f"{name} is required when {EnvVars.OAUTH_FACADE} is on")
+        scopes = tuple(dict.fromkeys(env.get(EnvVars.OAUTH_UPSTREAM_SCOPES, "").split())) or ("openid",)
+        if "openid" not in scopes:
+            raise ConfigError(f"{EnvVars.OAUTH_UPSTREAM_SCOPES} must include openid (the ID token names the user)")
+        return cls(
+            keys_secret=keys,
+            upstream_client_secret=upstream,
+            upstream_scopes=scopes,
+            access_token_seconds=_int(env, EnvVars.OAUTH_FACADE_TOKEN_SECONDS, 3600, 60, 24 * 3600),
+            refresh_token_seconds=_int(env, EnvVars.OAUTH_FACADE_REFRESH_SECONDS, 7 * 24 * 3600, 300, 90 * 24 * 3600),
+            client_seconds=_int(env, EnvVars.OAUTH_FACADE_CLIENT_SECONDS, 30 * 24 * 3600, 3600, 365 * 24 * 3600),
+        )
+
+
+def facade_enabled(env: Mapping[str, str]) -> bool:
+    """``MCP_OAUTH_FACADE``: true/false, or 1/0 as a developer types it (``MCP_OAUTH_FACADE=1 make dev``)."""
+    raw = env.get(EnvVars.OAUTH_FACADE, "").strip().lower()
+    if raw not in ("", "true", "false", "1", "0"):
+        raise ConfigError(f"{EnvVars.OAUTH_FACADE} must be true or false, got {raw!r}")
+    return raw in ("true", "1")
+
+
+@dataclass(frozen=True)
 class OAuthSettings:
     """OAuth 2.1 resource-server mode (``MCP_AUTH`` includes ``oauth``)."""
 
@@ -129,6 +185,10 @@ class OAuthSettings:
     client_ids: tuple[str, ...] = ()
     """Identity providers without ``aud`` in access tokens (Amazon Cognito): such a token is
     accepted only when its ``client_id`` is listed here."""
+    facade: FacadeSettings | None = None
+    """The authorization-server facade in front of ``issuer``; None: clients go to the issuer."""
+    client_credentials: bool = False
+    """Machine clients sign in at the issuer with client_credentials: the extension is advertised."""
 
     @classmethod
     def from_mapping(cls, env: Mapping[str, str]) -> OAuthSettings:
@@ -143,6 +203,8 @@ class OAuthSettings:
             scopes=tuple(dict.fromkeys(env.get(EnvVars.OAUTH_SCOPES, "").split())),
             jwks_url=checked_url(EnvVars.OAUTH_JWKS_URL, jwks_url) if jwks_url else "",
             client_ids=_csv(env, EnvVars.OAUTH_CLIENT_IDS),
+            facade=FacadeSettings.from_mapping(env) if facade_enabled(env) else None,
+            client_credentials=_flag(env, EnvVars.OAUTH_CLIENT_CREDENTIALS),
         )
 
 

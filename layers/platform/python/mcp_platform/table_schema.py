@@ -38,9 +38,17 @@ pk                          sk                                     item
 ``task#<task id>``         ``task``                               a task of the tasks extension:
                                                                    owner, task_status, request,
                                                                    result or error, ttl
+``oauthclient#<client id>`` ``oauth``                              a client registered at the
+                                                                   OAuth facade (RFC 7591), ttl
+``oauthreq#<request id>``   ``oauth``                              an authorization in progress
+                                                                   (consent, upstream sign-in)
+``oauthcode#<sha256>``      ``oauth``                              an authorization code (one-time)
+``oauthfam#<grant id>``     ``oauth``                              one sign-in's refresh grant
+``oauthrt#<sha256>``        ``oauth``                              a refresh token (rotated)
 ==========================  =====================================  ===============================
 
-Only ``session#`` items are audited; the audit processor skips every other prefix. The
+Only ``session#`` items are audited; the audit processor skips every other prefix (the OAuth
+facade's items included: they hold only digests of codes and tokens, never the values). The
 notification log and the subscription items are kept out of ``session#`` on purpose: they churn
 (a lease per stream, an entry per change) and carry no session state worth an audit trail;
 so are the interactive items (``reply#``, ``rstate#``): short-lived transport plumbing. Task
@@ -259,3 +267,13 @@ TASK_SK = "task"
 
 def task_pk(task_id: str) -> str:
     return f"{TASK_PREFIX}{task_id}"
+
+
+# -- OAuth authorization-server facade (mcp_platform.auth.facade) ------------------------------
+# Codes and tokens are keyed by their SHA-256: a table read reveals none of them.
+OAUTH_SK = "oauth"
+OAUTH_CLIENT_PREFIX = "oauthclient#"
+OAUTH_REQUEST_PREFIX = "oauthreq#"
+OAUTH_CODE_PREFIX = "oauthcode#"
+OAUTH_GRANT_PREFIX = "oauthfam#"
+OAUTH_REFRESH_PREFIX = "oauthrt#"

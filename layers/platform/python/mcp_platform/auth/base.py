@@ -9,6 +9,8 @@ REALM = "mcp"
 # OAuth principals are "oauth:<issuer>#<sub>": no API-key principal may start with it, so the
 # two kinds of credentials can never name the same owner (sessions are bound to the id).
 OAUTH_PRINCIPAL_PREFIX = "oauth:"
+# Machine clients get tokens with the client_credentials grant (advertised in server/discover).
+CLIENT_CREDENTIALS_EXTENSION = "io.modelcontextprotocol/oauth-client-credentials"
 
 
 @dataclass(frozen=True)

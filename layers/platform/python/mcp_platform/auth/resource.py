@@ -27,6 +27,12 @@ WELL_KNOWN = "/.well-known/oauth-protected-resource"
 LOOPBACK_HOST = re.compile(r"(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?")
 
 
+def origin(url: str) -> str:
+    """``scheme://host[:port]`` of an absolute URL: the issuer of the facade on a resource's origin."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
 def function_url_host(region: str) -> re.Pattern[str]:
     return re.compile(rf"[a-z0-9]{{20,64}}\.lambda-url\.{re.escape(region)}\.on\.aws")
 
@@ -41,6 +47,8 @@ class ProtectedResource:
     host_pattern: re.Pattern[str] = LOOPBACK_HOST
     scheme: str = "http"
     """Of derived identifiers: https behind a Function URL, http on loopback."""
+    facade: bool = False
+    """The authorization server is the facade on the resource's own origin (auth/facade/)."""
 
     @classmethod
     def from_settings(
@@ -55,6 +63,7 @@ class ProtectedResource:
             scopes_supported=tuple(sorted({*oauth.scopes, *tool_scopes})),
             host_pattern=function_url_host(region) if in_lambda else LOOPBACK_HOST,
             scheme="https" if in_lambda else "http",
+            facade=oauth.facade is not None,
         )
 
     @property
@@ -76,10 +85,14 @@ class ProtectedResource:
         parts = urlsplit(resource)
         return f"{parts.scheme}://{parts.netloc}{WELL_KNOWN}{parts.path.rstrip('/')}"
 
+    def authorization_server(self, resource: str) -> str:
+        """The facade (this origin: ``scheme://host``) when it is on, else the issuer."""
+        return origin(resource) if self.facade else self.issuer
+
     def document(self, resource: str) -> dict[str, Any]:
         return {
             "resource": resource,
-            "authorization_servers": [self.issuer],
+            "authorization_servers": [self.authorization_server(resource)],
             "scopes_supported": list(self.scopes_supported),
             "bearer_methods_supported": ["header"],  # never a query parameter (tokens leak in logs)
         }

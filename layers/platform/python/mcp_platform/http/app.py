@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, TextIO
 
 from mcp_platform.auth.api_keys import ApiKeyAuthenticator, ApiKeyStore
-from mcp_platform.auth.base import Authenticator
+from mcp_platform.auth.base import CLIENT_CREDENTIALS_EXTENSION, Authenticator
 from mcp_platform.auth.loopback import LoopbackAuthenticator
 from mcp_platform.aws_clients import LazyClient
 from mcp_platform.config import ConfigError, Settings
@@ -28,6 +28,8 @@ from mcp_platform.observability import MetricsWriter
 from mcp_platform.sessions.cancellation import CancelFlags
 
 if TYPE_CHECKING:
+    from mcp_platform.auth.facade import LazyFacade
+    from mcp_platform.auth.facade.signing import SigningKeys
     from mcp_platform.auth.resource import ProtectedResource
     from mcp_platform.events.producer import EventProducer
     from mcp_platform.http.listen import NotificationStreams
@@ -56,7 +58,12 @@ def build_protected_resource(settings: Settings, catalog: Catalog) -> ProtectedR
 
 
 def build_authenticator(
-    settings: Settings, dynamodb: Any, *, bind_host: str, resource: ProtectedResource | None = None
+    settings: Settings,
+    dynamodb: Any,
+    *,
+    bind_host: str,
+    resource: ProtectedResource | None = None,
+    facade_keys: SigningKeys | None = None,
 ) -> Authenticator:
     if settings.auth_mode == "none":
         if os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):
@@ -76,8 +83,66 @@ def build_authenticator(
     from mcp_platform.auth.oauth import OAuthAuthenticator
 
     keys = JwksCache(settings.oauth.issuer, urllib_fetch(), jwks_url=settings.oauth.jwks_url)
-    oauth = OAuthAuthenticator(settings.oauth, resource, keys)
+    oauth: Authenticator = OAuthAuthenticator(settings.oauth, resource, keys)
+    if facade_keys is not None:  # the facade's own tokens first, the issuer's as before
+        from mcp_platform.auth.facade.tokens import FacadeTokens
+
+        oauth = FacadeTokens(
+            oauth, resource, facade_keys, upstream_issuer=settings.oauth.issuer, required_scopes=settings.oauth.scopes
+        )
     return KeyOrToken(api_keys, oauth) if "api_key" in settings.auth_modes else oauth
+
+
+@dataclass(frozen=True)
+class Facade:
+    app: LazyFacade
+    keys: SigningKeys
+
+
+def build_facade(
+    settings: Settings, resource: ProtectedResource | None, store: SessionStore, secretsmanager: Any
+) -> Facade | None:
+    """The OAuth authorization-server facade (``MCP_OAUTH_FACADE``): its keys now (the endpoint
+    verifies its tokens), everything else on the first request to one of its paths."""
+    facade_settings = settings.oauth.facade if settings.oauth is not None else None
+    if facade_settings is None or resource is None:
+        return None
+    from mcp_platform.auth.facade import LazyFacade
+    from mcp_platform.auth.facade.signing import SigningKeys
+    from mcp_platform.interactive.keys import SecretKeyRing
+
+    keys = SigningKeys(SecretKeyRing(secretsmanager, facade_settings.keys_secret, label="OAuth facade key secret"))
+    issuer = settings.oauth.issuer if settings.oauth is not None else ""
+
+    def build() -> Any:
+        from mcp_platform.auth.facade.documents import ClientDocuments, PinnedFetcher
+        from mcp_platform.auth.facade.server import FacadeApp
+        from mcp_platform.auth.facade.service import AuthorizationServer
+        from mcp_platform.auth.facade.store import FacadeStore
+        from mcp_platform.auth.facade.upstream import UpstreamClient
+        from mcp_platform.auth.jwks import urllib_fetch
+
+        # Served on loopback (make dev, tests): client metadata documents may live there too.
+        local = resource.scheme == "http"
+        upstream = UpstreamClient(
+            issuer,
+            secret_id=facade_settings.upstream_client_secret,
+            secrets_client=secretsmanager,
+            scopes=facade_settings.upstream_scopes,
+            fetch=urllib_fetch(),
+        )
+        server = AuthorizationServer(
+            FacadeStore(settings.session_table, store.gateway, store.clock),
+            ClientDocuments(PinnedFetcher(allow_loopback=local), allow_loopback=local),
+            upstream,
+            keys,
+            facade_settings,
+            store.clock,
+            machines=settings.oauth is not None and settings.oauth.client_credentials,
+        )
+        return FacadeApp(server, resource, body_timeout_seconds=settings.body_timeout_seconds)
+
+    return Facade(LazyFacade(build), keys)
 
 
 @dataclass
@@ -174,7 +239,9 @@ def build_app(
         dax=dax,
     )
     catalog, services, runner, producer = runtime.catalog, runtime.services, runtime.runner, runtime.producer
-    server = McpServer(catalog, runner, instructions=INSTRUCTIONS, services=services)
+    machines = settings.oauth is not None and settings.oauth.client_credentials
+    extensions: dict[str, dict[str, Any]] = {CLIENT_CREDENTIALS_EXTENSION: {}} if machines else {}
+    server = McpServer(catalog, runner, instructions=INSTRUCTIONS, services=services, extensions=extensions)
     allowed_hosts = settings.allowed_hosts
     if not allowed_hosts and settings.auth_mode == "none" and port is not None:
         # An unauthenticated local server is what DNS rebinding targets: loopback Hosts only.
@@ -192,9 +259,13 @@ def build_app(
         cancel_poll_seconds=settings.cancel_poll_seconds,
     )
     resource = build_protected_resource(settings, catalog)
+    facade = build_facade(settings, resource, runtime.store, secretsmanager or LazyClient("secretsmanager", settings))
+    authenticator = build_authenticator(
+        settings, runtime.dynamodb, bind_host=bind_host, resource=resource, facade_keys=facade.keys if facade else None
+    )
     return McpEndpoint(
         server,
-        build_authenticator(settings, runtime.dynamodb, bind_host=bind_host, resource=resource),
+        authenticator,
         RequestGuard(allowed_hosts, settings.allowed_origins),
         streamer,
         max_request_bytes=settings.max_request_bytes,
@@ -202,6 +273,7 @@ def build_app(
         cancel_flags=cancel_flags,
         protected_resource=resource,
         listener=build_streams(settings, services.notifications, server) if services.notifications else None,
+        facade=facade.app if facade else None,
     )
 
 

@@ -36,6 +36,7 @@ from mcp_platform.mcp.versions import CLIENT_CAPABILITIES_META_KEY, is_modern
 from mcp_platform.sessions.cancellation import CancelFlags
 
 if TYPE_CHECKING:  # an API-key stack never loads the OAuth modules (cold start)
+    from mcp_platform.auth.facade import LazyFacade
     from mcp_platform.auth.resource import ProtectedResource
     from mcp_platform.http.listen import NotificationStreams
 
@@ -68,8 +69,11 @@ class McpEndpoint(HandshakeEra):
         shutdown_flush_seconds: float = SHUTDOWN_FLUSH_SECONDS,
         protected_resource: ProtectedResource | None = None,
         listener: NotificationStreams | None = None,
+        facade: LazyFacade | None = None,
     ) -> None:
         self.server = server
+        self.facade = facade
+        """OAuth facade on: its authorization-server paths are routed to it (auth/facade/)."""
         self.listener = listener
         """Stack option ``subscriptions``: the 2025 GET stream and 2026 subscriptions/listen."""
         self.protected_resource = protected_resource
@@ -96,6 +100,10 @@ class McpEndpoint(HandshakeEra):
             return
         if self.protected_resource is not None and scope["path"] in self.protected_resource.metadata_paths:
             await serve_metadata(self.protected_resource, HttpRequest(scope), send)  # public: no auth
+            return
+        if self.facade is not None and scope["path"] in self.facade.paths:
+            with blocking.request():  # the authorization server: public, it authenticates clients itself
+                await self.facade(scope, receive, send)
             return
         request = HttpRequest(scope)
         cors: dict[str, str] = {}

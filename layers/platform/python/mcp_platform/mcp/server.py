@@ -11,7 +11,7 @@ and ``logging/setLevel`` exist only in the 2025 revisions; ``server/discover`` o
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -53,7 +53,11 @@ class McpServer:
         instructions: str | None = None,
         page_size: int = 50,
         services: Services | None = None,
+        extensions: Mapping[str, dict[str, Any]] | None = None,
     ) -> None:
+        self.extensions = dict(extensions or {})
+        """Extensions advertised in 2026 capabilities beside the features' own (e.g. the OAuth
+        client-credentials extension: served by the authorization server, not by a method here)."""
         self.catalog = catalog if isinstance(catalog, Catalog) else Catalog(tools=catalog)
         self.runner = runner
         self.services = services or runner.services
@@ -79,6 +83,8 @@ class McpServer:
             advertised = feature.capability(modern)
             if advertised is not None:
                 capabilities[feature.capability_key] = advertised
+        if modern and self.extensions:  # undefined on the 2025 wire, as the tasks extension
+            capabilities["extensions"] = {**capabilities.get("extensions", {}), **self.extensions}
         if not modern:
             capabilities["logging"] = {}
         return capabilities

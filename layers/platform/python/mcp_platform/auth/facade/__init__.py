@@ -1,0 +1,48 @@
+"""An OAuth 2.1 authorization server on the endpoint's own origin, in front of an OpenID provider.
+
+MCP clients that meet an authorization server they have never seen register themselves, by
+dynamic client registration (RFC 7591) or a client ID metadata document; Amazon Cognito (and
+other providers) offer neither, and Cognito's access tokens carry no ``aud``. The facade gives
+every client both, signs the user in at the upstream provider as one confidential client (after
+a consent page naming the client), and issues its own tokens bound to this resource (RFC 8707).
+
+- :mod:`.service`: the steps (metadata, registration, authorize + consent, callback, token).
+- :mod:`.clients`, :mod:`.documents`: registered clients and metadata documents (bounded fetch).
+- :mod:`.store`: its state in the session table with TTL (any instance serves any step).
+- :mod:`.signing`, :mod:`.tokens`: ES256 keys from a Secrets Manager secret; the endpoint's trust.
+- :mod:`.upstream`: the OpenID Connect client of the upstream issuer.
+- :mod:`.server`: the HTTP side.
+
+Only this module is loaded at start (cold start): the paths the endpoint routes here and
+:class:`LazyFacade`, which builds the rest on the first request to one of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+METADATA_PATH = "/.well-known/oauth-authorization-server"
+AUTHORIZE_PATH = "/authorize"
+CALLBACK_PATH = "/callback"
+TOKEN_PATH = "/token"  # noqa: S105 - a path
+REGISTER_PATH = "/register"
+JWKS_PATH = "/jwks"
+PATHS = frozenset({METADATA_PATH, AUTHORIZE_PATH, CALLBACK_PATH, TOKEN_PATH, REGISTER_PATH, JWKS_PATH})
+
+Asgi = Callable[[dict[str, Any], Any, Any], Any]
+
+
+class LazyFacade:
+    """The facade's ASGI app, built by ``factory`` on its first request."""
+
+    paths = PATHS
+
+    def __init__(self, factory: Callable[[], Asgi]) -> None:
+        self._factory = factory
+        self._app: Asgi | None = None
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if self._app is None:
+            self._app = self._factory()  # no await in between: one build per process
+        await self._app(scope, receive, send)

@@ -1,0 +1,111 @@
+"""The URL rules of the facade: redirect URIs, client ID metadata document URLs, issuer origins.
+
+Redirect URIs (OAuth 2.1 section 2.3.1; RFC 8252 for native clients): absolute, no fragment,
+``https``, or ``http`` on a loopback host (``127.0.0.1``, ``[::1]``, ``localhost``). A loopback
+redirect URI matches one presented with any port (RFC 8252 section 7.3: a native client picks a
+free port per sign-in); every other URI must match exactly, character for character.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from urllib.parse import urlsplit
+
+MAX_URI_CHARS = 2000
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
+
+
+class BadUrl(ValueError):
+    """A URL breaks one of the rules; the message says which (the URL is the client's own)."""
+
+
+def is_loopback_host(host: str) -> bool:
+    if host in LOOPBACK_HOSTS:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_redirect_uri(uri: object) -> str:
+    if not isinstance(uri, str) or not uri:
+        raise BadUrl("a redirect URI must be a non-empty string")
+    if len(uri) > MAX_URI_CHARS:
+        raise BadUrl(f"a redirect URI must be at most {MAX_URI_CHARS} characters")
+    if not uri.isascii() or any(ord(char) < 0x21 or ord(char) == 0x7F for char in uri):
+        # RFC 3986: anything else is percent-encoded (and a Location header is ASCII).
+        raise BadUrl("a redirect URI must be ASCII without spaces or control characters")
+    try:
+        parts = urlsplit(uri)
+        host = parts.hostname or ""
+        parts.port  # noqa: B018 - raises ValueError on a malformed port
+    except ValueError as exc:
+        raise BadUrl(f"malformed redirect URI ({exc})") from None
+    if parts.fragment or "#" in uri:
+        raise BadUrl("a redirect URI must not contain a fragment")
+    if parts.username is not None or parts.password is not None:
+        raise BadUrl("a redirect URI must not contain user information")
+    if not host:
+        raise BadUrl("a redirect URI must be absolute (scheme and host)")
+    if parts.scheme == "https":
+        return uri
+    if parts.scheme == "http" and is_loopback_host(host):
+        return uri
+    raise BadUrl("a redirect URI must use https, or http on a loopback host (127.0.0.1, [::1], localhost)")
+
+
+def redirect_uri_matches(registered: str, presented: str) -> bool:
+    if registered == presented:
+        return True
+    mine, theirs = urlsplit(registered), urlsplit(presented)
+    if mine.scheme != "http" or not is_loopback_host(mine.hostname or ""):
+        return False
+    try:
+        theirs.port  # noqa: B018 - a malformed port never matches
+    except ValueError:
+        return False
+    # RFC 8252 section 7.3: any port on the same loopback host, path and query.
+    return (
+        theirs.scheme == mine.scheme
+        and theirs.hostname == mine.hostname
+        and theirs.path == mine.path
+        and theirs.query == mine.query
+        and not theirs.fragment
+        and theirs.username is None
+    )
+
+
+def check_document_url(url: str, *, allow_loopback: bool) -> str:
+    """A client ID metadata document URL (draft-ietf-oauth-client-id-metadata-document section 3):
+    https, a path other than ``/``, no fragment, no user information, no dot segments. On a
+    local facade (``allow_loopback``) http on a loopback host is accepted too, for development."""
+    if len(url) > MAX_URI_CHARS:
+        raise BadUrl(f"a client_id URL must be at most {MAX_URI_CHARS} characters")
+    if not url.isascii() or any(ord(char) < 0x21 or ord(char) == 0x7F for char in url):
+        raise BadUrl("a client_id URL must be ASCII without spaces or control characters")
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        parts.port  # noqa: B018
+    except ValueError as exc:
+        raise BadUrl(f"malformed client_id URL ({exc})") from None
+    local = allow_loopback and parts.scheme == "http" and is_loopback_host(host)
+    if parts.scheme != "https" and not local:
+        raise BadUrl("a client_id URL must use https")
+    if not host:
+        raise BadUrl("a client_id URL must name a host")
+    if parts.fragment or "#" in url:
+        raise BadUrl("a client_id URL must not contain a fragment")
+    if parts.username is not None or parts.password is not None:
+        raise BadUrl("a client_id URL must not contain user information")
+    if parts.path in ("", "/"):
+        raise BadUrl("a client_id URL must have a path")
+    if any(segment in (".", "..") for segment in parts.path.split("/")):
+        raise BadUrl("a client_id URL must not contain dot segments")
+    return url
+
+
+def is_document_client_id(client_id: str) -> bool:
+    """A client_id that is a URL names a metadata document; registered ids never contain ``:``."""
+    return client_id.startswith(("https://", "http://"))

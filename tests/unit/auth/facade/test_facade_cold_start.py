@@ -1,0 +1,65 @@
+"""Cold start: the facade costs a stack nothing until a request reaches one of its paths, and a
+stack without it never imports it (its modules, PyJWT and cryptography load on first use)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[4]
+FACADE_ON_FIRST_USE = (
+    "jwt",
+    "cryptography",
+    "mcp_platform.auth.facade.service",
+    "mcp_platform.auth.facade.server",
+    "mcp_platform.auth.facade.store",
+    "mcp_platform.auth.facade.documents",
+    "mcp_platform.auth.facade.upstream",
+    "mcp_platform.auth.facade.pages",
+    "mcp_platform.auth.facade.clients",
+)
+
+
+def loaded_after_start(**env: str) -> dict[str, bool]:
+    modules = ("mcp_platform.auth.facade", *FACADE_ON_FIRST_USE)
+    probe = (
+        f"MODULES = {modules!r}; import json, sys, endpoint_app; "
+        "print(json.dumps({m: m in sys.modules for m in MODULES}))"
+    )
+    environment = {
+        **os.environ,
+        "SESSION_TABLE_NAME": "sessions",
+        "AWS_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "PYTHONPATH": os.pathsep.join(str(ROOT / p) for p in ("layers/platform/python", "functions/endpoint")),
+        **env,
+    }
+    environment.pop("AWS_LAMBDA_FUNCTION_NAME", None)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=environment, capture_output=True, text=True, timeout=60, check=True
+    )
+    loaded: dict[str, bool] = json.loads(done.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+def test_a_facade_stack_starts_without_loading_the_facade_or_the_jwt_library() -> None:
+    loaded = loaded_after_start(
+        MCP_AUTH="oauth",
+        MCP_OAUTH_ISSUER="https://login.example.com/tenant",
+        MCP_OAUTH_FACADE="true",
+        MCP_OAUTH_FACADE_KEYS_SECRET="keys",
+        MCP_OAUTH_UPSTREAM_CLIENT_SECRET="upstream",
+    )
+    assert loaded["mcp_platform.auth.facade"]  # the routed paths and the lazy app only
+    assert not any(loaded[module] for module in FACADE_ON_FIRST_USE), loaded
+
+
+def test_a_stack_without_the_facade_never_imports_it() -> None:
+    for env in ({"MCP_AUTH": "api_key"}, {"MCP_AUTH": "oauth", "MCP_OAUTH_ISSUER": "https://login.example.com/t"}):
+        loaded = loaded_after_start(**env)
+        assert not any(loaded.values()), (env, loaded)
