@@ -1,24 +1,55 @@
 """MkDocs hooks: pages that are rendered from the code, so they cannot drift from it.
 
-``<!-- context-keys -->`` in a page becomes the table of every CDK context key, its default and
-its meaning (stacks/config.py DEFAULTS, stacks/context_docs.py).
+``<!-- context-keys -->`` becomes the table of every CDK context key, its default and its meaning
+(stacks/config.py DEFAULTS, stacks/context_docs.py). ``<!-- bench:aws-calls -->`` becomes the
+AWS round trips of each operation, counted by running ``make bench``'s deterministic AWS-calls
+suite (bench/bench_aws_calls.py) while the site builds.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-# MkDocs restores sys.path once a hook module is loaded: what it needs is imported now.
-for path in (ROOT, ROOT / "layers" / "platform" / "python"):
-    if str(path) not in sys.path:
-        sys.path.insert(0, str(path))
-from stacks.context_docs import markdown_table  # noqa: E402
+# MkDocs restores sys.path once a hook module is loaded, so the paths are added again for each use.
+IMPORT_ROOTS = [str(ROOT / p) for p in (".", "layers/platform/python", "functions/endpoint", "bench")]
+
+
+@contextlib.contextmanager
+def project_imports() -> Iterator[None]:
+    saved = list(sys.path)
+    sys.path[:0] = IMPORT_ROOTS
+    try:
+        yield
+    finally:
+        sys.path[:] = saved
+
 
 CONTEXT_KEYS_MARKER = "<!-- context-keys -->"
+AWS_CALLS_MARKER = "<!-- bench:aws-calls -->"
 
 
 def on_page_markdown(markdown: str, **_: Any) -> str:
-    return markdown.replace(CONTEXT_KEYS_MARKER, markdown_table()) if CONTEXT_KEYS_MARKER in markdown else markdown
+    with project_imports():
+        if CONTEXT_KEYS_MARKER in markdown:
+            from stacks.context_docs import markdown_table
+
+            markdown = markdown.replace(CONTEXT_KEYS_MARKER, markdown_table())
+        if AWS_CALLS_MARKER in markdown:
+            markdown = markdown.replace(AWS_CALLS_MARKER, aws_calls_table())
+    return markdown
+
+
+def aws_calls_table() -> str:
+    import bench_aws_calls  # its run() starts a local moto server and serves the endpoint in-process
+
+    rows = ["| operation | AWS calls | which | what happens |", "|---|---|---|---|"]
+    for row in bench_aws_calls.run():
+        which, _, note = str(row["note"]).partition("; ")
+        label = str(row["metric"]).removeprefix("AWS calls: ")
+        rows.append(f"| {label} | {row['ours']} | {which.replace(', ', '<br>')} | {note} |")
+    return "\n".join(rows)
