@@ -9,6 +9,7 @@ from mcp_platform.mcp.tools import tool
 @tool(
     description="Test task: returns a text of `size` characters (`padding` only makes the request large).",
     task="required",
+    structured_output=False,  # the text alone: its size is the result's size the tests budget
 )
 async def sized_result(ctx: ToolContext, padding: str, size: int) -> str:
     return "r" * size
