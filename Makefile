@@ -20,7 +20,7 @@ export NO_MKDOCS_2_WARNING := 1
 .PHONY: help setup test test-fast conformance synth deploy lint bench dev dev-second clean layer lock docs
 
 help:
-	@echo "make test    set up (venv, pip, npm, layer) and run the whole test suite, conformance included"
+	@echo "make test    set up (venv, pip, npm, layer) and run the whole test suite, conformance and the docs build included"
 	@echo "make conformance  the MCP conformance suite over two local instances behind round-robin (server and OAuth facade)"
 	@echo "make dev     run the whole platform locally on an embedded AWS emulator"
 	@echo "make synth   synthesize the CloudFormation templates offline into cdk.out"
