@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 
 from mcp_platform import table_schema as ts
 from mcp_platform.sessions import (
@@ -20,6 +21,7 @@ from mcp_platform.sessions import (
     VersionConflict,
 )
 from mcp_platform.sessions.codec import require_epoch_seconds
+from mcp_platform.sessions.errors import ExpiryNotExtended
 
 
 def test_d1_create_writes_metadata_item_under_session_key(store: SessionStore, peek: Any) -> None:
@@ -235,6 +237,27 @@ def test_d7_sliding_never_resurrects_nor_shortens(store: SessionStore, clock: Ma
     later = store.get_session(held.id, consistent=True).ttl
     assert store.slide_expiry(held).ttl == later
     assert store.get_session(held.id, consistent=True).ttl == later
+
+
+def test_d7_a_slide_that_dynamodb_refuses_is_a_store_error_and_changes_nothing(
+    store: SessionStore, ddb: Any, clock: ManualClock, peek: Any
+) -> None:
+    """D7: Given a session past half its lifetime, When DynamoDB refuses the ttl-only write for a
+    reason other than its condition, Then ExpiryNotExtended (a store error the runner logs; no raw
+    botocore error reaches the protocol core) and the stored ttl is unchanged."""
+    session = store.create_session("alice")
+    clock.advance(301)
+
+    def refuse(**_: Any) -> None:
+        raise ClientError({"Error": {"Code": "InternalServerError", "Message": "x"}}, "UpdateItem")
+
+    ddb.meta.events.register("before-call.dynamodb.UpdateItem", refuse, unique_id="refuse")
+    try:
+        with pytest.raises(ExpiryNotExtended):
+            store.slide_expiry(session, owner="alice")
+    finally:
+        ddb.meta.events.unregister("before-call.dynamodb.UpdateItem", unique_id="refuse")
+    assert peek.item(f"session#{session.id}", "metadata")["ttl"] == {"N": str(session.ttl)}
 
 
 def test_end_session_hides_it_and_refuses_further_writes(store: SessionStore) -> None:

@@ -27,8 +27,6 @@ import logging
 import time
 from typing import Any, Protocol
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from mcp_platform import blocking
 from mcp_platform.events.batching import partition_key
 from mcp_platform.mcp.call import CallContext
@@ -138,7 +136,7 @@ class ToolCallRunner:
         read past half the lifetime tries again."""
         try:
             slid: Any = await blocking.call(self.services.sessions.slide_expiry, session, owner=call.principal)
-        except (session_errors.SessionStoreError, ClientError, BotoCoreError) as exc:
+        except session_errors.SessionStoreError as exc:
             logger.warning("sliding the expiry of a read session failed: %s", type(exc).__name__)
             return session
         return slid

@@ -149,6 +149,11 @@ class IdempotencyTokenReused(SessionStoreError):
         self.tool_call_id = tool_call_id
 
 
+class ExpiryNotExtended(SessionStoreError):
+    """A ttl-only write (sliding expiry, D7) failed for a reason other than its condition: the
+    session is as it was; the next call past half its lifetime tries again."""
+
+
 class StoreThrottled(SessionStoreError):
     """DynamoDB kept throttling a request through every retry; safe to retry later."""
 

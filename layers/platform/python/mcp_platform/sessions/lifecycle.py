@@ -6,13 +6,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from mcp_platform import table_schema as ts
 from mcp_platform.sessions._core import CONTEXT_HAS_ROOM, StoreCore
 from mcp_platform.sessions.aws_errors import error_code, old_item
 from mcp_platform.sessions.codec import attr_size, from_attr, require_epoch_seconds, to_attr, to_item
-from mcp_platform.sessions.errors import SessionAlreadyExists, SessionCapacityExceeded, VersionConflict
+from mcp_platform.sessions.errors import (
+    ExpiryNotExtended,
+    SessionAlreadyExists,
+    SessionCapacityExceeded,
+    VersionConflict,
+)
 from mcp_platform.sessions.model import ExpiringSession, Session
 
 _CCF = "ConditionalCheckFailedException"
@@ -200,10 +205,12 @@ class LifecycleOps(StoreCore):
             )
         except ClientError as exc:
             if error_code(exc) != _CCF:
-                raise
+                raise ExpiryNotExtended(f"{session.id}: {error_code(exc)}") from exc
             item = old_item(exc) or self._read_item(session.id, consistent=True)
             current = self._visible(session.id, item, owner)  # not alive any more: raise
             return replace(session, ttl=max(session.ttl, current.ttl))  # extended further meanwhile
+        except BotoCoreError as exc:  # the connection, not DynamoDB: the same answer
+            raise ExpiryNotExtended(f"{session.id}: {type(exc).__name__}") from exc
         return replace(session, ttl=new_ttl)
 
     def end_session(self, session_id: str, *, owner: str | None = None) -> None:
