@@ -17,7 +17,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export LAMBDA_PYTHON
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: help setup test test-fast conformance synth deploy lint bench dev dev-second clean layer lock docs
+.PHONY: help setup test test-fast conformance synth deploy lint imports bench dev dev-second clean layer lock docs
 
 help:
 	@echo "make test    set up (venv, pip, npm, layer) and run the whole test suite, conformance and the docs build included"
@@ -25,7 +25,8 @@ help:
 	@echo "make dev     run the whole platform locally on an embedded AWS emulator"
 	@echo "make synth   synthesize the CloudFormation templates offline into cdk.out"
 	@echo "make deploy  cdk deploy into the account of your current AWS credentials"
-	@echo "make lint    ruff, mypy and cfn-lint"
+	@echo "make lint    ruff, mypy, the import contracts and cfn-lint"
+	@echo "make imports  the import contracts of the layers (pyproject.toml, run by make lint and make test)"
 	@echo "make bench   benchmarks (ratios against peers run in the same script)"
 	@echo "make docs    build the documentation site (strict: broken links fail) into build/site"
 	@echo "make lock    re-resolve the layer's dependencies into the hashed lock files (per architecture)"
@@ -65,9 +66,14 @@ lock: $(STAMPS)/venv-$(LAMBDA_PYTHON)
 	$(PY) scripts/layer.py lock
 
 test: setup
+	$(MAKE) --no-print-directory imports
 	$(PY) -m pytest -q -n 2 --dist loadgroup
 	$(PY) -m local.conformance
 	set -o pipefail; $(VENV)/bin/mkdocs build 2>&1 | { grep -v "^INFO" || true; }
+
+# The layers of mcp_platform (docs/architecture/index.md), as import-linter contracts in pyproject.toml.
+imports: $(STAMPS)/venv-$(LAMBDA_PYTHON)
+	PYTHONPATH=layers/platform/python $(VENV)/bin/lint-imports --no-cache
 
 docs: $(STAMPS)/venv-$(LAMBDA_PYTHON)
 	set -o pipefail; $(VENV)/bin/mkdocs build 2>&1 | { grep -v "^INFO" || true; }
@@ -92,6 +98,7 @@ lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy layers/platform/python functions stacks app.py local examples scripts
+	$(MAKE) --no-print-directory imports
 	npx cdk synth -q
 	$(VENV)/bin/cfn-lint cdk.out/*.template.json
 

@@ -18,7 +18,8 @@ from typing import Any
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 from common import row
 
-from mcp_platform.audit.diff import (
+from mcp_platform.adapters.dynamodb.audit_writer import AuditWriter
+from mcp_platform.application.audit.diff import (
     APPENDED_INLINE_BYTES,
     APPENDED_INLINE_ITEMS,
     SUMMARISED_LISTS,
@@ -28,8 +29,7 @@ from mcp_platform.audit.diff import (
     dumps,
     value_summary,
 )
-from mcp_platform.audit.records import StreamChange
-from mcp_platform.audit.writer import AuditWriter
+from mcp_platform.application.audit.records import StreamChange
 
 RECORDS = 500
 REPEATS = 5

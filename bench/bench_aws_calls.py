@@ -64,8 +64,8 @@ class CallCounter:
 
 def _counted_app(aws: Any, counter: CallCounter, task_queue_url: str, dax: Any = None) -> Any:
     import mcp_tools
-    from mcp_platform.auth.api_keys import ApiKeyStore
-    from mcp_platform.http.app import build_app
+    from mcp_platform.adapters.dynamodb.api_keys import ApiKeyStore
+    from mcp_platform.bootstrap.endpoint import build_app
     from tests.support import ask_tools
 
     dynamodb = counter.attach(aws.client("dynamodb"))
@@ -87,7 +87,7 @@ def _age_session(aws: Any, handle: str, seconds_left: int) -> None:
     """Move a session's expiry to ``seconds_left`` from now (an uncounted client: setup only)."""
     import time
 
-    from mcp_platform import table_schema as ts
+    from mcp_platform.adapters.dynamodb import table_schema as ts
 
     aws.client("dynamodb").update_item(
         TableName=aws.table,

@@ -137,7 +137,7 @@ def cold_start_rows() -> list[dict[str, Any]]:
             "AWS_ENDPOINT_URL_SQS": "http://127.0.0.1:9",  # never contacted by these calls
             "AWS_ENDPOINT_URL_KINESIS": aws_url,
         }
-        # The same server launcher (the layer's mcp_platform.http.serving) serves the peer.
+        # The same server launcher (the layer's mcp_platform.transport.serving) serves the peer.
         peer_env = {**base, "PYTHONPATH": f"{ROOT / 'bench'}:{ROOT / 'layers/platform/python'}"}
         sides = {
             ("ours", "echo"): ("endpoint_app:app", str(ROOT / "functions/endpoint"), ours_env, echo),
@@ -305,7 +305,7 @@ def _one_progress(
 def _served(app: Any) -> Iterator[str]:
     import uvicorn
 
-    from mcp_platform.http.serving import server_config
+    from mcp_platform.transport.serving import server_config
 
     port = free_port()
     server = uvicorn.Server(server_config(app, host="127.0.0.1", port=port, log_level="warning"))

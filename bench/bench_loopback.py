@@ -1,6 +1,6 @@
 """Loopback throughput: tools/call over real HTTP through uvicorn, 8 keep-alive connections.
 
-Both servers run as a separate process on the served stack (``mcp_platform.http.serving``, as
+Both servers run as a separate process on the served stack (``mcp_platform.transport.serving``, as
 run.sh and make dev serve); the load comes from a third process (raw asyncio sockets, far cheaper
 per request than either server, so the two cores measure the servers). Same request for both: a
 2026-07-28 stateless echo, plain JSON, bearer auth. Ours runs on zero-latency fake AWS clients
@@ -112,7 +112,7 @@ def _granian_path() -> str | None:
 def _server_command(stack: str, app: str, port: int) -> list[str]:
     if stack != "granian":
         return [sys.executable, str(BENCH / "serve_stack.py"), stack, app, str(port)]
-    from mcp_platform.http.serving import HEADER_READ_TIMEOUT_S, MAX_HEADER_BLOCK_BYTES
+    from mcp_platform.transport.serving import HEADER_READ_TIMEOUT_S, MAX_HEADER_BLOCK_BYTES
 
     return [
         *(sys.executable, "-m", "granian", "--interface", "asgi", "--loop", "uvloop", "--http", "1", "--no-ws"),
@@ -201,7 +201,7 @@ def run() -> list[dict[str, Any]]:
             round(best[("guarded", OURS)]),
             round(best[("guarded", PEER)]),
             "req/s",
-            f"{note}; httptools with the header guard on uvloop (mcp_platform.http.serving: run.sh, make dev); "
+            f"{note}; httptools with the header guard on uvloop (mcp_platform.transport.serving: run.sh, make dev); "
             "each side's best round, wherever it fell (the target is read per round, next row); higher is better",
         ),
         _paired_row(rounds[("guarded", OURS)], rounds[("guarded", PEER)]),

@@ -65,8 +65,8 @@ def _emulator() -> Iterator[Any]:
 
 def _instance(dynamodb: Any) -> Any:
     import mcp_tools
+    from mcp_platform.bootstrap.endpoint import build_app
     from mcp_platform.config import Settings
-    from mcp_platform.http.app import build_app
 
     settings = Settings.from_mapping(
         {
@@ -117,8 +117,8 @@ async def _burst(apps: list[Any], name: str, arguments: dict[str, Any]) -> tuple
 
 
 def run() -> list[dict[str, Any]]:
-    from mcp_platform.auth.api_keys import ApiKeyStore
-    from mcp_platform.sessions import SessionStore
+    from mcp_platform.adapters.dynamodb.api_keys import ApiKeyStore
+    from mcp_platform.adapters.dynamodb.sessions import SessionStore
 
     results: dict[str, tuple[int, float]] = {}
     with _emulator() as dynamodb:

@@ -60,7 +60,7 @@ def free_port() -> int:
 
 def lambda_server_command(app: str, port: int) -> list[str]:
     """The endpoint's server command exactly as run.sh has it, after ``python3`` (the app and the
-    port substituted): ``-m mcp_platform.http.serving APP --host ... --port PORT``."""
+    port substituted): ``-m mcp_platform.transport.serving APP --host ... --port PORT``."""
     text = RUN_SH.read_text().replace("\\\n", " ")
     line = next(raw for raw in text.splitlines() if re.match(r"\s*exec\s", raw))
     words = shlex.split(line)
@@ -118,9 +118,9 @@ def our_app(*, auth: bool, dynamodb: Any = None, kinesis: Any = None, extra_tool
     from fakes import FakeDynamo, FakeKinesis, FakeSqs
 
     import mcp_tools
-    from mcp_platform.auth.api_keys import ApiKeyStore
+    from mcp_platform.adapters.dynamodb.api_keys import ApiKeyStore
+    from mcp_platform.bootstrap.endpoint import build_app
     from mcp_platform.config import Settings
-    from mcp_platform.http.app import build_app
 
     dynamodb = dynamodb if dynamodb is not None else FakeDynamo()
     kinesis = kinesis if kinesis is not None else FakeKinesis()

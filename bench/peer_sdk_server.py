@@ -4,7 +4,7 @@
 Lambda, 2026-07-28 requests) and stateful SSE (2025 sessions kept in the process's memory), each
 with or without bearer auth (a static-key ``TokenVerifier``: the cheapest verifier the SDK
 allows, like our cached API-key check). Used only by the benchmarks, served like ours
-(``mcp_platform.http.serving``) or in-process.
+(``mcp_platform.transport.serving``) or in-process.
 """
 
 from __future__ import annotations

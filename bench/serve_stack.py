@@ -1,7 +1,7 @@
 """Serve an app for the loopback benchmark on one of the HTTP stacks the served one was chosen
 against: ``python serve_stack.py STACK module:app PORT`` (from bench/).
 
-``guarded`` is the served stack exactly as defined in ``mcp_platform.http.serving`` (run.sh, make
+``guarded`` is the served stack exactly as defined in ``mcp_platform.transport.serving`` (run.sh, make
 dev); the others keep every other option of that definition and swap the protocol and the loop.
 """
 
@@ -11,7 +11,7 @@ import sys
 
 import uvicorn
 
-from mcp_platform.http.serving import MAX_HEADER_BLOCK_BYTES, server_config
+from mcp_platform.transport.serving import MAX_HEADER_BLOCK_BYTES, server_config
 
 STACKS: dict[str, tuple[str, str] | None] = {
     "guarded": None,  # httptools with the header guard, on uvloop: the served stack

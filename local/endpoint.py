@@ -17,7 +17,7 @@ class EndpointServer:
         self.port = port
         # Imported here, not at the top: the layer is importable only once the import roots are
         # set (python -m local sets them after isolating the process from real AWS).
-        from mcp_platform.http.serving import server_config
+        from mcp_platform.transport.serving import server_config
 
         # The server options of run.sh on Lambda, from their one definition.
         config = server_config(app, host=LOOPBACK, port=port, log_level="warning")

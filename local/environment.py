@@ -13,7 +13,7 @@ from local.bootstrap import LocalOptions
 from local.intrinsics import resolve
 from local.resources import FunctionSpec
 from mcp_platform.config import EnvVars
-from mcp_platform.http.security import loopback_hosts
+from mcp_platform.transport.security import loopback_hosts
 
 # The Web Adapter's own settings: locally uvicorn is started directly, nothing reads these.
 _ADAPTER_ONLY = ("AWS_LAMBDA_EXEC_WRAPPER", "AWS_LWA_")

@@ -11,7 +11,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from mcp_platform.events.lambda_records import SourceKind, arrival_of, sequence_of
+from mcp_platform.application.events.lambda_records import SourceKind, arrival_of, sequence_of
 
 RETRIES_EXHAUSTED = "RetryAttemptsExhausted"
 RECORD_AGE_EXCEEDED = "RecordAgeExceeded"

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 from local.resources import FunctionSpec
 
 if TYPE_CHECKING:
-    from mcp_platform.tasks.handler import TaskHandler
+    from mcp_platform.bootstrap.worker import TaskHandler
 
 Handler = Callable[[dict[str, Any], Any], Any]
 
@@ -87,8 +87,8 @@ def handler_factory(spec: FunctionSpec, env: Mapping[str, str], *packages: Any) 
     warm state, through the composition root its handler module calls at import, serving the
     given feature packages (the fixture packs of the local endpoint too); ``clients`` (AWS
     clients by service) are handed to the composition root, which builds defaults otherwise."""
+    from mcp_platform.bootstrap.worker import build_handler
     from mcp_platform.config import Settings
-    from mcp_platform.tasks.handler import build_handler
 
     resolve_handler(spec, env)  # the module the template names must load, as Lambda would load it
     settings = Settings.from_mapping(env)

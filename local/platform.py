@@ -27,13 +27,13 @@ from local.reload import FeatureReloader, ReloadableHandler, SwappableApp, file_
 from local.resources import MappingSpec, ResourcePlan, plan_from_template
 from local.template import release_jsii_runtime, synthesize
 from local.ttl import TtlDeletions, TtlSweeper
-from mcp_platform.events.lambda_records import SourceKind
+from mcp_platform.application.events.lambda_records import SourceKind
 
 if TYPE_CHECKING:
+    from mcp_platform.bootstrap.worker import TaskHandler
     from mcp_platform.config import Settings
-    from mcp_platform.http.endpoint import McpEndpoint
-    from mcp_platform.mcp.catalog import Catalog
-    from mcp_platform.tasks.handler import TaskHandler
+    from mcp_platform.protocol.catalog import Catalog
+    from mcp_platform.transport.endpoint import McpEndpoint
 
 if TYPE_CHECKING:
     from local.oauth_issuer import LocalIssuer
@@ -172,7 +172,7 @@ def _check_ports(options: LocalOptions) -> None:
 def _endpoint(
     app: SwappableApp, settings: Settings, options: LocalOptions, clients: Clients
 ) -> tuple[EndpointServer, str | None, RequestCounter]:
-    from mcp_platform.auth.api_keys import ApiKeyStore
+    from mcp_platform.adapters.dynamodb.api_keys import ApiKeyStore
 
     api_key = None
     if "api_key" in settings.auth_modes:
@@ -193,7 +193,7 @@ def _endpoint_builder(
 
     def build(features: ModuleType) -> McpEndpoint:
         """The same composition root the Lambda's endpoint_app.py calls, with its default clients."""
-        from mcp_platform.http.app import build_app
+        from mcp_platform.bootstrap.endpoint import build_app
 
         return build_app(settings, features, *fixtures, bind_host=LOOPBACK, port=options.mcp_port, **aws_clients)
 
@@ -204,7 +204,7 @@ def _warm_clients(settings: Settings, dax: ItemCacheStandIn | None = None) -> di
     """The AWS clients the composition root builds by default (each built on first use), made
     once and handed to every build: a reload reuses their connections instead of leaving a new
     set of clients, sockets included, to the garbage collector each time."""
-    from mcp_platform.aws_clients import LazyClient
+    from mcp_platform.adapters.aws_clients import LazyClient
 
     clients: dict[str, Any] = {
         service: LazyClient(service, settings) for service in ("dynamodb", "kinesis", "sqs", "secretsmanager")
@@ -216,7 +216,7 @@ def _warm_clients(settings: Settings, dax: ItemCacheStandIn | None = None) -> di
 
 def _dax_stand_in(env: dict[str, str]) -> ItemCacheStandIn:
     """The DAX stand-in with the stack's default item TTL (X2), in front of the emulator's table."""
-    from mcp_platform.aws_clients import LazyClient
+    from mcp_platform.adapters.aws_clients import LazyClient
     from mcp_platform.config import Settings
     from stacks.config import DEFAULTS
 

@@ -30,7 +30,12 @@ from botocore.exceptions import ClientError
 
 from local.mapping import EventSourceMapping
 from local.ttl import TtlDeletions
-from mcp_platform.events.lambda_records import SourceKind, dynamodb_event_record, kinesis_event_record, sequence_of
+from mcp_platform.application.events.lambda_records import (
+    SourceKind,
+    dynamodb_event_record,
+    kinesis_event_record,
+    sequence_of,
+)
 
 logger = logging.getLogger(__name__)
 BUSY_INTERVAL_S = 0.2  # 5 GetRecords/s per shard

@@ -34,7 +34,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
 
-from mcp_platform.mcp.catalog import Catalog
+from mcp_platform.protocol.catalog import Catalog
 
 logger = logging.getLogger(__name__)
 

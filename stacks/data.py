@@ -8,7 +8,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
-from mcp_platform import table_schema as schema
+from mcp_platform.adapters.dynamodb import table_schema as schema
 from stacks.common import removal_policy
 from stacks.config import PlatformConfig
 

@@ -21,7 +21,14 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from mcp_platform.observability import METHOD, OPERATION_DURATION, OPERATION_ERRORS, SERVICE, TIME_TO_FIRST_BYTE, TOOL
+from mcp_platform.application.metrics import (
+    METHOD,
+    OPERATION_DURATION,
+    OPERATION_ERRORS,
+    SERVICE,
+    TIME_TO_FIRST_BYTE,
+    TOOL,
+)
 from stacks.config import PlatformConfig
 from stacks.stream import EventStream
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from examples.conformance._media import PNG_BASE64, WAV_BASE64
-from mcp_platform.mcp.context import ToolContext
-from mcp_platform.mcp.tools import ToolResult, tool
+from mcp_platform.protocol.context import ToolContext
+from mcp_platform.protocol.tools import ToolResult, tool
 
 IMAGE = {"type": "image", "data": PNG_BASE64, "mimeType": "image/png"}
 

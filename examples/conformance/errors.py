@@ -3,8 +3,8 @@ that needs a client capability the suite does not declare."""
 
 from __future__ import annotations
 
-from mcp_platform.mcp.context import ToolContext
-from mcp_platform.mcp.tools import ToolError, tool
+from mcp_platform.protocol.context import ToolContext
+from mcp_platform.protocol.tools import ToolError, tool
 
 
 @tool(description="Always fail: answered as a tool result with isError true.")

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_platform.interactive.api import InputRequest, elicitation, roots, sampling
-from mcp_platform.mcp.context import ToolContext
-from mcp_platform.mcp.prompts import prompt, user
-from mcp_platform.mcp.tools import tool
+from mcp_platform.protocol.context import ToolContext
+from mcp_platform.protocol.interactive import InputRequest, elicitation, roots, sampling
+from mcp_platform.protocol.prompts import prompt, user
+from mcp_platform.protocol.tools import tool
 
 
 def _schema(field: str, kind: str = "string") -> dict[str, Any]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcp_platform.mcp.context import ToolContext
-from mcp_platform.mcp.tools import tool
+from mcp_platform.protocol.context import ToolContext
+from mcp_platform.protocol.tools import tool
 
 USER_SCHEMA: dict[str, Any] = {
     "type": "object",

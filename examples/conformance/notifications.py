@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
-from mcp_platform.mcp.context import ToolContext
-from mcp_platform.mcp.tools import tool
+from mcp_platform.protocol.context import ToolContext
+from mcp_platform.protocol.tools import tool
 
 STEP_SECONDS = 0.05  # the scenarios ask for ~50 ms between notifications
 

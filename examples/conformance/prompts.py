@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from examples.conformance._media import PNG_BASE64
-from mcp_platform.mcp.context import ToolContext
-from mcp_platform.mcp.prompts import prompt, user
+from mcp_platform.protocol.context import ToolContext
+from mcp_platform.protocol.prompts import prompt, user
 
 WORDS = ("paris", "park", "party", "test", "testing")
 

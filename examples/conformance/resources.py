@@ -9,8 +9,8 @@ import json
 from typing import Any
 
 from examples.conformance._media import PNG_BASE64
-from mcp_platform.mcp.context import ToolContext
-from mcp_platform.mcp.resources import resource, resource_template
+from mcp_platform.protocol.context import ToolContext
+from mcp_platform.protocol.resources import resource, resource_template
 
 
 @resource(

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_platform.mcp.context import ToolContext
-from mcp_platform.mcp.tools import tool
+from mcp_platform.protocol.context import ToolContext
+from mcp_platform.protocol.tools import tool
 
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 

@@ -8,9 +8,9 @@ no-ops (nothing is advertised, nothing listens).
 
 from __future__ import annotations
 
-from mcp_platform.mcp.context import ToolContext
-from mcp_platform.mcp.resources import resource
-from mcp_platform.mcp.tools import tool
+from mcp_platform.protocol.context import ToolContext
+from mcp_platform.protocol.resources import resource
+from mcp_platform.protocol.tools import tool
 
 WATCHED = "test://watched-resource"
 

@@ -11,9 +11,9 @@ import asyncio
 import contextlib
 from typing import Any
 
-from mcp_platform.interactive.api import InputRequest, elicitation
-from mcp_platform.mcp.context import ToolContext
-from mcp_platform.mcp.tools import ToolError, tool
+from mcp_platform.protocol.context import ToolContext
+from mcp_platform.protocol.interactive import InputRequest, elicitation
+from mcp_platform.protocol.tools import ToolError, tool
 
 
 def _schema(field: str, kind: str) -> dict[str, Any]:

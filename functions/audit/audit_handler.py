@@ -9,7 +9,7 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 
-from mcp_platform.audit.factory import build_audit_processor
+from mcp_platform.bootstrap.audit import build_audit_processor
 from mcp_platform.config import Settings
 
 # Built once per execution environment and reused while warm.

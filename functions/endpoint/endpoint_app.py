@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 
 import mcp_tools
+from mcp_platform.application.metrics import configure_logging
+from mcp_platform.bootstrap.endpoint import build_app
 from mcp_platform.config import EnvVars, Settings
-from mcp_platform.http.app import build_app
-from mcp_platform.observability import configure_logging
 
 settings = Settings.from_env()
 configure_logging(settings.service_name, os.environ.get(EnvVars.LOG_LEVEL, "INFO"))

@@ -4,6 +4,6 @@
 # AWS_LWA_PORT, then proxies each invocation to uvicorn and streams the response (S1).
 # The shared layer is on PYTHONPATH (/opt/python); this function's code is in /var/task.
 # The server's options (lifespan, keep-alive, the guarded httptools protocol on uvloop, header
-# limits) are defined once in mcp_platform.http.serving, shared with make dev and the tests.
+# limits) are defined once in mcp_platform.transport.serving, shared with make dev and the tests.
 export PYTHONPATH="/opt/python:/var/task:${PYTHONPATH:-}"
-exec python3 -m mcp_platform.http.serving endpoint_app:app --host 127.0.0.1 --port "${AWS_LWA_PORT:-8080}"
+exec python3 -m mcp_platform.transport.serving endpoint_app:app --host 127.0.0.1 --port "${AWS_LWA_PORT:-8080}"

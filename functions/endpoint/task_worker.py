@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 
 import mcp_tools
+from mcp_platform.application.metrics import configure_logging
+from mcp_platform.bootstrap.worker import build_handler
 from mcp_platform.config import EnvVars, Settings
-from mcp_platform.observability import configure_logging
-from mcp_platform.tasks.handler import build_handler
 
 settings = Settings.from_env()
 configure_logging(settings.service_name, os.environ.get(EnvVars.LOG_LEVEL, "INFO"))

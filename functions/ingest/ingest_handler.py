@@ -14,9 +14,9 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.kinesis_stream_event import KinesisStreamRecord
 
-from mcp_platform.aws_clients import aws_client
+from mcp_platform.adapters.aws_clients import aws_client
+from mcp_platform.application.events.ingest import EventIngestor, dedupe_ttl_seconds
 from mcp_platform.config import Settings
-from mcp_platform.events.ingest import EventIngestor, dedupe_ttl_seconds
 
 # Built once per execution environment and reused while warm.
 settings = Settings.from_env()

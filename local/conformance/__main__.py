@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    add_import_roots()  # the proxy is served like the endpoint (mcp_platform.http.serving, in the layer)
+    add_import_roots()  # the proxy is served like the endpoint (mcp_platform.transport.serving, in the layer)
     revisions = [] if args.authorization == "only" else args.revision or list(REVISIONS)
     # Everything that can be checked without servers is checked first.
     expected = load_expected(args.expected)

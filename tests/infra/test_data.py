@@ -8,7 +8,7 @@ import pytest
 from aws_cdk import Stack
 from aws_cdk.assertions import Match, Template
 
-from mcp_platform import table_schema as schema
+from mcp_platform.adapters.dynamodb import table_schema as schema
 from mcp_platform.config import EnvVars
 from stacks.common import platform_key
 from stacks.config import PlatformConfig

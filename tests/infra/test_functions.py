@@ -191,7 +191,7 @@ def test_endpoint_handler_script_exists_and_runs_the_served_stack(default: Synth
     tested in tests/integration/endpoint/test_served_header_limits.py)."""
     run_sh = (ROOT / "functions" / "endpoint" / "run.sh").read_text()
     assert function_by_handler(default, "run.sh")
-    assert "exec python3 -m mcp_platform.http.serving endpoint_app:app" in run_sh and "AWS_LWA_PORT" in run_sh
+    assert "exec python3 -m mcp_platform.transport.serving endpoint_app:app" in run_sh and "AWS_LWA_PORT" in run_sh
 
 
 def test_a3_endpoint_reads_audit_trails_audit_function_writes_them(variant: Synthesized) -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from mcp_platform.application.metrics import OPERATION_DURATION, OPERATION_ERRORS, TIME_TO_FIRST_BYTE, TOOL
 from mcp_platform.config import EnvVars
-from mcp_platform.observability import OPERATION_DURATION, OPERATION_ERRORS, TIME_TO_FIRST_BYTE, TOOL
 from mcp_platform.ops.__main__ import OPERATIONS_OUTPUT, QUEUE_VARIABLES
 from stacks.config import ContextError
 from stacks.endpoint import METRICS_NAMESPACE, SERVICE_NAME

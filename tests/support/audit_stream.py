@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_platform.audit.factory import build_audit_processor
-from mcp_platform.audit.processor import RecordOutcome
+from mcp_platform.application.audit.processor import RecordOutcome
+from mcp_platform.bootstrap.audit import build_audit_processor
 from tests.support.endpoint import AwsStack
 from tests.unit.audit.stream_support import to_lambda_record
 

@@ -15,10 +15,10 @@ from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 import mcp_tools
-from mcp_platform.auth.api_keys import ApiKeyStore
+from mcp_platform.adapters.dynamodb.api_keys import ApiKeyStore
+from mcp_platform.bootstrap.endpoint import build_app
 from mcp_platform.config import Settings
-from mcp_platform.http.app import build_app
-from mcp_platform.http.serving import DEFAULT_LIMITS, HeaderLimits
+from mcp_platform.transport.serving import DEFAULT_LIMITS, HeaderLimits
 from tests.support.aws import client, fake_credentials, moto_server
 from tests.support.servers import serve
 from tests.support.tables import create_session_table

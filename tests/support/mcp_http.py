@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from mcp_platform.http.modern import NAME_BEARING
+from mcp_platform.transport.modern import NAME_BEARING
 
 ACCEPT_BOTH = "application/json, text/event-stream"
 MODERN = "2026-07-28"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_platform.notifications.log import Notice, NotificationLog
-from mcp_platform.sessions.clock import iso_utc
+from mcp_platform.adapters.dynamodb.notification_log import Notice, NotificationLog
+from mcp_platform.protocol.clock import iso_utc
 
 
 class InMemoryLog(NotificationLog):

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import uvicorn
 
-from mcp_platform.http.serving import DEFAULT_LIMITS, HeaderLimits, server_config
+from mcp_platform.transport.serving import DEFAULT_LIMITS, HeaderLimits, server_config
 from tests.support.aws import free_port
 
 

@@ -2,7 +2,7 @@
 
 Verdicts never depend on timing: a test reads until a *marker* message it published itself, and
 then looks at what came before it (the reader's order guarantees, see
-``mcp_platform.notifications.reader``). The timeout only keeps a broken stream from hanging the
+``mcp_platform.application.notifications.reader``). The timeout only keeps a broken stream from hanging the
 run; it fails the test, never passes it.
 """
 

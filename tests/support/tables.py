@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_platform import table_schema as ts
+from mcp_platform.adapters.dynamodb import table_schema as ts
 
 DEV_STAGES = ("dev", "local", "test")
 

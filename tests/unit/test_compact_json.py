@@ -1,4 +1,4 @@
-"""mcp_platform.compact_json: orjson's speed where its answer is the standard library's.
+"""mcp_platform.protocol.compact_json: orjson's speed where its answer is the standard library's.
 
 Reading must give exactly what ``json.loads`` gives (or the same error class) for any bytes;
 writing must give a document ``json.loads`` reads back as the value."""
@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_platform import compact_json
+from mcp_platform.protocol import compact_json
 
 # Text with lone surrogates, integers far beyond 64 bits (DynamoDB keeps 38 digits), all floats.
 scalars = (

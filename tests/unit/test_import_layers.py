@@ -32,12 +32,12 @@ def test_only_the_transport_imports_the_protocol_server() -> None:
     users = {
         module_name(path)
         for path in PACKAGE.rglob("*.py")
-        if "mcp_platform.mcp.server" in imported_modules(path) and path.name != "server.py"
+        if "mcp_platform.protocol.server" in imported_modules(path) and path.name != "server.py"
     }
-    assert users and all(name.startswith("mcp_platform.http.") for name in users), users
+    assert users and all(name.startswith("mcp_platform.transport.") for name in users), users
 
 
 def test_the_request_context_and_binding_import_nothing_of_the_protocol_core() -> None:
-    assert imported_modules(PACKAGE / "mcp" / "call.py") == set()
-    binding = imported_modules(PACKAGE / "mcp" / "binding.py")
-    assert all(name.startswith("mcp_platform.mcp.jsonrpc") for name in binding), binding
+    assert imported_modules(PACKAGE / "protocol" / "call.py") == set()
+    binding = imported_modules(PACKAGE / "protocol" / "binding.py")
+    assert all(name.startswith("mcp_platform.protocol.jsonrpc") for name in binding), binding

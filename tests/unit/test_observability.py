@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import json
 
-from mcp_platform.observability import OPERATION_DURATION, OPERATION_ERRORS, MetricsWriter
+from mcp_platform.application.metrics import OPERATION_DURATION, OPERATION_ERRORS, MetricsWriter
 
 
 def test_an_emf_line_is_the_json_cloudwatch_reads() -> None:

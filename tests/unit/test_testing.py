@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from mcp_platform import READ_ONLY, ToolContext, ToolError, tool
-from mcp_platform.mcp.context import Services
-from mcp_platform.sessions import SessionNotFound
+from mcp_platform.adapters.dynamodb.sessions import SessionNotFound
+from mcp_platform.protocol.context import Services
 from mcp_platform.testing import InMemorySessions, ToolHarness
 from tests.support.sdk_style_tools.orders import Order, Receipt, Size, order_prompt, place_order, price
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from mcp_platform import ResourceNotFound, ToolContext
-from mcp_platform.sessions import Session, SessionNotFound
+from mcp_platform.adapters.dynamodb.sessions import Session, SessionNotFound
 
 
 async def read_session(ctx: ToolContext, handle: str) -> Session:

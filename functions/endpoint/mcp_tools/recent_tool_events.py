@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import Annotated, Any
 
 from mcp_platform import ToolContext, ToolError, tool
-from mcp_platform.events.recent import recent_session_events
+from mcp_platform.adapters.kinesis.recent import recent_session_events
 
 
 @tool(

@@ -6,7 +6,7 @@ import asyncio
 from typing import Annotated, Any
 
 from mcp_platform import ToolContext, ToolError, tool
-from mcp_platform.audit.trail import InvalidCursor
+from mcp_platform.application.audit.trail import InvalidCursor
 
 
 @tool(

@@ -8,7 +8,7 @@ import json
 import pytest
 from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 
-from mcp_platform import table_schema as ts
+from mcp_platform.adapters.dynamodb import table_schema as ts
 from tests.integration.audit.audit_function import AuditFunction
 from tests.unit.audit.stream_support import as_ttl_removal, metadata_item, tool_marker, tool_record
 

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from mcp_platform.auth.api_keys import ApiKeyStore
+from mcp_platform.adapters.dynamodb.api_keys import ApiKeyStore
 from tests.support.aws import fake_credentials
 from tests.support.endpoint import AwsStack, Instance, aws_stack, endpoint_instance
 

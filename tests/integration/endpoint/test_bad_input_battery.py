@@ -34,11 +34,11 @@ import mcp_tools
 from examples import conformance
 from local.functions import LambdaContext
 from local.queue_poller import sqs_event_record
-from mcp_platform import table_schema as ts
-from mcp_platform.auth.api_keys import ApiKeyStore
-from mcp_platform.mcp.jsonrpc import INTERNAL_ERROR
-from mcp_platform.tasks.handler import TaskHandler, build_handler
-from mcp_platform.tasks.store import TaskStore
+from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.adapters.dynamodb.api_keys import ApiKeyStore
+from mcp_platform.adapters.dynamodb.tasks import TaskStore
+from mcp_platform.bootstrap.worker import TaskHandler, build_handler
+from mcp_platform.protocol.jsonrpc import INTERNAL_ERROR
 from tests.support.audit_stream import KEY_SCHEMA, audit_everything
 from tests.support.aws import fake_credentials
 from tests.support.bad_input import TASK_META, Case, body, groups, send, stored_groups

@@ -14,9 +14,9 @@ from typing import Any
 import httpx
 import pytest
 
-from mcp_platform import table_schema as ts
-from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, LIMIT_EXCEEDED, SESSION_NOT_FOUND
-from mcp_platform.mcp.versions import IDEMPOTENCY_KEY_META
+from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, LIMIT_EXCEEDED, SESSION_NOT_FOUND
+from mcp_platform.protocol.versions import IDEMPOTENCY_KEY_META
 from tests.support.audit_stream import audit_everything
 from tests.support.endpoint import AwsStack, Instance, endpoint_instance
 from tests.support.hostile import modern_post, post
@@ -130,7 +130,7 @@ def test_f3_an_oversized_argument_is_an_invalid_arguments_result_and_nothing_is_
     text = answer["result"]["content"][0]["text"]
     assert answer["result"]["isError"] and "arguments.text" in text, text
     assert session_sks(aws, handle) == [ts.METADATA_SK]
-    from mcp_platform.sessions._core import CALL_RECORD_BUDGET_BYTES
+    from mcp_platform.adapters.dynamodb.sessions._core import CALL_RECORD_BUDGET_BYTES
 
     assert str(CALL_RECORD_BUDGET_BYTES) in text
 

@@ -25,12 +25,12 @@ import mcp_tools
 from examples import conformance
 from local.functions import LambdaContext
 from local.queue_poller import sqs_event_record
-from mcp_platform import table_schema as ts
-from mcp_platform.http.messages import MAX_JSON_DEPTH
-from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, LIMIT_EXCEEDED
-from mcp_platform.tasks.budget import OUTCOME_BUDGET_BYTES
-from mcp_platform.tasks.handler import TaskHandler, build_handler
-from mcp_platform.tasks.model import EXTENSION_ID
+from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.application.tasks.budget import OUTCOME_BUDGET_BYTES
+from mcp_platform.bootstrap.worker import TaskHandler, build_handler
+from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, LIMIT_EXCEEDED
+from mcp_platform.protocol.tasks import EXTENSION_ID
+from mcp_platform.transport.messages import MAX_JSON_DEPTH
 from tests.support import task_tools
 from tests.support.endpoint import AwsStack, Instance, endpoint_instance
 from tests.support.hostile import modern_headers, post

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from local.dax_standin import ItemCacheStandIn
-from mcp_platform import table_schema as ts
+from mcp_platform.adapters.dynamodb import table_schema as ts
 from tests.support.endpoint import AwsStack, Instance, alice_and_bob, endpoint_instance, fresh_stack
 from tests.support.mcp_http import call, final_message, headers, initialize
 

@@ -21,7 +21,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 import mcp_tools
-from mcp_platform.http.app import build_app
+from mcp_platform.bootstrap.endpoint import build_app
 from tests.support.endpoint import AwsStack
 from tests.support.kinesis import read_whole_stream
 from tests.support.mcp_http import final_message, headers, initialize, sse_messages

@@ -213,8 +213,8 @@ def test_unreachable_dynamodb_is_503_with_retry_after_never_500() -> None:
     """Given DynamoDB unreachable (a closed loopback port), when a request needs it (the API
     key lookup), then 503 + Retry-After with a JSON-RPC error, and the server stays up."""
     import mcp_tools
+    from mcp_platform.bootstrap.endpoint import build_app
     from mcp_platform.config import Settings
-    from mcp_platform.http.app import build_app
     from tests.support.aws import client, fake_credentials, free_port
     from tests.support.servers import serve
 

@@ -7,7 +7,14 @@ import json
 
 import pytest
 
-from mcp_platform.observability import ERROR_TYPE, METHOD, OPERATION_DURATION, OPERATION_ERRORS, TOOL, MetricsWriter
+from mcp_platform.application.metrics import (
+    ERROR_TYPE,
+    METHOD,
+    OPERATION_DURATION,
+    OPERATION_ERRORS,
+    TOOL,
+    MetricsWriter,
+)
 from tests.support.endpoint import Instance
 from tests.support.interactive import modern_meta
 from tests.support.mcp_http import call, final_message, initialize, modern_call

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from examples import conformance
-from mcp_platform import table_schema as ts
-from mcp_platform.http.legacy import HandshakeEra
-from mcp_platform.interactive.outbound import ServerRequests
-from mcp_platform.interactive.replies import ClientReplies
-from mcp_platform.sessions.codec import to_attr
+from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.adapters.dynamodb.codec import to_attr
+from mcp_platform.adapters.dynamodb.replies import ClientReplies
+from mcp_platform.application.interactive.outbound import ServerRequests
+from mcp_platform.transport.legacy import HandshakeEra
 from tests.support.endpoint import AwsStack, Instance, alice_and_bob, endpoint_instance, fresh_stack
 from tests.support.interactive import open_legacy, reply, text_of, tool_request
 from tests.support.sse import EventStream

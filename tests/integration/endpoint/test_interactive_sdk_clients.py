@@ -13,7 +13,7 @@ from mcp import types
 
 from examples import conformance
 from local.conformance.proxy import RoundRobinProxy
-from mcp_platform.auth.api_keys import ApiKeyStore
+from mcp_platform.adapters.dynamodb.api_keys import ApiKeyStore
 from tests.support.aws import fake_credentials
 from tests.support.endpoint import AwsStack, aws_stack, endpoint_instance, sdk_client
 from tests.support.servers import serve

@@ -19,15 +19,15 @@ from typing import Any
 import pytest
 
 from examples import conformance
-from mcp_platform.interactive import keys as key_module
-from mcp_platform.interactive import vault as vault_module
-from mcp_platform.interactive.api import InputRequired
-from mcp_platform.interactive.rounds import input_required_result
-from mcp_platform.interactive.state import RoundState
-from mcp_platform.interactive.vault import RequestStateVault
-from mcp_platform.mcp.jsonrpc import Request
-from mcp_platform.mcp.tool_calls import ToolCallRunner
-from mcp_platform.mcp.versions import IDEMPOTENCY_KEY_META
+from mcp_platform.adapters.dynamodb import request_state_vault as vault_module
+from mcp_platform.adapters.dynamodb.request_state_vault import RequestStateVault
+from mcp_platform.application.interactive import keys as key_module
+from mcp_platform.application.interactive.rounds import input_required_result
+from mcp_platform.application.interactive.state import RoundState
+from mcp_platform.application.tool_calls import ToolCallRunner
+from mcp_platform.protocol.interactive import InputRequired
+from mcp_platform.protocol.jsonrpc import Request
+from mcp_platform.protocol.versions import IDEMPOTENCY_KEY_META
 from tests.support import ask_tools
 from tests.support.endpoint import AwsStack, Instance, alice_and_bob, endpoint_instance, fresh_stack
 from tests.support.interactive import accept, modern_meta, round_trip, text_of

@@ -16,14 +16,14 @@ from typing import Any
 import httpx
 import pytest
 
-from mcp_platform import table_schema as ts
-from mcp_platform.auth.api_keys import ApiKeyStore
-from mcp_platform.mcp.jsonrpc import CONFLICT, INVALID_PARAMS, TOOL_FAILED, UNAVAILABLE, JsonRpcError
-from mcp_platform.mcp.tool_calls import ToolCallRunner
-from mcp_platform.mcp.tools import error_result, to_result
-from mcp_platform.mcp.versions import IDEMPOTENCY_KEY_META
-from mcp_platform.sessions import SessionStore, VersionConflict
-from mcp_platform.sessions.retry import Backoff
+from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.adapters.dynamodb.api_keys import ApiKeyStore
+from mcp_platform.adapters.dynamodb.sessions import SessionStore, VersionConflict
+from mcp_platform.application.sessions.retry import Backoff
+from mcp_platform.application.tool_calls import ToolCallRunner
+from mcp_platform.protocol.jsonrpc import CONFLICT, INVALID_PARAMS, TOOL_FAILED, UNAVAILABLE, JsonRpcError
+from mcp_platform.protocol.tools import error_result, to_result
+from mcp_platform.protocol.versions import IDEMPOTENCY_KEY_META
 from tests.support import fault_tools
 from tests.support.endpoint import AwsStack, Instance, endpoint_instance, fresh_stack
 from tests.support.fault_tools import flaky

@@ -1,6 +1,6 @@
 """The served HTTP stack bounds the header block and the time to receive it (issue 26, item 5),
 over raw sockets against an endpoint served as run.sh and the local platform serve it
-(``mcp_platform.http.serving``). The size limits are the shipped constants; the read timeout is
+(``mcp_platform.transport.serving``). The size limits are the shipped constants; the read timeout is
 shortened to 1 s by configuration so the tests need no long waits. The last test runs run.sh
 itself.
 """
@@ -22,7 +22,7 @@ from urllib.parse import SplitResult, urlsplit
 
 import pytest
 
-from mcp_platform.http.serving import MAX_HEADER_BLOCK_BYTES, MAX_HEADER_COUNT, HeaderLimits
+from mcp_platform.transport.serving import MAX_HEADER_BLOCK_BYTES, MAX_HEADER_COUNT, HeaderLimits
 from tests.support.aws import free_port
 from tests.support.endpoint import AwsStack, endpoint_instance
 from tests.support.mcp_http import MODERN

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_platform.mcp.jsonrpc import LIMIT_EXCEEDED
+from mcp_platform.protocol.jsonrpc import LIMIT_EXCEEDED
 from tests.support.endpoint import Instance
 from tests.support.mcp_http import CAPS_META, final_message, modern_call
 

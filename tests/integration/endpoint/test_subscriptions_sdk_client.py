@@ -17,7 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from examples import conformance
 from examples.conformance.subscriptions import WATCHED
-from mcp_platform.auth.api_keys import ApiKeyStore
+from mcp_platform.adapters.dynamodb.api_keys import ApiKeyStore
 from tests.support.endpoint import AwsStack, Instance, endpoint_instance, fresh_stack, sdk_client
 from tests.support.mcp_http import CAPS_META, modern_call
 from tests.support.sse import HANG_GUARD_S

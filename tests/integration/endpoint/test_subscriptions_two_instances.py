@@ -4,7 +4,7 @@ On Lambda the request that changes a resource and the stream that announces it r
 execution environments; here they are two endpoint instances sharing one moto table. Each test
 reads its stream until a marker (a list change it published *after* what it checks) and judges
 what arrived before it: the reader delivers everything published before an entry no later than
-that entry (``mcp_platform.notifications.reader``), so no verdict depends on timing.
+that entry (``mcp_platform.application.notifications.reader``), so no verdict depends on timing.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from typing import Any
 import httpx
 import pytest
 
-import mcp_platform.notifications as notifications_module
+import mcp_platform.application.notifications as notifications_module
 from examples import conformance
 from examples.conformance.subscriptions import WATCHED
-from mcp_platform.notifications.subscriptions import SessionSubscriptions
+from mcp_platform.adapters.dynamodb.subscriptions import SessionSubscriptions
 from tests.support import notify_tools
 from tests.support.endpoint import AwsStack, Instance, alice_and_bob, endpoint_instance, fresh_stack
 from tests.support.mcp_http import CAPS_META, MODERN, call, final_message, headers, initialize, modern_call

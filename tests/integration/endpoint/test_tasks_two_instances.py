@@ -24,11 +24,11 @@ import mcp_tools
 from examples import conformance
 from local.functions import LambdaContext
 from local.queue_poller import QueuePoller
-from mcp_platform import table_schema as ts
-from mcp_platform.tasks.handler import build_handler
-from mcp_platform.tasks.model import EXTENSION_ID
-from mcp_platform.tasks.store import TaskStore
-from mcp_platform.tasks.worker import TaskWorker
+from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.adapters.dynamodb.tasks import TaskStore
+from mcp_platform.application.tasks.worker import TaskWorker
+from mcp_platform.bootstrap.worker import build_handler
+from mcp_platform.protocol.tasks import EXTENSION_ID
 from tests.support import task_tools
 from tests.support.endpoint import AwsStack, Instance, alice_and_bob, endpoint_instance, fresh_stack
 from tests.support.interactive import modern_meta, open_legacy, tool_request

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from mcp_platform import table_schema as ts
-from mcp_platform.events.schema import ToolCallEvent
+from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.application.events.schema import ToolCallEvent
 
 TABLE = "sessions"
 STREAM_ARN = "arn:aws:kinesis:us-east-1:123456789012:stream/tool-events"

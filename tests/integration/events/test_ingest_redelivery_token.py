@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from mcp_platform import table_schema as ts
-from mcp_platform.events.ingest import EventIngestor
-from mcp_platform.events.schema import ToolCallEvent
+from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.application.events.ingest import EventIngestor
+from mcp_platform.application.events.schema import ToolCallEvent
 
 TABLE = "sessions"
 T0 = 1_800_000_000.0

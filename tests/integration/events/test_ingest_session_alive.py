@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from mcp_platform import table_schema as ts
-from mcp_platform.events.ingest import EventIngestor
-from mcp_platform.events.schema import ToolCallEvent
-from mcp_platform.sessions import Backoff, ManualClock, SessionStore
-from mcp_platform.sessions.clock import iso_utc
+from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.adapters.dynamodb.sessions import Backoff, ManualClock, SessionStore
+from mcp_platform.application.events.ingest import EventIngestor
+from mcp_platform.application.events.schema import ToolCallEvent
+from mcp_platform.protocol.clock import iso_utc
 from tests.support.tables import create_session_table
 
 TABLE = "sessions"
@@ -118,7 +118,7 @@ def test_d4_a_committed_call_gets_no_second_record_whatever_its_event_says(dynam
     """Given call X committed by the endpoint (record + toolcall# marker), when an event for X
     arrives carrying another started_at (a different record key), then ingest writes no second
     record: the marker says X is recorded (one record per tool call id)."""
-    from mcp_platform.sessions import ToolCall
+    from mcp_platform.adapters.dynamodb.sessions import ToolCall
 
     sessions = store(dynamodb)
     session = sessions.create_session("alice")

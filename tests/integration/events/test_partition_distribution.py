@@ -6,8 +6,8 @@ import random
 import uuid
 from collections import Counter
 
-from mcp_platform.events.dead_letters import DeadLetterQueue
-from mcp_platform.events.producer import EventProducer
+from mcp_platform.adapters.kinesis.producer import EventProducer
+from mcp_platform.adapters.sqs.dead_letters import DeadLetterQueue
 from tests.support.kinesis import make_stream, read_whole_stream
 
 SHARDS = 4

@@ -5,13 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 
-from mcp_platform.audit.publisher import KinesisEventPublisher
-from mcp_platform.events.dead_letters import DeadLetterQueue
-from mcp_platform.events.producer import EventProducer
-from mcp_platform.events.recent import recent_session_events
-from mcp_platform.events.schema import ToolCallEvent
-from mcp_platform.events.shard_reader import ReaderLimits, ShardReader, StartPosition
-from mcp_platform.events.stream_events import SessionExpiredEvent
+from mcp_platform.adapters.kinesis.audit_publisher import KinesisEventPublisher
+from mcp_platform.adapters.kinesis.producer import EventProducer
+from mcp_platform.adapters.kinesis.recent import recent_session_events
+from mcp_platform.adapters.kinesis.shard_reader import ReaderLimits, ShardReader, StartPosition
+from mcp_platform.adapters.sqs.dead_letters import DeadLetterQueue
+from mcp_platform.application.events.schema import ToolCallEvent
+from mcp_platform.application.events.stream_events import SessionExpiredEvent
 from tests.support.kinesis import make_stream
 
 

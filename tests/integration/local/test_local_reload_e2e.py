@@ -23,7 +23,7 @@ from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from mcp_platform.tasks.model import EXTENSION_ID
+from mcp_platform.protocol.tasks import EXTENSION_ID
 from tests.support.interactive import modern_meta
 from tests.support.local_platform import ROOT, LocalPlatform, local_platform, wait_for
 from tests.support.mcp_http import final_message, modern_call
@@ -52,8 +52,8 @@ def probe_tool(name: str, answer: str, *, task: str = "forbidden") -> str:
 
 from __future__ import annotations
 
-from mcp_platform.mcp.context import ToolContext
-from mcp_platform.mcp.tools import tool
+from mcp_platform.protocol.context import ToolContext
+from mcp_platform.protocol.tools import tool
 
 
 @tool(name="{name}", description="Answers a fixed text (reload test).", task="{task}")

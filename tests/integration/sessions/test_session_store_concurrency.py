@@ -17,7 +17,7 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from mcp_platform.sessions import SessionStore, VersionConflict
+from mcp_platform.adapters.dynamodb.sessions import SessionStore, VersionConflict
 from tests.support.tables import create_session_table
 
 pytestmark = pytest.mark.integration

@@ -10,8 +10,8 @@ from collections import Counter
 
 from botocore.exceptions import ClientError
 
-from mcp_platform.mcp.context import ToolContext
-from mcp_platform.mcp.tools import tool
+from mcp_platform.protocol.context import ToolContext
+from mcp_platform.protocol.tools import tool
 
 THROTTLES: Counter[str] = Counter()
 RUNS: Counter[str] = Counter()

@@ -3,8 +3,8 @@ tool that changes a session's notes would (the deployed tools do not announce it
 
 from __future__ import annotations
 
-from mcp_platform.mcp.context import ToolContext
-from mcp_platform.mcp.tools import tool
+from mcp_platform.protocol.context import ToolContext
+from mcp_platform.protocol.tools import tool
 
 
 def notes_uri(handle: str) -> str:

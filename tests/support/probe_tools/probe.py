@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from mcp_platform.mcp.context import ToolContext
-from mcp_platform.mcp.tools import tool
+from mcp_platform.protocol.context import ToolContext
+from mcp_platform.protocol.tools import tool
 
 OUTCOMES: dict[str, str] = {}
 

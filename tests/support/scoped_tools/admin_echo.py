@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from mcp_platform.mcp.context import ToolContext
-from mcp_platform.mcp.tools import tool
+from mcp_platform.protocol.context import ToolContext
+from mcp_platform.protocol.tools import tool
 
 
 @tool(description="Test tool: echoes text; needs the notes:admin scope.", scopes=["notes:admin"])

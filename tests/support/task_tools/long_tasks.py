@@ -12,8 +12,8 @@ import asyncio
 import contextlib
 from collections import Counter
 
-from mcp_platform.mcp.context import ToolContext
-from mcp_platform.mcp.tools import tool
+from mcp_platform.protocol.context import ToolContext
+from mcp_platform.protocol.tools import tool
 
 RUNS: Counter[str] = Counter()
 STARTED: list[str] = []

@@ -17,7 +17,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from mcp_platform import table_schema as ts
+from mcp_platform.adapters.dynamodb import table_schema as ts
 from tests.support.aws import set_fake_aws_env
 
 REGION = "us-east-1"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from mcp_platform import table_schema as ts
-from mcp_platform.audit.diff import APPENDED_INLINE_ITEMS, diff_images, dumps, image_to_plain
+from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.application.audit.diff import APPENDED_INLINE_ITEMS, diff_images, dumps, image_to_plain
 from tests.unit.audit.stream_support import MotoSessionTable, metadata_item
 
 PK = ts.session_pk("s1")

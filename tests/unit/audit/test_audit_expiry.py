@@ -11,11 +11,11 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from mcp_platform import table_schema as ts
-from mcp_platform.audit.expiry import CleanupIncomplete, SessionExpiryHandler
-from mcp_platform.audit.publisher import KinesisEventPublisher
-from mcp_platform.audit.records import StreamChange
-from mcp_platform.audit.writer import AuditWriter
+from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.adapters.dynamodb.audit_writer import AuditWriter
+from mcp_platform.adapters.kinesis.audit_publisher import KinesisEventPublisher
+from mcp_platform.application.audit.expiry import CleanupIncomplete, SessionExpiryHandler
+from mcp_platform.application.audit.records import StreamChange
 from tests.unit.audit.stream_support import (
     AUDIT_TABLE,
     REGION,

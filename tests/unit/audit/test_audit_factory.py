@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_platform.audit.factory import build_audit_processor, build_audit_trail
+from mcp_platform.bootstrap.audit import build_audit_processor, build_audit_trail
 from mcp_platform.config import ConfigError, Settings
 
 

@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from mcp_platform import table_schema as ts
-from mcp_platform.audit.expiry import SessionExpiryHandler
-from mcp_platform.audit.processor import AuditProcessor
-from mcp_platform.audit.trail import AuditTrail, InvalidCursor
-from mcp_platform.audit.writer import AuditWriter
+from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.adapters.dynamodb.audit_writer import AuditWriter
+from mcp_platform.application.audit.expiry import SessionExpiryHandler
+from mcp_platform.application.audit.processor import AuditProcessor
+from mcp_platform.application.audit.trail import AuditTrail, InvalidCursor
 from tests.unit.audit.stream_support import AUDIT_TABLE, SESSION_TABLE, MotoSessionTable, metadata_item
 
 PK = ts.session_pk("s1")

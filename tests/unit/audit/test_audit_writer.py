@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from mcp_platform import table_schema as ts
-from mcp_platform.audit import writer as w
-from mcp_platform.audit.diff import diff_images
-from mcp_platform.audit.records import StreamChange
-from mcp_platform.audit.writer import AuditWriter
+from mcp_platform.adapters.dynamodb import audit_writer as w
+from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.adapters.dynamodb.audit_writer import AuditWriter
+from mcp_platform.application.audit.diff import diff_images
+from mcp_platform.application.audit.records import StreamChange
 from tests.unit.audit.stream_support import AUDIT_TABLE, MotoSessionTable, metadata_item
 
 PK = ts.session_pk("s1")

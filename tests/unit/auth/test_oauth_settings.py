@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from mcp_platform.auth.api_keys import ApiKeyStore
-from mcp_platform.auth.base import Principal
-from mcp_platform.auth.combined import KeyOrToken
-from mcp_platform.auth.jwks import metadata_urls
-from mcp_platform.auth.resource import ProtectedResource, function_url_host
+from mcp_platform.adapters.dynamodb.api_keys import ApiKeyStore
+from mcp_platform.adapters.jwks import metadata_urls
+from mcp_platform.application.auth.base import Principal
+from mcp_platform.application.auth.combined import KeyOrToken
+from mcp_platform.application.auth.resource import ProtectedResource, function_url_host
 from mcp_platform.config import ConfigError, Settings
-from mcp_platform.mcp.tools import tool, tool_spec
+from mcp_platform.protocol.tools import tool, tool_spec
 
 ROOT = Path(__file__).resolve().parents[3]
 BASE = {"SESSION_TABLE_NAME": "sessions"}
@@ -153,9 +153,9 @@ def test_combined_mode_routes_keys_and_jwts_to_their_authenticator() -> None:
 OAUTH_MODULES = (
     "jwt",
     "cryptography",
-    "mcp_platform.auth.oauth",
-    "mcp_platform.auth.jwks",
-    "mcp_platform.auth.resource",
+    "mcp_platform.application.auth.oauth",
+    "mcp_platform.adapters.jwks",
+    "mcp_platform.application.auth.resource",
 )
 
 
@@ -190,11 +190,11 @@ def test_api_key_stack_never_imports_the_jwt_library_at_cold_start() -> None:
 
 def test_oauth_stack_loads_the_jwt_library_on_the_first_token_not_at_start() -> None:
     loaded = _modules_after_import("oauth")
-    assert loaded["mcp_platform.auth.oauth"] and not loaded["jwt"] and not loaded["cryptography"]
+    assert loaded["mcp_platform.application.auth.oauth"] and not loaded["jwt"] and not loaded["cryptography"]
 
 
 def test_discovery_refuses_metadata_of_another_issuer_and_falls_back_to_openid() -> None:
-    from mcp_platform.auth.jwks import IssuerUnavailable, JwksCache
+    from mcp_platform.adapters.jwks import IssuerUnavailable, JwksCache
 
     served = {
         "https://login.example.com/.well-known/oauth-authorization-server/tenant": {

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from local.oauth_issuer import LocalIssuer, running_issuer
-from mcp_platform.auth.base import AuthError, InsufficientScope, Principal
-from mcp_platform.auth.jwks import IssuerUnavailable, JwksCache, urllib_fetch
-from mcp_platform.auth.oauth import OAuthAuthenticator
-from mcp_platform.auth.resource import ProtectedResource
+from mcp_platform.adapters.jwks import IssuerUnavailable, JwksCache, urllib_fetch
+from mcp_platform.application.auth.base import AuthError, InsufficientScope, Principal
+from mcp_platform.application.auth.oauth import OAuthAuthenticator
+from mcp_platform.application.auth.resource import ProtectedResource
 from mcp_platform.config import OAuthSettings
 from tests.support.oauth import b64url, claims_for, hs256_with_public_key, unsigned
 

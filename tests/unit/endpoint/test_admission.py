@@ -10,15 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mcp_tools
-from mcp_platform.audit.diff import to_plain
-from mcp_platform.mcp.admission import Inadmissible, check_storable
-from mcp_platform.mcp.call import CallContext
-from mcp_platform.mcp.catalog import Catalog
-from mcp_platform.mcp.context import Services
-from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
-from mcp_platform.mcp.tool_calls import ToolCallRunner
-from mcp_platform.mcp.versions import IDEMPOTENCY_KEY_META
-from mcp_platform.sessions.codec import attr_size, to_attr
+from mcp_platform.adapters.dynamodb.codec import attr_size, to_attr
+from mcp_platform.application.audit.diff import to_plain
+from mcp_platform.application.tool_calls import ToolCallRunner
+from mcp_platform.protocol.admission import Inadmissible, check_storable
+from mcp_platform.protocol.call import CallContext
+from mcp_platform.protocol.catalog import Catalog
+from mcp_platform.protocol.context import Services
+from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
+from mcp_platform.protocol.versions import IDEMPOTENCY_KEY_META
 
 CATALOG = Catalog.discover(mcp_tools).tools
 MODERN = CallContext(principal="p", protocol_version="2026-07-28", modern=True)

@@ -16,9 +16,9 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict
 import pytest
 from pydantic import BaseModel, Field
 
-from mcp_platform.mcp.context import Services, ToolContext
-from mcp_platform.mcp.schema import SchemaError
-from mcp_platform.mcp.tools import tool, tool_spec
+from mcp_platform.protocol.context import Services, ToolContext
+from mcp_platform.protocol.schema import SchemaError
+from mcp_platform.protocol.tools import tool, tool_spec
 
 
 class Colour(Enum):
@@ -218,8 +218,8 @@ def test_the_platform_start_imports_no_pydantic() -> None:
     recognises models a feature module brought (sys.modules), so nothing loads it for them."""
     code = (
         "import sys, mcp_tools\n"
-        "from mcp_platform.http.app import build_app\n"
-        "from mcp_platform.mcp.catalog import Catalog\n"
+        "from mcp_platform.bootstrap.endpoint import build_app\n"
+        "from mcp_platform.protocol.catalog import Catalog\n"
         "Catalog.discover(mcp_tools)\n"
         "print(sorted(name for name in sys.modules if name.split('.')[0] in ('pydantic', 'pydantic_core')))\n"
     )

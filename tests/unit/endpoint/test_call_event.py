@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
-from mcp_platform.events.schema import STATUS_ERROR, ToolCallEvent
-from mcp_platform.mcp.invocation import call_event
-from mcp_platform.mcp.preparation import PreparedCall
+from mcp_platform.application.events.schema import STATUS_ERROR, ToolCallEvent
+from mcp_platform.application.invocation import call_event
+from mcp_platform.protocol.preparation import PreparedCall
 
 CALL = SimpleNamespace(principal="alice")
 

@@ -11,7 +11,7 @@ from types import ModuleType
 
 import pytest
 
-from mcp_platform.mcp.catalog import Catalog, spec_of
+from mcp_platform.protocol.catalog import Catalog, spec_of
 
 ALPHA = '''
 from mcp_platform import ToolContext, tool, prompt, resource

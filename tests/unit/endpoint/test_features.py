@@ -9,14 +9,14 @@ from typing import Annotated, Any
 
 import pytest
 
-from mcp_platform.mcp.call import CallContext
-from mcp_platform.mcp.catalog import Catalog
-from mcp_platform.mcp.context import Services, ToolContext
-from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, JsonRpcError, Request
-from mcp_platform.mcp.prompts import prompt, user
-from mcp_platform.mcp.resources import ResourceNotFound, compile_template, resource, resource_template
-from mcp_platform.mcp.server import McpServer
-from mcp_platform.mcp.tool_calls import ToolCallRunner
+from mcp_platform.application.tool_calls import ToolCallRunner
+from mcp_platform.protocol.call import CallContext
+from mcp_platform.protocol.catalog import Catalog
+from mcp_platform.protocol.context import Services, ToolContext
+from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, JsonRpcError, Request
+from mcp_platform.protocol.prompts import prompt, user
+from mcp_platform.protocol.resources import ResourceNotFound, compile_template, resource, resource_template
+from mcp_platform.protocol.server import McpServer
 
 LEGACY = CallContext(principal="p", protocol_version="2025-11-25", modern=False)
 MODERN = CallContext(principal="p", protocol_version="2026-07-28", modern=True)
@@ -181,7 +181,7 @@ SCHEMA_2020_12 = {
 
 
 def test_a_hand_written_2020_12_schema_is_served_intact_and_enforced() -> None:
-    from mcp_platform.mcp.tools import tool, tool_spec
+    from mcp_platform.protocol.tools import tool, tool_spec
 
     async def contact(ctx: ToolContext, **_: Any) -> str:
         return "ok"
@@ -197,8 +197,8 @@ def test_a_hand_written_2020_12_schema_is_served_intact_and_enforced() -> None:
 
 
 def test_a_tool_needing_an_undeclared_client_capability_is_refused_with_32021() -> None:
-    from mcp_platform.mcp.jsonrpc import MISSING_REQUIRED_CLIENT_CAPABILITY
-    from mcp_platform.mcp.tools import tool
+    from mcp_platform.protocol.jsonrpc import MISSING_REQUIRED_CLIENT_CAPABILITY
+    from mcp_platform.protocol.tools import tool
 
     async def asks(ctx: ToolContext) -> str:
         return "ran"
@@ -299,8 +299,8 @@ def test_extensions_given_to_the_server_are_advertised_beside_the_tasks_extensio
     # Given the tasks extension served and the OAuth client-credentials extension on
     from types import SimpleNamespace
 
-    from mcp_platform.auth.base import CLIENT_CREDENTIALS_EXTENSION
-    from mcp_platform.tasks.model import EXTENSION_ID as TASKS
+    from mcp_platform.application.auth.base import CLIENT_CREDENTIALS_EXTENSION
+    from mcp_platform.protocol.tasks import EXTENSION_ID as TASKS
 
     async def method(request: Any, call: Any) -> dict[str, Any]:
         return {}

@@ -12,21 +12,21 @@ from typing import Any
 import pytest
 
 import mcp_tools
-from mcp_platform.http.messages import MAX_JSON_DEPTH, HttpError, HttpRequest, decode_json, read_body
-from mcp_platform.http.security import RequestGuard, check_single_valued
-from mcp_platform.mcp.admission import Inadmissible
-from mcp_platform.mcp.call import CallContext
-from mcp_platform.mcp.catalog import Catalog
-from mcp_platform.mcp.context import Services, ToolContext
-from mcp_platform.mcp.effects import store_error
-from mcp_platform.mcp.handshake import stored_client_name
-from mcp_platform.mcp.invocation import DEFAULT_MAX_CALL_SECONDS
-from mcp_platform.mcp.jsonrpc import INVALID_REQUEST, LIMIT_EXCEEDED, Request
-from mcp_platform.mcp.preparation import admit_arguments
-from mcp_platform.mcp.tool_calls import ToolCallRunner
-from mcp_platform.mcp.tools import ToolCatalog, tool, tool_spec
-from mcp_platform.sessions import CallRecordTooLarge
-from mcp_platform.sessions._core import CALL_RECORD_BUDGET_BYTES
+from mcp_platform.adapters.dynamodb.sessions import CallRecordTooLarge
+from mcp_platform.adapters.dynamodb.sessions._core import CALL_RECORD_BUDGET_BYTES
+from mcp_platform.application.effects import store_error
+from mcp_platform.application.invocation import DEFAULT_MAX_CALL_SECONDS
+from mcp_platform.application.tool_calls import ToolCallRunner
+from mcp_platform.protocol.admission import Inadmissible
+from mcp_platform.protocol.call import CallContext
+from mcp_platform.protocol.catalog import Catalog
+from mcp_platform.protocol.context import Services, ToolContext
+from mcp_platform.protocol.handshake import stored_client_name
+from mcp_platform.protocol.jsonrpc import INVALID_REQUEST, LIMIT_EXCEEDED, Request
+from mcp_platform.protocol.preparation import admit_arguments
+from mcp_platform.protocol.tools import ToolCatalog, tool, tool_spec
+from mcp_platform.transport.messages import MAX_JSON_DEPTH, HttpError, HttpRequest, decode_json, read_body
+from mcp_platform.transport.security import RequestGuard, check_single_valued
 
 MODERN = CallContext(principal="p", protocol_version="2026-07-28", modern=True)
 

@@ -14,20 +14,20 @@ from typing import Any
 
 import pytest
 
-from mcp_platform.interactive.api import elicitation
-from mcp_platform.interactive.outbound import ClientRequestFailed, ReplyRefused, ServerRequests
-from mcp_platform.mcp.call import CallContext, TransportSession
+from mcp_platform.application.interactive.outbound import ClientRequestFailed, ReplyRefused, ServerRequests
+from mcp_platform.protocol.call import CallContext, TransportSession
+from mcp_platform.protocol.interactive import elicitation
 
 ROOT = Path(__file__).resolve().parents[3]
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 LAZY_MODULES = (
-    "mcp_platform.interactive.api",
-    "mcp_platform.interactive.rounds",
-    "mcp_platform.interactive.state",
-    "mcp_platform.interactive.keys",
-    "mcp_platform.interactive.vault",
-    "mcp_platform.interactive.outbound",
-    "mcp_platform.interactive.replies",
+    "mcp_platform.protocol.interactive",
+    "mcp_platform.application.interactive.rounds",
+    "mcp_platform.application.interactive.state",
+    "mcp_platform.application.interactive.keys",
+    "mcp_platform.adapters.dynamodb.request_state_vault",
+    "mcp_platform.application.interactive.outbound",
+    "mcp_platform.adapters.dynamodb.replies",
 )
 
 

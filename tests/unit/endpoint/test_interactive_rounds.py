@@ -16,25 +16,25 @@ import pytest
 from botocore.exceptions import ClientError
 
 from examples import conformance
-from mcp_platform.interactive.api import InputRequired, elicitation
-from mcp_platform.interactive.keys import StaticKeyRing
-from mcp_platform.interactive.rounds import RoundInteraction
-from mcp_platform.interactive.vault import RequestStateVault
-from mcp_platform.mcp.call import CallContext
-from mcp_platform.mcp.catalog import Catalog
-from mcp_platform.mcp.context import Services, ToolContext
-from mcp_platform.mcp.jsonrpc import (
+from mcp_platform.adapters.dynamodb.gateway import DynamoGateway
+from mcp_platform.adapters.dynamodb.request_state_vault import RequestStateVault
+from mcp_platform.application.interactive.keys import StaticKeyRing
+from mcp_platform.application.interactive.rounds import RoundInteraction
+from mcp_platform.application.tool_calls import ToolCallRunner
+from mcp_platform.protocol.call import CallContext
+from mcp_platform.protocol.catalog import Catalog
+from mcp_platform.protocol.clock import ManualClock
+from mcp_platform.protocol.context import Services, ToolContext
+from mcp_platform.protocol.interactive import InputRequired, elicitation
+from mcp_platform.protocol.jsonrpc import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     JsonRpcError,
     Request,
 )
-from mcp_platform.mcp.resources import resource
-from mcp_platform.mcp.server import McpServer
-from mcp_platform.mcp.tool_calls import ToolCallRunner
-from mcp_platform.sessions.clock import ManualClock
-from mcp_platform.sessions.gateway import DynamoGateway
+from mcp_platform.protocol.resources import resource
+from mcp_platform.protocol.server import McpServer
 
 ALL_CAPS = {"elicitation": {}, "sampling": {}, "roots": {}}
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}

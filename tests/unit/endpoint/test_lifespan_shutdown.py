@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from mcp_platform.http.endpoint import McpEndpoint
+from mcp_platform.transport.endpoint import McpEndpoint
 
 
 def endpoint_with_flush(flush: Any) -> McpEndpoint:
@@ -56,7 +56,7 @@ def test_a_hanging_flush_does_not_hold_shutdown(caplog: pytest.LogCaptureFixture
         await asyncio.sleep(30)
 
     started = time.monotonic()
-    with caplog.at_level(logging.ERROR, logger="mcp_platform.http.endpoint"):
+    with caplog.at_level(logging.ERROR, logger="mcp_platform.transport.endpoint"):
         asyncio.run(run_lifespan(endpoint_with_flush(flush), log))
     assert time.monotonic() - started < 10  # not the 30 s the flush would hang (no timing claim)
     assert log == ["lifespan.startup.complete", "lifespan.shutdown.complete"]

@@ -13,16 +13,16 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from mcp_platform.adapters.dynamodb.notification_log import NotificationLog
+from mcp_platform.adapters.dynamodb.sessions import ManualClock, SessionStore
+from mcp_platform.adapters.dynamodb.subscriptions import SessionSubscriptions
+from mcp_platform.application.notifications import Notifications
+from mcp_platform.application.notifications.reader import LogReader
 from mcp_platform.config import ConfigError, Settings
-from mcp_platform.http.listen import NotificationStreams, Served
-from mcp_platform.http.messages import HttpError, HttpRequest
-from mcp_platform.http.stream_pump import StreamPump
-from mcp_platform.mcp.jsonrpc import Request
-from mcp_platform.notifications import Notifications
-from mcp_platform.notifications.log import NotificationLog
-from mcp_platform.notifications.reader import LogReader
-from mcp_platform.notifications.subscriptions import SessionSubscriptions
-from mcp_platform.sessions import ManualClock, SessionStore
+from mcp_platform.protocol.jsonrpc import Request
+from mcp_platform.transport.listen import NotificationStreams, Served
+from mcp_platform.transport.messages import HttpError, HttpRequest
+from mcp_platform.transport.stream_pump import StreamPump
 from tests.support.tables import create_session_table
 
 MINUTE = 60.0

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import asyncio
 
-from mcp_platform.mcp.call import CallContext
-from mcp_platform.mcp.context import Services
-from mcp_platform.mcp.jsonrpc import Request
-from mcp_platform.mcp.preparation import prepare_call
-from mcp_platform.mcp.tool_calls import ToolCallRunner
-from mcp_platform.mcp.tools import READ_ONLY, ToolCatalog, tool
-from mcp_platform.mcp.versions import IDEMPOTENCY_KEY_META, SESSION_HANDLE_ARGUMENT
+from mcp_platform.application.tool_calls import ToolCallRunner
+from mcp_platform.protocol.call import CallContext
+from mcp_platform.protocol.context import Services
+from mcp_platform.protocol.jsonrpc import Request
+from mcp_platform.protocol.preparation import prepare_call
+from mcp_platform.protocol.tools import READ_ONLY, ToolCatalog, tool
+from mcp_platform.protocol.versions import IDEMPOTENCY_KEY_META, SESSION_HANDLE_ARGUMENT
 
 
 @tool(description="reads a note", effect=READ_ONLY, session="required")

@@ -9,15 +9,15 @@ from typing import Annotated, Any, Literal
 import pytest
 
 import mcp_tools
-from mcp_platform.mcp.call import CallContext, TransportSession
-from mcp_platform.mcp.catalog import Catalog
-from mcp_platform.mcp.context import Services
-from mcp_platform.mcp.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError, Request, parse_message
-from mcp_platform.mcp.schema import SchemaError, validate
-from mcp_platform.mcp.server import McpServer
-from mcp_platform.mcp.signature import input_schema
-from mcp_platform.mcp.tool_calls import ToolCallRunner
-from mcp_platform.mcp.tools import ToolCatalog, tool
+from mcp_platform.application.tool_calls import ToolCallRunner
+from mcp_platform.protocol.call import CallContext, TransportSession
+from mcp_platform.protocol.catalog import Catalog
+from mcp_platform.protocol.context import Services
+from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError, Request, parse_message
+from mcp_platform.protocol.schema import SchemaError, validate
+from mcp_platform.protocol.server import McpServer
+from mcp_platform.protocol.signature import input_schema
+from mcp_platform.protocol.tools import ToolCatalog, tool
 from tests.support.catalog import EXPECTED_PROMPTS, EXPECTED_TEMPLATES, EXPECTED_TOOLS
 
 LEGACY = CallContext(principal="p", protocol_version="2025-11-25", modern=False)
@@ -203,7 +203,7 @@ def test_parse_message_refuses_malformed_envelopes(message: object) -> None:
 )
 def test_mcp_name_header_values_decode_base64_form(header: str | None, expected: str | None) -> None:
     """2026-07-28: non-ASCII names travel base64-encoded in Mcp-Name."""
-    from mcp_platform.http.modern import decode_header_value
+    from mcp_platform.transport.modern import decode_header_value
 
     assert decode_header_value(header) == expected
 
@@ -222,7 +222,7 @@ def test_mcp_name_header_values_decode_base64_form(header: str | None, expected:
     ],
 )
 def test_accept_negotiation(accept: str, json_ok: bool, sse_ok: bool) -> None:
-    from mcp_platform.http.messages import HttpRequest
+    from mcp_platform.transport.messages import HttpRequest
 
     request = HttpRequest({"method": "POST", "path": "/mcp", "headers": [(b"accept", accept.encode())]})
     assert request.accepts("application/json") is json_ok

@@ -7,8 +7,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_platform.http import messages
-from mcp_platform.http.messages import HttpRequest
+from mcp_platform.transport import messages
+from mcp_platform.transport.messages import HttpRequest
 
 HEADER_BYTES = st.binary(max_size=12) | st.sampled_from([b"Host", b"host", b"ACCEPT", b"", b"\xc9t\xe9"])
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from mcp_platform.interactive.keys import KeyRingError, SecretKeyRing, StaticKeyRing, parse_key_set
-from mcp_platform.interactive.state import (
+from mcp_platform.application.interactive.keys import KeyRingError, SecretKeyRing, StaticKeyRing, parse_key_set
+from mcp_platform.application.interactive.state import (
     MAX_TOKEN_CHARS,
     Binding,
     InvalidRequestState,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_platform import aws_clients
+from mcp_platform.adapters import aws_clients
 from mcp_platform.config import Settings
 
 
@@ -30,7 +30,7 @@ def test_json_log_lines_carry_level_message_and_exception() -> None:
     import json
     import logging
 
-    from mcp_platform.observability import JsonLogFormatter
+    from mcp_platform.application.metrics import JsonLogFormatter
 
     try:
         raise ValueError("boom")

@@ -12,10 +12,14 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from mcp_platform.mcp.call import CallContext, TransportSession
-from mcp_platform.mcp.catalog import Catalog
-from mcp_platform.mcp.context import Services, ToolContext
-from mcp_platform.mcp.jsonrpc import (
+from mcp_platform.adapters.dynamodb.sessions import SessionStore
+from mcp_platform.application.notifications import NotificationLog, Notifications, SessionSubscriptions
+from mcp_platform.application.subscriptions import audience
+from mcp_platform.application.tool_calls import ToolCallRunner
+from mcp_platform.protocol.call import CallContext, TransportSession
+from mcp_platform.protocol.catalog import Catalog
+from mcp_platform.protocol.context import Services, ToolContext
+from mcp_platform.protocol.jsonrpc import (
     INVALID_PARAMS,
     LIMIT_EXCEEDED,
     METHOD_NOT_FOUND,
@@ -23,13 +27,9 @@ from mcp_platform.mcp.jsonrpc import (
     JsonRpcError,
     Request,
 )
-from mcp_platform.mcp.prompts import prompt, user
-from mcp_platform.mcp.resources import ResourceNotFound, resource, resource_template
-from mcp_platform.mcp.server import McpServer
-from mcp_platform.mcp.subscribe import audience
-from mcp_platform.mcp.tool_calls import ToolCallRunner
-from mcp_platform.notifications import NotificationLog, Notifications, SessionSubscriptions
-from mcp_platform.sessions import SessionStore
+from mcp_platform.protocol.prompts import prompt, user
+from mcp_platform.protocol.resources import ResourceNotFound, resource, resource_template
+from mcp_platform.protocol.server import McpServer
 from tests.support.tables import create_session_table
 
 SESSION = "s" * 32

@@ -13,9 +13,9 @@ from typing import Any, TypedDict
 import pytest
 
 from mcp_platform import ToolContext, ToolError, ToolResult, tool
-from mcp_platform.mcp.context import Services
-from mcp_platform.mcp.schema import SchemaError
-from mcp_platform.mcp.tools import ToolCatalog, tool_spec
+from mcp_platform.protocol.context import Services
+from mcp_platform.protocol.schema import SchemaError
+from mcp_platform.protocol.tools import ToolCatalog, tool_spec
 
 
 def context() -> ToolContext:

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 import mcp_tools
-from mcp_platform.mcp.call import CallContext
-from mcp_platform.mcp.catalog import Catalog
-from mcp_platform.mcp.context import Services, ToolContext, ToolEffectViolation
-from mcp_platform.mcp.jsonrpc import Request
-from mcp_platform.mcp.tool_calls import ToolCallRunner
-from mcp_platform.mcp.tools import READ_MODIFY_WRITE, READ_ONLY, tool, tool_spec
-from mcp_platform.sessions import AttributeWrites, Session, SessionExpired, StoreThrottled
+from mcp_platform.adapters.dynamodb.sessions import AttributeWrites, Session, SessionExpired, StoreThrottled
+from mcp_platform.application.tool_calls import ToolCallRunner
+from mcp_platform.protocol.call import CallContext
+from mcp_platform.protocol.catalog import Catalog
+from mcp_platform.protocol.context import Services, ToolContext, ToolEffectViolation
+from mcp_platform.protocol.jsonrpc import Request
+from mcp_platform.protocol.tools import READ_MODIFY_WRITE, READ_ONLY, tool, tool_spec
 
 
 async def noop(ctx: ToolContext) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mcp_platform.events.schema import ToolCallEvent
+from mcp_platform.application.events.schema import ToolCallEvent
 
 _ids = itertools.count()
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from mcp_platform.events.schema import SCHEMA_VERSION, EventSchemaError, ToolCallEvent
+from mcp_platform.application.events.schema import SCHEMA_VERSION, EventSchemaError, ToolCallEvent
 
 
 def test_round_trip_keeps_every_field(make_event):
@@ -23,7 +23,7 @@ def test_every_field_travels_on_the_wire(make_event):
     # to_dict names the required fields one by one: a field added to the dataclass must travel too
     from dataclasses import fields
 
-    from mcp_platform.events.schema import _OPTIONAL, _REQUIRED
+    from mcp_platform.application.events.schema import _OPTIONAL, _REQUIRED
 
     assert {f.name for f in fields(ToolCallEvent)} == {*_REQUIRED, *_OPTIONAL, "schema_version"}
     assert set(make_event(tenant="t", error_code="e", first_byte_ms=1.0).to_dict()) == {*_REQUIRED, *_OPTIONAL, "v"}

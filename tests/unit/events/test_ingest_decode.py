@@ -6,7 +6,7 @@ import base64
 
 import pytest
 
-from mcp_platform.events.ingest import PoisonRecordError, decode_record
+from mcp_platform.application.events.ingest import PoisonRecordError, decode_record
 
 
 def test_valid_record_decodes_to_the_event(make_event):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from mcp_platform.application.events.ingest import DEFAULT_DEDUPE_TTL_S, dedupe_ttl_seconds
 from mcp_platform.config import ConfigError, EnvVars, Settings
-from mcp_platform.events.ingest import DEFAULT_DEDUPE_TTL_S, dedupe_ttl_seconds
 
 BASE = {EnvVars.SESSION_TABLE: "sessions"}
 

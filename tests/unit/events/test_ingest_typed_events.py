@@ -20,12 +20,12 @@ from typing import Any
 
 import pytest
 
-from mcp_platform import table_schema as ts
-from mcp_platform.audit.expiry import build_summary, expiry_event
-from mcp_platform.audit.publisher import KinesisEventPublisher
-from mcp_platform.audit.records import StreamChange
-from mcp_platform.events.ingest import EventIngestor, PoisonRecordError
-from mcp_platform.events.schema import ToolCallEvent
+from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.adapters.kinesis.audit_publisher import KinesisEventPublisher
+from mcp_platform.application.audit.expiry import build_summary, expiry_event
+from mcp_platform.application.audit.records import StreamChange
+from mcp_platform.application.events.ingest import EventIngestor, PoisonRecordError
+from mcp_platform.application.events.schema import ToolCallEvent
 
 TTL_IDENTITY = {"type": ts.TTL_IDENTITY_TYPE, "principalId": ts.TTL_PRINCIPAL}
 STREAM_ARN = "arn:aws:kinesis:us-east-1:123456789012:stream/tool-events"

@@ -18,8 +18,8 @@ from events_fakes import FakeSqs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcp_platform.events.dead_letters import DeadLetterError, DeadLetterQueue
-from mcp_platform.events.producer import EventProducer
+from mcp_platform.adapters.kinesis.producer import EventProducer
+from mcp_platform.adapters.sqs.dead_letters import DeadLetterError, DeadLetterQueue
 
 CALL_FAULTS = ("none", "some", "throttled", "invalid", "connection", "crash")
 

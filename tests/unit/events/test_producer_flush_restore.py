@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from events_fakes import FakeKinesis, FakeSqs
 
-from mcp_platform.events.dead_letters import DeadLetterError, DeadLetterQueue, FailedRecord
-from mcp_platform.events.producer import EventProducer
+from mcp_platform.adapters.kinesis.producer import EventProducer
+from mcp_platform.adapters.sqs.dead_letters import DeadLetterError, DeadLetterQueue, FailedRecord
 
 
 class Crashing(FakeKinesis):

@@ -7,8 +7,8 @@ import json
 import pytest
 from events_fakes import FakeKinesis, FakeSqs
 
-from mcp_platform.events.dead_letters import DeadLetterError, DeadLetterQueue
-from mcp_platform.events.producer import EventProducer
+from mcp_platform.adapters.kinesis.producer import EventProducer
+from mcp_platform.adapters.sqs.dead_letters import DeadLetterError, DeadLetterQueue
 
 
 def build(kinesis, sqs=None, sleeps=None, rng=lambda: 0.5):

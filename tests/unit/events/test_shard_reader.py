@@ -6,8 +6,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from mcp_platform.events.rate_limit import ShardRateLimiter
-from mcp_platform.events.shard_reader import ReaderLimits, ShardReader, StartPosition
+from mcp_platform.adapters.kinesis.rate_limit import ShardRateLimiter
+from mcp_platform.adapters.kinesis.shard_reader import ReaderLimits, ShardReader, StartPosition
 
 
 class FakeClock:

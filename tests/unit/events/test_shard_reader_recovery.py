@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from mcp_platform.events.shard_reader import ReaderLimits, ShardReader, StartPosition
+from mcp_platform.adapters.kinesis.shard_reader import ReaderLimits, ShardReader, StartPosition
 
 T0 = datetime(2026, 11, 29, 10, 0, tzinfo=UTC)
 

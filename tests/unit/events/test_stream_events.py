@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
-from mcp_platform.events.schema import EventSchemaError, ToolCallEvent
-from mcp_platform.events.stream_events import (
+from mcp_platform.application.events.schema import EventSchemaError, ToolCallEvent
+from mcp_platform.application.events.stream_events import (
     SESSION_EXPIRED_VERSION,
     SessionExpiredEvent,
     decode_stream_event,

@@ -16,8 +16,8 @@ from examples import conformance
 from examples.conformance._media import PNG_BASE64, WAV_BASE64
 from local.__main__ import main
 from local.fixtures import fixture_packages
-from mcp_platform.mcp.catalog import Catalog
-from mcp_platform.mcp.context import Services, ToolContext
+from mcp_platform.protocol.catalog import Catalog
+from mcp_platform.protocol.context import Services, ToolContext
 
 # The fixture tools the suite's server scenarios call that the platform can serve today.
 EXPECTED_TOOLS = [

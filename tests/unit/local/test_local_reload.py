@@ -29,7 +29,7 @@ from local.reload import (
     load_features,
     restore_features,
 )
-from mcp_platform.mcp.catalog import Catalog
+from mcp_platform.protocol.catalog import Catalog
 
 A_WHOLE_SECOND_NS = 1_700_000_000 * 10**9  # bytecode records the source's mtime in whole seconds
 
@@ -37,7 +37,7 @@ A_WHOLE_SECOND_NS = 1_700_000_000 * 10**9  # bytecode records the source's mtime
 def tool_module(name: str, answer: str) -> str:
     return f'''from __future__ import annotations
 
-from mcp_platform.mcp.tools import tool
+from mcp_platform.protocol.tools import tool
 
 
 @tool(description="Answers a fixed text.")
@@ -236,7 +236,7 @@ def test_each_reload_imports_every_module_afresh_and_registers_it_once(features:
     # Given a helper module that feature modules import by the package's name
     (features / "_shared.py").write_text('PREFIX = "v1"\n')
     (features / "probe.py").write_text(
-        "from mcp_platform.mcp.tools import tool\nfrom mcp_tools._shared import PREFIX\n\n\n"
+        "from mcp_platform.protocol.tools import tool\nfrom mcp_tools._shared import PREFIX\n\n\n"
         '@tool(description="Answers the helper\'s prefix.")\nasync def probe(ctx: object) -> str:\n'
         "    return PREFIX\n"
     )

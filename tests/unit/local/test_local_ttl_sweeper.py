@@ -18,8 +18,8 @@ from moto import mock_aws
 from local.bootstrap import LocalOptions
 from local.pollers import ShardInfo, TableStreamShards
 from local.ttl import MAX_PAST_S, TtlDeletions, TtlSweeper
-from mcp_platform import table_schema as ts
-from mcp_platform.audit.records import StreamChange
+from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.application.audit.records import StreamChange
 
 TABLE = "sessions"
 NOW = 1_795_000_000

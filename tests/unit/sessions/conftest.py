@@ -12,7 +12,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from mcp_platform.sessions import Backoff, ManualClock, SessionStore
+from mcp_platform.adapters.dynamodb.sessions import Backoff, ManualClock, SessionStore
 from tests.support.tables import create_session_table
 
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from mcp_platform import table_schema as ts
-from mcp_platform.sessions import DynamoGateway, ManualClock
-from mcp_platform.sessions.cancellation import FLAG_TTL_SECONDS, CancelCheckFailed, CancelFlags
+from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.adapters.dynamodb.cancellation import FLAG_TTL_SECONDS, CancelCheckFailed, CancelFlags
+from mcp_platform.adapters.dynamodb.sessions import DynamoGateway, ManualClock
 
 
 def flags_on(ddb: Any, table: str, clock: ManualClock) -> CancelFlags:

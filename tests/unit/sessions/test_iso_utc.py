@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_platform.sessions.clock import iso_utc
+from mcp_platform.protocol.clock import iso_utc
 
 
 def _datetime_text(epoch_seconds: float) -> str:

@@ -10,9 +10,15 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from mcp_platform.adapters.dynamodb.aws_errors import cancellation_reasons, error_code
+from mcp_platform.adapters.dynamodb.sessions import (
+    DynamoGateway,
+    ManualClock,
+    SessionStore,
+    ToolCall,
+    build_dynamo_clients,
+)
 from mcp_platform.config import Settings
-from mcp_platform.sessions import DynamoGateway, ManualClock, SessionStore, ToolCall, build_dynamo_clients
-from mcp_platform.sessions.aws_errors import cancellation_reasons, error_code
 from tests.support.tables import create_session_table
 
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from mcp_platform import table_schema as ts
-from mcp_platform.sessions import (
+from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.adapters.dynamodb.sessions import (
     AttributeWrites,
     Session,
     SessionCapacityExceeded,

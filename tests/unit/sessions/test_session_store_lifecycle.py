@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from mcp_platform import table_schema as ts
-from mcp_platform.sessions import (
+from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.adapters.dynamodb.codec import require_epoch_seconds
+from mcp_platform.adapters.dynamodb.sessions import (
     InvalidTtl,
     ManualClock,
     SessionAlreadyExists,
@@ -20,8 +21,7 @@ from mcp_platform.sessions import (
     SessionStore,
     VersionConflict,
 )
-from mcp_platform.sessions.codec import require_epoch_seconds
-from mcp_platform.sessions.errors import ExpiryNotExtended
+from mcp_platform.application.sessions.errors import ExpiryNotExtended
 
 
 def test_d1_create_writes_metadata_item_under_session_key(store: SessionStore, peek: Any) -> None:

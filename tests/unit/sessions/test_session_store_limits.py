@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from mcp_platform import table_schema as ts
-from mcp_platform.sessions import InvalidCursor, SessionNotFound, SessionStore, ToolCall
+from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.adapters.dynamodb.sessions import InvalidCursor, SessionNotFound, SessionStore, ToolCall
 
 
 def call(call_id: str = "call-1", result: Any = None, arguments: dict[str, Any] | None = None) -> ToolCall:
@@ -41,8 +41,8 @@ def test_f3_a_call_over_the_record_budget_is_refused_before_any_write(
     recorded_store: SessionStore, recording: Any, peek: Any
 ) -> None:
     """Arguments and result together over the budget: CallRecordTooLarge, no transaction sent."""
-    from mcp_platform.sessions import CallRecordTooLarge
-    from mcp_platform.sessions._core import CALL_RECORD_BUDGET_BYTES
+    from mcp_platform.adapters.dynamodb.sessions import CallRecordTooLarge
+    from mcp_platform.adapters.dynamodb.sessions._core import CALL_RECORD_BUDGET_BYTES
 
     session = recorded_store.create_session("alice")
     recording.calls.clear()

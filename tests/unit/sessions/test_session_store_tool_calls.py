@@ -11,7 +11,7 @@ import pytest
 from amazondax.DaxError import DaxServiceError
 from botocore.exceptions import ClientError
 
-from mcp_platform.sessions import (
+from mcp_platform.adapters.dynamodb.sessions import (
     ConditionCheck,
     DuplicateToolCall,
     ExtraPut,
@@ -29,7 +29,7 @@ from mcp_platform.sessions import (
     TransactionTooLarge,
     VersionConflict,
 )
-from mcp_platform.sessions.transaction import client_request_token
+from mcp_platform.adapters.dynamodb.sessions.transaction import client_request_token
 
 
 def call(call_id: str = "call-1", result: Any = None, started_at: float | None = None) -> ToolCall:

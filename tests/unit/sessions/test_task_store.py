@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from mcp_platform import table_schema as ts
-from mcp_platform.mcp.jsonrpc import LIMIT_EXCEEDED, TOOL_FAILED
-from mcp_platform.sessions import DynamoGateway, ManualClock
-from mcp_platform.tasks import budget
-from mcp_platform.tasks.model import Task, TaskRequest
-from mcp_platform.tasks.store import TaskNotFound, TaskStore, TaskTransitionRefused
+from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.adapters.dynamodb.sessions import DynamoGateway, ManualClock
+from mcp_platform.adapters.dynamodb.tasks import TaskNotFound, TaskStore, TaskTransitionRefused
+from mcp_platform.application.tasks import budget
+from mcp_platform.protocol.jsonrpc import LIMIT_EXCEEDED, TOOL_FAILED
+from mcp_platform.protocol.tasks import Task, TaskRequest
 from tests.unit.sessions.conftest import TablePeek
 
 QUESTIONS = {

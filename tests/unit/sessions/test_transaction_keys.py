@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mcp_platform.sessions.actions import reject_repeated_keys
+from mcp_platform.adapters.dynamodb.sessions.actions import reject_repeated_keys
 
 
 def put(table: str, pk: str, sk: str) -> dict[str, Any]:

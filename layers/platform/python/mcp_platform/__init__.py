@@ -5,7 +5,7 @@ module needs::
 
 Nothing in this package knows about Lambda events: functions in ``functions/`` translate
 events and call into it. AWS clients are injected through ``__init__``; defaults are built by
-:mod:`mcp_platform.aws_clients` only when none is passed.
+:mod:`mcp_platform.adapters.aws_clients` only when none is passed.
 
 Every function imports this package at cold start, so it imports nothing itself: each name
 below loads its module on first use (PEP 562 module ``__getattr__``).
@@ -17,40 +17,40 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what the names are, for type checkers and editors
-    from mcp_platform.mcp.context import ToolContext as ToolContext
-    from mcp_platform.mcp.prompts import PromptArgumentError as PromptArgumentError
-    from mcp_platform.mcp.prompts import assistant as assistant
-    from mcp_platform.mcp.prompts import prompt as prompt
-    from mcp_platform.mcp.prompts import user as user
-    from mcp_platform.mcp.resources import ResourceNotFound as ResourceNotFound
-    from mcp_platform.mcp.resources import resource as resource
-    from mcp_platform.mcp.resources import resource_template as resource_template
-    from mcp_platform.mcp.tools import APPEND_ONLY as APPEND_ONLY
-    from mcp_platform.mcp.tools import READ_MODIFY_WRITE as READ_MODIFY_WRITE
-    from mcp_platform.mcp.tools import READ_ONLY as READ_ONLY
-    from mcp_platform.mcp.tools import ToolError as ToolError
-    from mcp_platform.mcp.tools import ToolResult as ToolResult
-    from mcp_platform.mcp.tools import tool as tool
-    from mcp_platform.sessions.model import ConditionCheck as ConditionCheck
-    from mcp_platform.sessions.model import ExtraPut as ExtraPut
+    from mcp_platform.application.sessions.model import ConditionCheck as ConditionCheck
+    from mcp_platform.application.sessions.model import ExtraPut as ExtraPut
+    from mcp_platform.protocol.context import ToolContext as ToolContext
+    from mcp_platform.protocol.prompts import PromptArgumentError as PromptArgumentError
+    from mcp_platform.protocol.prompts import assistant as assistant
+    from mcp_platform.protocol.prompts import prompt as prompt
+    from mcp_platform.protocol.prompts import user as user
+    from mcp_platform.protocol.resources import ResourceNotFound as ResourceNotFound
+    from mcp_platform.protocol.resources import resource as resource
+    from mcp_platform.protocol.resources import resource_template as resource_template
+    from mcp_platform.protocol.tools import APPEND_ONLY as APPEND_ONLY
+    from mcp_platform.protocol.tools import READ_MODIFY_WRITE as READ_MODIFY_WRITE
+    from mcp_platform.protocol.tools import READ_ONLY as READ_ONLY
+    from mcp_platform.protocol.tools import ToolError as ToolError
+    from mcp_platform.protocol.tools import ToolResult as ToolResult
+    from mcp_platform.protocol.tools import tool as tool
 
 _FACADE: dict[str, str] = {
-    "tool": "mcp_platform.mcp.tools",
-    "ToolError": "mcp_platform.mcp.tools",
-    "ToolResult": "mcp_platform.mcp.tools",
-    "READ_ONLY": "mcp_platform.mcp.tools",
-    "APPEND_ONLY": "mcp_platform.mcp.tools",
-    "READ_MODIFY_WRITE": "mcp_platform.mcp.tools",
-    "ToolContext": "mcp_platform.mcp.context",
-    "resource": "mcp_platform.mcp.resources",
-    "resource_template": "mcp_platform.mcp.resources",
-    "ResourceNotFound": "mcp_platform.mcp.resources",
-    "prompt": "mcp_platform.mcp.prompts",
-    "PromptArgumentError": "mcp_platform.mcp.prompts",
-    "user": "mcp_platform.mcp.prompts",
-    "assistant": "mcp_platform.mcp.prompts",
-    "ExtraPut": "mcp_platform.sessions.model",
-    "ConditionCheck": "mcp_platform.sessions.model",
+    "tool": "mcp_platform.protocol.tools",
+    "ToolError": "mcp_platform.protocol.tools",
+    "ToolResult": "mcp_platform.protocol.tools",
+    "READ_ONLY": "mcp_platform.protocol.tools",
+    "APPEND_ONLY": "mcp_platform.protocol.tools",
+    "READ_MODIFY_WRITE": "mcp_platform.protocol.tools",
+    "ToolContext": "mcp_platform.protocol.context",
+    "resource": "mcp_platform.protocol.resources",
+    "resource_template": "mcp_platform.protocol.resources",
+    "ResourceNotFound": "mcp_platform.protocol.resources",
+    "prompt": "mcp_platform.protocol.prompts",
+    "PromptArgumentError": "mcp_platform.protocol.prompts",
+    "user": "mcp_platform.protocol.prompts",
+    "assistant": "mcp_platform.protocol.prompts",
+    "ExtraPut": "mcp_platform.application.sessions.model",
+    "ConditionCheck": "mcp_platform.application.sessions.model",
 }
 __all__ = sorted(_FACADE)
 

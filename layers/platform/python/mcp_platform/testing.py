@@ -8,7 +8,7 @@
 Arguments go the way a client's would: to JSON (an Enum member, a model instance are accepted),
 checked against the tool's input schema (a refusal is the endpoint's ``Invalid arguments``
 isError result), converted to the declared types. The tool gets a real
-:class:`~mcp_platform.mcp.context.ToolContext`; what it queues for its session (context entries,
+:class:`~mcp_platform.protocol.context.ToolContext`; what it queues for its session (context entries,
 attributes, extra items) is applied to an in-memory session as the endpoint's commit would. A
 :class:`ToolError`, or the ``max_seconds`` limit, is an isError result; any other exception is
 raised as it is (the endpoint would answer -31007), so the test shows its traceback.
@@ -27,17 +27,17 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from mcp_platform import table_schema as ts
-from mcp_platform.mcp.catalog import spec_of
-from mcp_platform.mcp.context import Services, ToolContext
-from mcp_platform.mcp.conversion import jsonable
-from mcp_platform.mcp.prompts import PromptSpec, messages
-from mcp_platform.mcp.resources import ResourceSpec, ResourceTemplateSpec, contents, expand_template
-from mcp_platform.mcp.signature import ArgumentError
-from mcp_platform.mcp.tools import READ_ONLY, ToolError, ToolSpec, error_result, tool_spec
-from mcp_platform.mcp.versions import SESSION_HANDLE_ARGUMENT
-from mcp_platform.sessions.errors import SessionNotFound
-from mcp_platform.sessions.model import ConditionCheck, ExtraPut, Session
+from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.application.sessions.errors import SessionNotFound
+from mcp_platform.application.sessions.model import ConditionCheck, ExtraPut, Session
+from mcp_platform.protocol.catalog import spec_of
+from mcp_platform.protocol.context import Services, ToolContext
+from mcp_platform.protocol.conversion import jsonable
+from mcp_platform.protocol.prompts import PromptSpec, messages
+from mcp_platform.protocol.resources import ResourceSpec, ResourceTemplateSpec, contents, expand_template
+from mcp_platform.protocol.signature import ArgumentError
+from mcp_platform.protocol.tools import READ_ONLY, ToolError, ToolSpec, error_result, tool_spec
+from mcp_platform.protocol.versions import SESSION_HANDLE_ARGUMENT
 
 SESSION_SECONDS = 3600
 

@@ -13,18 +13,18 @@ ROOT = Path(__file__).resolve().parents[4]
 FACADE_ON_FIRST_USE = (
     "jwt",
     "cryptography",
-    "mcp_platform.auth.facade.service",
-    "mcp_platform.auth.facade.server",
-    "mcp_platform.auth.facade.store",
-    "mcp_platform.auth.facade.documents",
-    "mcp_platform.auth.facade.upstream",
-    "mcp_platform.auth.facade.pages",
-    "mcp_platform.auth.facade.clients",
+    "mcp_platform.application.auth.facade.service",
+    "mcp_platform.transport.facade.server",
+    "mcp_platform.adapters.dynamodb.facade_store",
+    "mcp_platform.application.auth.facade.documents",
+    "mcp_platform.adapters.upstream_idp",
+    "mcp_platform.transport.facade.pages",
+    "mcp_platform.application.auth.facade.clients",
 )
 
 
 def loaded_after_start(**env: str) -> dict[str, bool]:
-    modules = ("mcp_platform.auth.facade", *FACADE_ON_FIRST_USE)
+    modules = ("mcp_platform.application.auth.facade", *FACADE_ON_FIRST_USE)
     probe = (
         f"MODULES = {modules!r}; import json, sys, endpoint_app; "
         "print(json.dumps({m: m in sys.modules for m in MODULES}))"
@@ -55,7 +55,7 @@ def test_a_facade_stack_starts_without_loading_the_facade_or_the_jwt_library() -
         MCP_OAUTH_FACADE_KEYS_SECRET="keys",
         MCP_OAUTH_UPSTREAM_CLIENT_SECRET="upstream",
     )
-    assert loaded["mcp_platform.auth.facade"]  # the routed paths and the lazy app only
+    assert loaded["mcp_platform.application.auth.facade"]  # the routed paths and the lazy app only
     assert not any(loaded[module] for module in FACADE_ON_FIRST_USE), loaded
 
 

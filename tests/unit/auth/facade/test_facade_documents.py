@@ -14,9 +14,14 @@ from typing import Any
 
 import pytest
 
-from mcp_platform.auth.facade.documents import ClientDocuments, DocumentRefused, PinnedFetcher, cache_seconds
-from mcp_platform.auth.facade.errors import OAuthError
-from mcp_platform.auth.facade.urls import BadUrl, check_document_url
+from mcp_platform.application.auth.facade.documents import (
+    ClientDocuments,
+    DocumentRefused,
+    PinnedFetcher,
+    cache_seconds,
+)
+from mcp_platform.application.auth.facade.errors import OAuthError
+from mcp_platform.application.auth.facade.urls import BadUrl, check_document_url
 
 TRICKLE_SECONDS = 0.25  # between two bytes of the slow document
 

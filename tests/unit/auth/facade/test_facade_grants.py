@@ -7,8 +7,8 @@ from __future__ import annotations
 import jwt
 import pytest
 
-from mcp_platform.auth.facade.errors import OAuthError
-from mcp_platform.auth.facade.service import Consent, PageError, Redirect
+from mcp_platform.application.auth.facade.errors import OAuthError
+from mcp_platform.application.auth.facade.service import Consent, PageError, Redirect
 from tests.support.facade import Pkce
 from tests.unit.auth.facade.conftest import REDIRECT, SITE, Facade, query_of
 

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mcp_platform.aws_clients import aws_client
+from mcp_platform.adapters.aws_clients import aws_client
 from mcp_platform.config import EnvVars, Settings
 from mcp_platform.ops.dead_letters import KINDS, DeadLetterQueues
 
@@ -54,8 +54,8 @@ def build_queues(env: Mapping[str, str], clients: Mapping[str, Any] | None = Non
             clients[service] = aws_client(service, settings)
         return clients[service]
 
-    from mcp_platform.audit.factory import build_audit_processor
-    from mcp_platform.events.ingest import EventIngestor, dedupe_ttl_seconds
+    from mcp_platform.application.events.ingest import EventIngestor, dedupe_ttl_seconds
+    from mcp_platform.bootstrap.audit import build_audit_processor
 
     ingestor = EventIngestor(
         client("dynamodb"), settings.session_table, dedupe_ttl_s=dedupe_ttl_seconds(settings.event_retention_hours)

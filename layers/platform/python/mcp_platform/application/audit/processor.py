@@ -1,0 +1,49 @@
+"""Per-record audit logic: what the audit function does with each stream record (A2-A5).
+
+Non-session items (API keys, usage counters, ingest dedupe markers) are skipped. Every session
+change gets one audit record; a TTL removal of session metadata then runs the expiry side
+effects. Any exception propagates so the caller reports this record, and only this record, as
+a batch item failure (A5); redelivery is safe because every step is idempotent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_platform.adapters.dynamodb.audit_writer import AuditWriter
+from mcp_platform.application.audit.diff import diff_images
+from mcp_platform.application.audit.expiry import ExpiryOutcome, SessionExpiryHandler
+from mcp_platform.application.audit.records import StreamChange
+from mcp_platform.application.audit.trail import AuditTrail, InvalidCursor, TrailPage
+
+__all__ = ["AuditProcessor", "AuditTrail", "InvalidCursor", "RecordOutcome", "TrailPage"]
+
+SKIPPED = "skipped"
+AUDITED = "audited"
+DUPLICATE = "duplicate"
+
+
+@dataclass(frozen=True, slots=True)
+class RecordOutcome:
+    sequence_number: str
+    action: str  # skipped | audited | duplicate
+    expiry: ExpiryOutcome | None = None
+
+
+class AuditProcessor:
+    def __init__(self, writer: AuditWriter, expiry: SessionExpiryHandler) -> None:
+        self._writer = writer
+        self._expiry = expiry
+
+    def process(self, record: Mapping[str, Any]) -> RecordOutcome:
+        change = StreamChange.from_record(record)
+        if change.session_id is None:
+            return RecordOutcome(change.sequence_number, SKIPPED)
+        item = self._writer.build_item(change, diff_images(change.old_image, change.new_image))
+        written = self._writer.put(item)
+        # Side effects run on duplicates too: a previous delivery may have audited the record
+        # and then failed half-way through them.
+        expiry = self._expiry.handle(change) if change.is_session_expiry else None
+        return RecordOutcome(change.sequence_number, AUDITED if written else DUPLICATE, expiry)

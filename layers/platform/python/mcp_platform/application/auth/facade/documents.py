@@ -1,0 +1,252 @@
+"""Client ID metadata documents: a ``client_id`` that is an HTTPS URL names the client's metadata.
+
+The facade fetches that URL itself, so the fetch is bounded in every way a hostile client could
+use it (draft-ietf-oauth-client-id-metadata-document section 6):
+
+- **Where.** The host is resolved once and every address must be a public one (no loopback,
+  private, link-local, multicast or reserved address, IPv4 or IPv6); the connection goes to the
+  address that was checked (no second resolution a rebinding DNS could answer differently). A
+  local facade (served on loopback) may fetch from loopback, for development.
+- **How much, how long.** At most :data:`MAX_DOCUMENT_BYTES` and :data:`FETCH_SECONDS` in all
+  (a server trickling bytes is cut at the deadline, not per read); no redirect is followed.
+- **What.** A JSON object whose ``client_id`` is exactly the URL, with valid ``redirect_uris`` and
+  ``token_endpoint_auth_method`` ``none`` (a document cannot share a secret): anything else is
+  ``invalid_client``.
+
+Documents are cached per URL for their ``Cache-Control: max-age`` (bounded to
+:data:`MAX_CACHE_SECONDS`; :data:`DEFAULT_CACHE_SECONDS` without one; ``no-store`` not at all).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import ipaddress
+import json
+import re
+import socket
+import ssl
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+from urllib.parse import urlsplit
+
+from mcp_platform.application.auth.facade.clients import ClientRecord, display_name, metadata_fields
+from mcp_platform.application.auth.facade.errors import OAuthError
+from mcp_platform.application.auth.facade.urls import BadUrl, check_document_url, is_loopback_host
+
+MAX_DOCUMENT_BYTES = 5 * 1024  # the draft's suggested limit: a document is a few hundred bytes
+FETCH_SECONDS = 3.0
+DEFAULT_CACHE_SECONDS = 300
+MAX_CACHE_SECONDS = 24 * 3600
+CACHE_ENTRIES = 256
+_MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*(\d{1,10})\s*(?:,|$)", re.IGNORECASE)
+
+Resolver = Callable[[str, int], list[str]]
+
+
+class DocumentRefused(Exception):
+    """The document could not be fetched within the limits, or broke them (the message says how)."""
+
+
+@dataclass(frozen=True)
+class FetchedDocument:
+    body: bytes
+    cache_control: str = ""
+
+
+class DocumentFetcher(Protocol):
+    def fetch(self, url: str) -> FetchedDocument: ...
+
+
+def resolve_addresses(host: str, port: int) -> list[str]:
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+def public_address(address: str) -> bool:
+    ip = ipaddress.ip_address(address)
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_global and not ip.is_multicast
+
+
+class PinnedFetcher:
+    """GET over HTTPS (or loopback HTTP when ``allow_loopback``) to the address that was checked."""
+
+    def __init__(
+        self,
+        *,
+        allow_loopback: bool = False,
+        timeout_seconds: float = FETCH_SECONDS,
+        max_bytes: int = MAX_DOCUMENT_BYTES,
+        resolve: Resolver = resolve_addresses,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.allow_loopback = allow_loopback
+        self.timeout_seconds = timeout_seconds
+        self.max_bytes = max_bytes
+        self.resolve = resolve
+        self._monotonic = monotonic
+
+    def fetch(self, url: str) -> FetchedDocument:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        address = self._address(host, port)
+        started = self._monotonic()
+        try:
+            sock = socket.create_connection((address, port), timeout=self.timeout_seconds)
+        except OSError as exc:
+            raise DocumentRefused(f"the document could not be fetched ({type(exc).__name__})") from exc
+        # The deadline covers everything (connect, TLS, headers, body): a socket timeout alone is
+        # per read, and a server sending a byte a second would never trip it. The watchdog shuts
+        # the connection down when the time is up, which ends whatever read is blocked on it.
+        current = [sock]
+        watchdog = threading.Timer(max(0.0, self.timeout_seconds - (self._monotonic() - started)), _cut, (current,))
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            if parts.scheme == "https":
+                context = ssl.create_default_context()
+                current[0] = context.wrap_socket(sock, server_hostname=host)  # certificate checked for the name
+            connection = http.client.HTTPConnection(host, port, timeout=self.timeout_seconds)
+            connection.sock = current[0]
+            target = parts.path + (f"?{parts.query}" if parts.query else "")
+            connection.putrequest("GET", target, skip_host=True, skip_accept_encoding=True)
+            connection.putheader("Host", parts.netloc)
+            connection.putheader("Accept", "application/json")
+            connection.putheader("User-Agent", "mcp-platform-oauth-facade")
+            connection.endheaders()
+            response = connection.getresponse()
+            if response.status != 200:
+                raise DocumentRefused(f"the document URL answered HTTP {response.status} (redirects are not followed)")
+            declared = response.getheader("content-length")
+            if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+                raise DocumentRefused(f"the document is larger than {self.max_bytes} bytes")
+            body = self._read(response)
+            if self._monotonic() - started >= self.timeout_seconds:
+                raise DocumentRefused(f"the document did not arrive within {self.timeout_seconds:g} s")
+            return FetchedDocument(body, response.getheader("cache-control") or "")
+        except DocumentRefused:
+            raise
+        except (OSError, ValueError, http.client.HTTPException) as exc:
+            # Timeouts, refused connections, TLS failures, malformed responses, the watchdog's cut.
+            if self._monotonic() - started >= self.timeout_seconds:
+                raise DocumentRefused(f"the document did not arrive within {self.timeout_seconds:g} s") from exc
+            raise DocumentRefused(f"the document could not be fetched ({type(exc).__name__})") from exc
+        finally:
+            watchdog.cancel()
+            current[0].close()
+
+    def _address(self, host: str, port: int) -> str:
+        if self.allow_loopback and is_loopback_host(host):
+            return "127.0.0.1" if host == "localhost" else host
+        try:
+            addresses = self.resolve(host, port)
+        except OSError as exc:
+            raise DocumentRefused(f"the document's host does not resolve ({type(exc).__name__})") from exc
+        if not addresses:
+            raise DocumentRefused("the document's host does not resolve")
+        if not all(public_address(address) for address in addresses):
+            # One private answer is enough to refuse: the connection must not be steered inside.
+            raise DocumentRefused("the document's host resolves to a non-public address")
+        return addresses[0]
+
+    def _read(self, response: http.client.HTTPResponse) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            chunk = response.read1(1024)
+            if not chunk:
+                return b"".join(chunks)
+            size += len(chunk)
+            if size > self.max_bytes:
+                raise DocumentRefused(f"the document is larger than {self.max_bytes} bytes")
+            chunks.append(chunk)
+
+
+def _cut(current: list[socket.socket]) -> None:
+    # Already closed, or detached while being wrapped: then the socket timeout still bounds it.
+    with contextlib.suppress(OSError):
+        current[0].shutdown(socket.SHUT_RDWR)
+
+
+class ClientDocuments:
+    """Client records from metadata documents, cached per URL."""
+
+    def __init__(
+        self,
+        fetcher: DocumentFetcher,
+        *,
+        allow_loopback: bool = False,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.fetcher = fetcher
+        self.allow_loopback = allow_loopback
+        self._monotonic = monotonic
+        self._cache: OrderedDict[str, tuple[ClientRecord, float]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.fetches = 0
+
+    def client(self, url: str) -> ClientRecord:
+        """The client the document at ``url`` describes; OAuthError ``invalid_client`` otherwise.
+        Blocking (a fetch): call it off the event loop."""
+        try:
+            check_document_url(url, allow_loopback=self.allow_loopback)
+        except BadUrl as exc:
+            raise OAuthError("invalid_client", str(exc)) from None
+        now = self._monotonic()
+        with self._lock:
+            cached = self._cache.get(url)
+            if cached is not None and cached[1] > now:
+                return cached[0]
+        self.fetches += 1
+        try:
+            fetched = self.fetcher.fetch(url)
+        except DocumentRefused as exc:
+            raise OAuthError("invalid_client", f"client metadata document refused: {exc}") from None
+        record = parse_document(url, fetched.body)
+        seconds = cache_seconds(fetched.cache_control)
+        if seconds > 0:
+            with self._lock:
+                self._cache[url] = (record, now + seconds)
+                self._cache.move_to_end(url)
+                while len(self._cache) > CACHE_ENTRIES:
+                    self._cache.popitem(last=False)
+        return record
+
+
+def parse_document(url: str, body: bytes) -> ClientRecord:
+    try:
+        document = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise OAuthError("invalid_client", "the client metadata document is not JSON") from None
+    if not isinstance(document, dict):
+        raise OAuthError("invalid_client", "the client metadata document is not a JSON object")
+    if document.get("client_id") != url:
+        # A document served at one URL claiming another identity: never trusted.
+        raise OAuthError("invalid_client", "the client metadata document's client_id is not its own URL")
+    uris, method, grants = metadata_fields(document, registration=False)
+    host = urlsplit(url).hostname or url
+    return ClientRecord(
+        client_id=url,
+        client_name=display_name(document.get("client_name"), host),
+        redirect_uris=uris,
+        auth_method=method,
+        grant_types=grants,
+        from_document=True,
+    )
+
+
+def cache_seconds(cache_control: str) -> int:
+    lowered = cache_control.lower()
+    if "no-store" in lowered or "no-cache" in lowered:
+        return 0
+    match = _MAX_AGE.search(cache_control)
+    if match is None:
+        return DEFAULT_CACHE_SECONDS
+    return min(int(match.group(1)), MAX_CACHE_SECONDS)

@@ -1,0 +1,119 @@
+"""Running one tool inside its request's time budget, and the event that reports the call.
+
+The budget is the tool's declared ``max_seconds`` (:func:`mcp.tools.tool`), never past the
+runner's cap (the stream cap, so a call answered as plain JSON is bounded too). One deadline per
+request: the reruns of a read-modify-write tool share it. A call stopped at its limit is answered
+like a ``ToolError``, and what the stopped run had queued for its commit is dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from mcp_platform.application.deadlines import first_step
+from mcp_platform.application.effects import is_throttle, unavailable
+from mcp_platform.application.events.schema import SCHEMA_VERSION, STATUS_ERROR, STATUS_OK
+from mcp_platform.application.interactive import InputRequired
+from mcp_platform.protocol import compact_json
+from mcp_platform.protocol.admission import Inadmissible, check_storable
+from mcp_platform.protocol.clock import iso_utc
+from mcp_platform.protocol.context import ToolContext
+from mcp_platform.protocol.jsonrpc import TOOL_FAILED, JsonRpcError
+from mcp_platform.protocol.signature import ArgumentError
+from mcp_platform.protocol.tools import ToolError, ToolSpec, error_result
+
+if TYPE_CHECKING:
+    from mcp_platform.protocol.call import CallContext
+    from mcp_platform.protocol.preparation import PreparedCall
+
+logger = logging.getLogger(__name__)
+
+# Matches the default stream cap (Settings.stream_max_seconds): a call answered as plain JSON,
+# which no stream cap ends, is bounded all the same. The endpoint passes the configured cap.
+DEFAULT_MAX_CALL_SECONDS = 840.0
+
+
+def call_limit(spec: ToolSpec, cap: float) -> float:
+    """Seconds one call of ``spec`` may run: its declared ``max_seconds``, never past ``cap``."""
+    return min(spec.max_seconds or cap, cap)
+
+
+def admit_result(spec: ToolSpec, result: dict[str, Any]) -> None:
+    """A result the store cannot hold (or the audit could not read back) is a defect of the tool:
+    answered -31007 before anything is written."""
+    try:
+        check_storable(result, "result")
+    except Inadmissible as exc:
+        logger.error("tool %s returned a result that cannot be stored: %s", spec.name, exc)
+        message = f"Tool {spec.name} returned a result that cannot be stored; nothing was committed"
+        raise JsonRpcError(TOOL_FAILED, message) from exc
+
+
+async def invoke(spec: ToolSpec, ctx: ToolContext, arguments: dict[str, Any], deadline: float, cap: float) -> Any:
+    """The tool's CallToolResult; a ``ToolError`` or the time limit (``deadline``, from
+    :func:`call_limit` under ``cap``) give an isError result, any other failure a JsonRpcError
+    (never committed, so a retry runs the tool again)."""
+    budget = None
+    try:
+        # A tool that returns without suspending needs no timer (mcp_platform.application.deadlines).
+        done, value = first_step(spec.run(ctx, **arguments))
+        if not done:
+            budget = asyncio.timeout_at(deadline)
+            async with budget:
+                value = await value
+        return spec.to_result(value)
+    except ToolError as exc:
+        return error_result(str(exc))  # an expected failure: a result, committed as such
+    except ArgumentError as exc:  # a conversion that refused when called (admitted ones do not)
+        return error_result(f"Invalid arguments: {exc}")
+    except (JsonRpcError, InputRequired):
+        raise  # a protocol answer, or a round that needs input (2026): neither is a tool failure
+    except Exception as exc:
+        if isinstance(exc, TimeoutError) and budget is not None and budget.expired():
+            # The request's budget, not a failure of the tool: only the outcome is recorded.
+            ctx.context_append.clear()
+            ctx.extra_puts.clear()
+            ctx.condition_checks.clear()
+            ctx.attributes = None
+            limit = call_limit(spec, cap)
+            return error_result(f"Tool {spec.name} was stopped at its {limit:g} s limit (max_seconds)")
+        # Unexpected (a throttle, a timeout, a bug): logged with its trace and answered as a
+        # retryable error. Never committed, so a retry runs the tool instead of replaying it.
+        logger.exception("tool %s failed", spec.name)
+        if is_throttle(exc):
+            raise unavailable(f"Tool {spec.name} was throttled by AWS; retry the call shortly") from exc
+        data = {"retryable": True}
+        message = f"Tool {spec.name} failed with an internal error; nothing was committed, retry the call"
+        raise JsonRpcError(TOOL_FAILED, message, data) from exc
+
+
+def call_event(
+    prepared: PreparedCall, call: CallContext, result: dict[str, Any], started: float, finished: float
+) -> bytes:
+    """The tool-call event of a finished call, as the record data the stream carries (ingest reads
+    it back as a :class:`~mcp_platform.application.events.schema.ToolCallEvent`, which validates it). Written
+    straight from the call, not through a ToolCallEvent: one is built on every tools/call.
+    ``emitted_at`` is ``finished_at`` (one timestamp formatted less). A wall clock stepped back
+    during the call gives a zero duration, never an event that ingest would refuse
+    (``finished_at`` before ``started_at``)."""
+    if finished < started:
+        finished = started
+    finished_at = iso_utc(finished)
+    body = {
+        "event_id": prepared.tool_call_id,
+        "principal": call.principal,
+        "tool": prepared.spec.name,
+        "status": STATUS_ERROR if result.get("isError") else STATUS_OK,
+        "started_at": iso_utc(started),
+        "finished_at": finished_at,
+        "request_bytes": prepared.request_bytes,
+        "response_bytes": len(compact_json.dumps(result)),
+        "duration_ms": round((finished - started) * 1_000_000) / 1000,  # to the µs (round(x, 3) costs twice this)
+        "emitted_at": finished_at,
+        "v": SCHEMA_VERSION,
+    }
+    if prepared.session_id is not None:
+        body["session_id"] = prepared.session_id
+    return compact_json.dumps(body)

@@ -1,0 +1,248 @@
+"""Value objects of the session store and their mapping to table items (layout: table_schema)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.adapters.dynamodb.codec import AttributeValue, from_item
+
+
+@dataclass(frozen=True)
+class Session:
+    """The metadata item of one session (``sk=metadata``, D1)."""
+
+    id: str
+    owner: str
+    status: str
+    version: int
+    ttl: int
+    context: list[Any] = field(default_factory=list)
+    kind: str = ts.KIND_APPLICATION
+    attributes: dict[str, Any] = field(default_factory=dict)
+    created_at: str = ""
+    updated_at: str = ""
+    tool_calls: int = 0
+    context_bytes: int | None = None
+    """The stored size of ``context`` as every write that grew it recorded it (None: an item
+    written before it was kept); lets a commit size the item it updates without walking it."""
+    attribute_versions: dict[str, int] | None = None
+    """Per attribute name, how many committed changes ``attributes[name]`` has had (absent: 0);
+    None for an item written before they were kept. The arithmetic: :mod:`.store`."""
+
+    def is_alive(self, now: float) -> bool:
+        return self.status == ts.STATUS_ACTIVE and self.ttl > now
+
+    def attribute_version(self, name: str) -> int:
+        """The version of ``attributes[name]`` in this state (0: never changed)."""
+        return (self.attribute_versions or {}).get(name, 0)
+
+    def changed_attributes(self, seen: Mapping[str, int]) -> list[str]:
+        """The names whose version here differs from the version ``seen`` (name -> version)."""
+        return [name for name, version in seen.items() if self.attribute_version(name) != version]
+
+    def versions_after(self, attributes: Mapping[str, Any]) -> dict[str, int]:
+        """The attribute versions once ``attributes`` replace this state's attributes: one more
+        for each name whose value changes (set, changed or removed), the others as they are."""
+        versions = dict(self.attribute_versions or {})
+        for name in self.attributes.keys() | attributes.keys():
+            if name not in attributes or name not in self.attributes or attributes[name] != self.attributes[name]:
+                versions[name] = versions.get(name, 0) + 1
+        return versions
+
+    def newest_with(self, other: Session) -> Session:
+        """What two states of this session (read or committed at different times) tell together:
+        the one with the higher version, with each attribute whose version is higher in the other
+        taken from it (value and version together, so a commit conditioned on that version is
+        still exact). Versions only grow, so the result is never older than either state."""
+        newer, older = (other, self) if other.version > self.version else (self, other)
+        if newer.attribute_versions is None or not older.attribute_versions:
+            return newer
+        fresher = [n for n, v in older.attribute_versions.items() if v > newer.attribute_version(n)]
+        if not fresher:
+            return newer
+        attributes = dict(newer.attributes)
+        for name in fresher:
+            if name in older.attributes:
+                attributes[name] = older.attributes[name]
+            else:
+                attributes.pop(name, None)
+        versions = {**newer.attribute_versions, **{n: older.attribute_versions[n] for n in fresher}}
+        return replace(newer, attributes=attributes, attribute_versions=versions)
+
+    @classmethod
+    def from_item(cls, item: Mapping[str, AttributeValue]) -> Session:
+        values = from_item(item)
+        return cls(
+            id=ts.session_id_from_pk(values[ts.PK]),
+            owner=values.get(ts.OWNER, ""),
+            status=values.get(ts.STATUS, ""),
+            version=int(values.get(ts.VERSION, 0)),
+            ttl=int(values.get(ts.TTL, 0)),
+            context=list(values.get(ts.CONTEXT) or []),
+            kind=values.get(ts.KIND, ts.KIND_APPLICATION),
+            attributes=dict(values.get(ts.ATTRIBUTES) or {}),
+            created_at=values.get(ts.CREATED_AT, ""),
+            updated_at=values.get(ts.UPDATED_AT, ""),
+            tool_calls=int(values.get(ts.TOOL_CALLS, 0)),
+            context_bytes=int(values[ts.CONTEXT_BYTES]) if ts.CONTEXT_BYTES in values else None,
+            attribute_versions=(
+                {name: int(v) for name, v in values[ts.ATTRIBUTE_VERSIONS].items()}
+                if ts.ATTRIBUTE_VERSIONS in values
+                else None
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A finished tool invocation, as the endpoint hands it to the store to commit."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    result: Any
+    is_error: bool = False
+    started_at: float | None = None  # epoch seconds; the store's clock when None
+    finished_at: float | None = None
+    request_hash: str = ""
+    """Digest of what was asked (tool + arguments); a replay with another request is refused."""
+
+
+@dataclass(frozen=True)
+class ToolCallResult:
+    """What the idempotency marker (``sk=toolcall#<id>``) holds: enough to answer a replay."""
+
+    tool_call_id: str
+    tool_name: str
+    result: Any
+    is_error: bool
+    record_sk: str
+    committed_at: str
+    request_hash: str = ""
+
+    def answers(self, request_hash: str) -> bool:
+        """Whether this committed call may answer a request with ``request_hash``: only the same
+        request (tool and arguments) is a replay; another one reused the id."""
+        return self.request_hash == request_hash
+
+    @classmethod
+    def from_marker_item(cls, item: Mapping[str, AttributeValue]) -> ToolCallResult:
+        values = from_item(item)
+        return cls(
+            tool_call_id=values[ts.TOOL_CALL_ID],
+            tool_name=values.get(ts.TOOL_NAME, ""),
+            result=values.get(ts.RESULT),
+            is_error=bool(values.get(ts.IS_ERROR, False)),
+            record_sk=values.get(ts.RECORD_SK, ""),
+            committed_at=values.get(ts.COMMITTED_AT, ""),
+            request_hash=values.get(ts.REQUEST_HASH, ""),
+        )
+
+
+@dataclass(frozen=True)
+class ToolCallRecord:
+    """An immutable tool-call record (``sk=tool#<ISO8601>#<id>``, D1). Its result is stored once,
+    in the marker ``result_sk`` names (empty for a record ingest wrote from an event)."""
+
+    tool_call_id: str
+    tool_name: str
+    arguments: dict[str, Any]
+    is_error: bool
+    started_at: str
+    finished_at: str
+    sk: str
+    result_sk: str = ""
+    result_bytes: int = 0
+
+    @classmethod
+    def from_item(cls, item: Mapping[str, AttributeValue]) -> ToolCallRecord:
+        values = from_item(item)
+        return cls(
+            tool_call_id=values[ts.TOOL_CALL_ID],
+            tool_name=values.get(ts.TOOL_NAME, ""),
+            arguments=dict(values.get(ts.ARGUMENTS) or {}),
+            is_error=bool(values.get(ts.IS_ERROR, False)),
+            started_at=values.get(ts.STARTED_AT, ""),
+            finished_at=values.get(ts.FINISHED_AT, ""),
+            sk=values[ts.SK],
+            result_sk=values.get(ts.RESULT_SK, ""),
+            result_bytes=int(values.get(ts.RESULT_BYTES, 0)),
+        )
+
+
+@dataclass(frozen=True)
+class ToolCallPage:
+    records: list[ToolCallRecord]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True)
+class ExpiringSession:
+    """A row of the status/ttl index (D8): keys plus the projected attributes."""
+
+    session_id: str
+    status: str
+    ttl: int
+    owner: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    """The session after the commit (computed locally, no read) and the stored result."""
+
+    session: Session
+    result: ToolCallResult
+    exact: bool = True
+    """False unless committed under the session's version (append-only, or conditioned
+    attribute by attribute): ``session`` is then a lower bound of what is stored."""
+
+
+@dataclass(frozen=True)
+class ExtraPut:
+    """An item a tool writes inside the commit transaction (plain Python values).
+
+    ``condition`` may use ``names``/``values`` placeholders; ``label`` names it in
+    PreconditionFailed. ``table`` defaults to the session table.
+    """
+
+    item: Mapping[str, Any]
+    condition: str | None = None
+    names: Mapping[str, str] = field(default_factory=dict)
+    values: Mapping[str, Any] = field(default_factory=dict)
+    label: str = ""
+    table: str | None = None
+
+
+@dataclass(frozen=True)
+class AttributeWrites:
+    """A read-modify-write commit conditioned attribute by attribute instead of on the session's
+    version: ``seen`` is the version of each attribute the run read or writes (0: never
+    changed), ``values`` the new value of each attribute it writes (the store's arithmetic)."""
+
+    seen: Mapping[str, int]
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+    def changes(self, held: Session) -> dict[str, Any]:
+        """The written values that differ from ``held`` (the state the run read): only these are
+        stored and counted; an unchanged value is still conditioned on, not written."""
+        return {
+            name: value
+            for name, value in self.values.items()
+            if name not in held.attributes or held.attributes[name] != value
+        }
+
+
+@dataclass(frozen=True)
+class ConditionCheck:
+    """A precondition on an item the transaction does not otherwise touch (D10)."""
+
+    key: Mapping[str, Any]
+    condition: str
+    names: Mapping[str, str] = field(default_factory=dict)
+    values: Mapping[str, Any] = field(default_factory=dict)
+    label: str = ""
+    table: str | None = None

@@ -1,0 +1,85 @@
+"""2025 ``resources/subscribe`` / ``resources/unsubscribe`` (stack option ``subscriptions``).
+
+Registered only when subscriptions are on and there are resources (otherwise -32601 like any
+unknown method), and only in the 2025 era: 2026-07-28 removed both (``subscriptions/listen``
+carries the URIs instead). The transport has already checked that the caller owns the live
+``Mcp-Session-Id`` session (404 otherwise); the set is stored with it, for whichever instance
+holds the session's GET stream (:mod:`mcp_platform.adapters.dynamodb.subscriptions`). A URI is
+subscribed to only if the caller may read it, and the log keeps a private resource's updates
+per principal (:func:`audience`), so no stream hears of what its principal could not read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mcp_platform.adapters.dynamodb.notification_log import check_uri
+from mcp_platform.adapters.dynamodb.subscriptions import TooManySubscriptions
+from mcp_platform.application.effects import store_error
+from mcp_platform.application.notifications import Notifications
+from mcp_platform.application.sessions.errors import StoreThrottled
+from mcp_platform.protocol.call import CallContext
+from mcp_platform.protocol.catalog import Catalog
+from mcp_platform.protocol.features import resource_not_found
+from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, LIMIT_EXCEEDED, JsonRpcError, Request
+
+Readable = Callable[[str, str], Awaitable[bool]]
+"""(uri, principal) -> whether that principal's ``resources/read`` of it would answer it."""
+
+
+def audience(catalog: Catalog, uri: str, principal: str) -> str:
+    """Who hears of an update of ``uri`` announced by (or listened for by) ``principal``
+    (``notifications.Audience``): every subscriber for a resource declared with cache scope
+    ``public`` (it reads the same for every caller), else that principal alone -- the default
+    scope is ``private``, and a URI no resource serves is treated as private too."""
+    fixed = catalog.resources.get(uri)
+    if fixed is not None:
+        scope = fixed.cache[1]
+    else:
+        found = catalog.find_template(uri)
+        scope = found[0].cache[1] if found is not None else "private"
+    return "" if scope == "public" else principal
+
+
+class ResourceSubscriptions:
+    def __init__(self, notifications: Notifications, readable: Readable) -> None:
+        self.notifications = notifications
+        self.readable = readable
+
+    async def subscribe(self, request: Request, call: CallContext) -> dict[str, Any]:
+        """Authorized exactly as a read: a URI the caller cannot read (another principal's
+        session, an unknown one) gets the answer its read would (-32002), and nothing is kept."""
+        uri = _uri(request)
+        if not await self.readable(uri, call.principal):
+            raise resource_not_found(uri, modern=False)
+        subscriptions = self.notifications.subscriptions
+        try:
+            await asyncio.to_thread(subscriptions.subscribe, _session(call), uri, owner=call.principal)
+        except TooManySubscriptions as exc:
+            raise JsonRpcError(LIMIT_EXCEEDED, str(exc), {"limit": "subscriptions", "max": exc.limit}) from exc
+        except StoreThrottled as exc:
+            raise store_error(exc) from exc
+        return {}
+
+    async def unsubscribe(self, request: Request, call: CallContext) -> dict[str, Any]:
+        uri = _uri(request)
+        try:
+            await asyncio.to_thread(self.notifications.subscriptions.unsubscribe, _session(call), uri)
+        except StoreThrottled as exc:
+            raise store_error(exc) from exc
+        return {}
+
+
+def _uri(request: Request) -> str:
+    try:
+        return check_uri(request.params.get("uri"))
+    except ValueError as exc:
+        raise JsonRpcError(INVALID_PARAMS, f"params.uri: {exc}") from exc
+
+
+def _session(call: CallContext) -> str:
+    if call.transport_session_id is None:  # registered for the 2025 era only, where it is set
+        raise JsonRpcError(INVALID_PARAMS, "resources/subscribe needs an Mcp-Session-Id session")
+    return call.transport_session_id

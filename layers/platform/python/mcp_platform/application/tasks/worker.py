@@ -1,0 +1,222 @@
+"""The task worker: runs queued tasks with the endpoint's own runner, tools and ``ToolContext``.
+
+Fed by the task queue (SQS, one message per task run: the first, and one after each
+``tasks/update``). Per message:
+
+1. read the task; anything not ``working`` (cancelled, waiting for input, finished, expired) is
+   acknowledged and dropped: a stale or duplicate message never runs a tool;
+2. take an attempt (``attempts + 1``); past ``max_attempts`` (the worker crashed or timed out
+   that many times) the task is failed instead of run again;
+3. run the call exactly as the endpoint would (``ToolCallRunner``: same idempotency, effects and
+   commit). It commits under the task's tool-call id, so a retry after a crash that followed the
+   commit replays the committed result instead of running the tool twice (D4);
+4. record the outcome: ``completed`` with the result, ``input_required`` with the questions
+   (``tasks/update`` answers them and queues the next run, which sees every answer so far), or
+   ``failed`` with the JSON-RPC error. A cancelled task stays cancelled (conditional writes).
+
+While the tool runs, the task item is read every ``cancel_poll_seconds``: a ``tasks/cancel``
+from any instance sets the tool's ``ctx.cancelled`` (cooperative), and a tool that ignores it
+is cancelled ``cancel_grace_seconds`` later. Transient failures (throttling, the store briefly
+unavailable) are reported as batch item failures: SQS redelivers after the visibility timeout,
+and after the queue's maxReceiveCount the message goes to the worker DLQ.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from mcp_platform.adapters.dynamodb.tasks import TaskNotFound, TaskStore, TaskTransitionRefused
+from mcp_platform.application.interactive import InputRequired
+from mcp_platform.application.tasks.budget import questions_refusal
+from mcp_platform.application.tool_calls import ToolCallRunner
+from mcp_platform.protocol.call import CallContext, TransportSession
+from mcp_platform.protocol.catalog import Catalog
+from mcp_platform.protocol.interactive import InputRequest, check_answer
+from mcp_platform.protocol.jsonrpc import TOOL_FAILED, UNAVAILABLE, JsonRpcError, Request
+from mcp_platform.protocol.tasks import CANCELLED, COMPLETED, FAILED, WORKING, Task
+
+logger = logging.getLogger(__name__)
+Flush = Callable[[], Awaitable[None]]
+
+
+class TaskRetry(Exception):
+    """A transient failure: the message is redelivered (and, in the end, dead-lettered)."""
+
+
+class TaskAnswers:
+    """The interaction of a task run: questions answered from the task's ``inputResponses``;
+    an unanswered one stops the run (``InputRequired``), as a 2026 round does."""
+
+    def __init__(self, answers: dict[str, Any], round_: int) -> None:
+        self.answers = answers
+        self.round = round_
+
+    async def ask(self, requests: Mapping[str, InputRequest]) -> dict[str, dict[str, Any]]:
+        missing = {key: request for key, request in requests.items() if key not in self.answers}
+        if missing:
+            raise InputRequired(missing)
+        return {key: check_answer(request.method, self.answers[key]) for key, request in requests.items()}
+
+
+class TaskWorker:
+    def __init__(
+        self,
+        store: TaskStore,
+        runner: ToolCallRunner,
+        catalog: Catalog,
+        flush: Flush,
+        *,
+        max_attempts: int = 3,
+        cancel_poll_seconds: float = 1.0,
+        cancel_grace_seconds: float = 5.0,
+    ) -> None:
+        self.store = store
+        self.runner = runner
+        self.catalog = catalog
+        self.flush = flush
+        self.max_attempts = max_attempts
+        self.cancel_poll_seconds = cancel_poll_seconds
+        self.cancel_grace_seconds = cancel_grace_seconds
+
+    async def handle(self, event: dict[str, Any]) -> dict[str, Any]:
+        """An SQS batch in, the partial batch response out (ReportBatchItemFailures)."""
+        failures = []
+        try:
+            for record in event.get("Records", []):
+                try:
+                    await self.run(task_id_of(record))
+                except Exception:
+                    logger.exception("task message %s failed; it will be redelivered", record.get("messageId"))
+                    failures.append({"itemIdentifier": record.get("messageId", "")})
+        finally:
+            await self.runner.settle()
+            await self.flush()  # the tool events of this batch, before the invocation ends
+        return {"batchItemFailures": failures}
+
+    async def run(self, task_id: str) -> None:
+        try:
+            task = await asyncio.to_thread(self.store.get, task_id)
+        except TaskNotFound:
+            logger.info("task %s is gone (expired): message dropped", task_id)
+            return
+        if task.status != WORKING:
+            return  # cancelled, waiting for input, or done: nothing to run
+        if task.attempts >= self.max_attempts:
+            message = f"The task's worker failed {task.attempts} times; it was not run again"
+            await self._finish(task_id, FAILED, error={"code": TOOL_FAILED, "message": message}, message=message)
+            return
+        try:
+            task = await asyncio.to_thread(self.store.begin_attempt, task_id)
+        except TaskTransitionRefused:
+            return  # cancelled between the read and now
+        call = _call_of(task)
+        call.notify = self._status_notes(task_id)
+        execution = asyncio.ensure_future(self._execute(task, call))
+        watcher = asyncio.ensure_future(self._watch(task_id, call, execution))
+        try:
+            await execution
+        except asyncio.CancelledError:
+            if not call.cancelled.is_set():
+                raise  # the worker itself is being stopped, not the task
+        finally:
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
+
+    async def _execute(self, task: Task, call: CallContext) -> None:
+        request = Request("tools/call", task.request.params, None)
+        try:
+            prepared = self.runner.prepare(request, call, self.catalog.tools)
+            prepared.tool_call_id = task.request.tool_call_id
+            # Progress always reaches the task (its statusMessage), asked for or not.
+            prepared.progress_token = prepared.progress_token if prepared.progress_token is not None else task.task_id
+            await self.runner.load(prepared, call)
+            result = await self.runner.run(prepared, call)
+        except InputRequired as needed:
+            questions = {key: question.to_wire() for key, question in needed.requests.items()}
+            refused = questions_refusal(str(task.request.params.get("name")), questions)
+            if refused is not None:  # recorded as the outcome: the task cannot hold these questions
+                await self._finish(task.task_id, FAILED, error=refused, message=refused["message"])
+                return
+            with contextlib.suppress(TaskTransitionRefused):
+                await asyncio.to_thread(self.store.await_input, task.task_id, questions, "Waiting for input")
+            return
+        except JsonRpcError as error:
+            if error.code == UNAVAILABLE:
+                raise TaskRetry(error.message) from error
+            await self._finish(task.task_id, FAILED, error=error.to_error(), message=error.message)
+            return
+        await self._finish(task.task_id, COMPLETED, result=result)
+
+    async def _watch(self, task_id: str, call: CallContext, execution: asyncio.Future[None]) -> None:
+        """Until the task is cancelled: then its run is told, and stopped after the grace."""
+        while True:
+            await asyncio.sleep(self.cancel_poll_seconds)
+            try:
+                status = (await asyncio.to_thread(self.store.get, task_id)).status
+            except TaskNotFound:
+                status = CANCELLED  # expired under the run: nobody can read its result any more
+            except Exception:
+                logger.warning("task %s: cancel check failed; checking again", task_id, exc_info=True)
+                continue
+            if status == CANCELLED:
+                call.cancelled.set()
+                with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                    await asyncio.wait_for(asyncio.shield(execution), self.cancel_grace_seconds)
+                if not execution.done():
+                    execution.cancel()
+                return
+
+    def _status_notes(self, task_id: str) -> Callable[[dict[str, Any]], Awaitable[None]]:
+        """The run's progress messages and logs become the task's ``statusMessage``, at most one
+        write per ``cancel_poll_seconds`` (a chatty tool must not turn into a write storm)."""
+        loop = asyncio.get_running_loop()
+        last_write = -float("inf")
+
+        async def note(message: dict[str, Any]) -> None:
+            nonlocal last_write
+            params = message.get("params") or {}
+            text = params.get("message") if message.get("method") == "notifications/progress" else params.get("data")
+            if text is None or loop.time() - last_write < self.cancel_poll_seconds:
+                return
+            last_write = loop.time()
+            summary = text if isinstance(text, str) else json.dumps(text, default=str)
+            with contextlib.suppress(TaskTransitionRefused):
+                await asyncio.to_thread(self.store.note, task_id, summary)
+
+        return note
+
+    async def _finish(self, task_id: str, status: str, **outcome: Any) -> None:
+        try:
+            await asyncio.to_thread(self.store.finish, task_id, status, **outcome)
+        except TaskTransitionRefused:
+            logger.info("task %s was cancelled while it ran; its outcome is not recorded", task_id)
+
+
+def task_id_of(record: dict[str, Any]) -> str:
+    """The task id of a queue message; a malformed message raises (and ends in the DLQ)."""
+    body = json.loads(record["body"])
+    task_id = body["taskId"] if isinstance(body, dict) else None
+    if not isinstance(task_id, str) or not task_id:
+        raise ValueError("task message without a taskId")
+    return task_id
+
+
+def _call_of(task: Task) -> CallContext:
+    request = task.request
+    session_id = request.transport_session_id
+    call = CallContext(
+        principal=task.owner,
+        protocol_version=request.protocol_version,
+        modern=request.modern,
+        transport=TransportSession(session_id) if session_id is not None else None,
+        log_level=request.log_level,
+        client_capabilities=request.client_capabilities,
+    )
+    call.interaction = TaskAnswers(task.input_responses, task.round)
+    return call

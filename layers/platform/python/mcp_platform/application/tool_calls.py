@@ -1,0 +1,295 @@
+"""tools/call: resolve the session, replay or run the tool, commit by its effect, emit the event.
+
+Idempotency (ids: :mod:`mcp_platform.protocol.preparation`): a call whose id is already committed
+returns the original result without running the tool again, when it is the same request (tool
+and arguments); another request under that id is -32602, whether the store finds the id taken
+before the run, at the commit (a concurrent request won the race) or on a token replay.
+
+The commit follows the tool's declared effect (:mod:`mcp_platform.protocol.tools`):
+``read_only`` commits nothing; ``append_only`` commits on "alive" alone, so parallel calls
+never conflict; ``read_modify_write`` commits under the version condition (or, when the tool
+read attributes one by one, ``ctx.attribute``, under the versions of those attributes alone)
+and, on a lost race, runs the tool again on the state read again. Unexpected tool failures are
+never committed, nor is a 2026 round that stopped for input (``InputRequired`` leaves the run
+before commit and event).
+
+Critical path AWS calls for a session tool: one consistent BatchGetItem (session + marker),
+plus one TransactWriteItems (record + marker + metadata) unless read-only (a read-only call
+writes only a ttl-only UpdateItem, once less than half of the session's lifetime remains: D7);
+the Kinesis event is flushed by the transport inside the same invocation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+from typing import Any, Protocol
+
+from mcp_platform.adapters.dynamodb.table_schema import KIND_TRANSPORT
+from mcp_platform.application import blocking
+from mcp_platform.application.effects import RERUN_BACKOFF, SessionLocks, store_error
+from mcp_platform.application.events.batching import partition_key
+from mcp_platform.application.invocation import DEFAULT_MAX_CALL_SECONDS, admit_result, call_event, call_limit, invoke
+from mcp_platform.application.sessions import errors as session_errors
+from mcp_platform.application.sessions.model import ToolCall
+from mcp_platform.application.sessions.retry import Backoff
+from mcp_platform.protocol.call import CallContext
+from mcp_platform.protocol.context import Services, ToolContext
+from mcp_platform.protocol.preparation import PreparedCall, prepare_call
+from mcp_platform.protocol.tools import APPEND_ONLY, READ_ONLY, ToolSpec, error_result
+
+logger = logging.getLogger(__name__)
+
+
+class EventSink(Protocol):
+    def add_record(self, data: bytes, partition_key: str) -> None: ...
+
+
+class TransportSessionNotFound(Exception):
+    """The request's own Mcp-Session-Id is unknown/expired: the transport answers 404."""
+
+
+class ToolCallRunner:
+    def __init__(
+        self,
+        services: Services,
+        events: EventSink | None = None,
+        clock: Any = time.time,
+        *,
+        rerun_backoff: Backoff = RERUN_BACKOFF,
+        max_call_seconds: float = DEFAULT_MAX_CALL_SECONDS,
+    ) -> None:
+        self.services = services
+        self.events = events
+        self._clock = clock
+        self._rerun = rerun_backoff
+        self.max_call_seconds = max_call_seconds
+        self._locks = SessionLocks()
+        self._pending: set[asyncio.Future[dict[str, Any]]] = set()
+
+    prepare = staticmethod(prepare_call)
+
+    async def set_log_level(self, session: Any, level: str, principal: str) -> None:
+        def apply(current: Any) -> Any:
+            return dataclasses.replace(current, attributes={**current.attributes, "log_level": level})
+
+        # D2 optimistic lock; the session read by this request is the starting version.
+        await asyncio.to_thread(
+            self.services.sessions.update_metadata, session.id, apply, owner=principal, current=session
+        )
+
+    async def load(self, prepared: PreparedCall, call: CallContext) -> None:
+        """One consistent BatchGetItem (X4): the session and the call's idempotency marker."""
+        if prepared.session_id is None or prepared.invalid_arguments is not None:
+            return
+        try:
+            session, prior = await blocking.call(
+                self.services.sessions.load_for_tool_call,
+                prepared.session_id,
+                prepared.tool_call_id,
+                owner=call.principal,
+                request_hash=prepared.request_hash,
+                consistent=prepared.spec.consistency == "consistent",
+            )
+        except session_errors.SessionNotFound as exc:
+            if prepared.session_id == call.transport_session_id:
+                raise TransportSessionNotFound(prepared.session_id) from exc
+            raise store_error(exc) from exc
+        except session_errors.SessionStoreError as exc:
+            raise store_error(exc) from exc  # IdempotencyKeyReused: -32602
+        if prepared.session_id == call.transport_session_id:
+            if session.kind != KIND_TRANSPORT:
+                raise TransportSessionNotFound(prepared.session_id)  # a handle is not an Mcp-Session-Id
+            call.attach_transport_session(session)
+        prepared.session = session
+        prepared.prior_result = dict(prior.result) if prior is not None else None
+
+    async def run(self, prepared: PreparedCall, call: CallContext) -> dict[str, Any]:
+        if prepared.invalid_arguments is not None:
+            return error_result(f"Invalid arguments: {prepared.invalid_arguments}")
+        if prepared.prior_result is not None:
+            return prepared.prior_result  # replay: the tool does not run again (D4)
+        # One budget per request, whatever the path: reruns after a lost race share it.
+        prepared.deadline = asyncio.get_running_loop().time() + self.call_limit(prepared.spec)
+        session = prepared.session
+        if session is None or prepared.spec.effect == READ_ONLY:
+            # Nothing to commit: no transaction, no version bump, no conflict. The call is
+            # recorded by ingest from its event (the record has no marker: a retry runs again).
+            if session is not None:
+                session = await self._slide_expiry(session, call)
+            started = self._clock()
+            result = await self._invoke(prepared, self._context(prepared, call, session))
+            self._record_event(prepared, call, result, started, self._clock())
+            return result
+        if prepared.spec.effect == APPEND_ONLY:
+            return await self._run_and_commit(prepared, call, session, append_only=True)
+        async with self._locks.hold(session.id):
+            return await self._run_read_modify_write(prepared, call, session)
+
+    async def _slide_expiry(self, session: Any, call: CallContext) -> Any:
+        """D7 for a read-only call: the session's ttl slides too (a ttl-only write, made only when
+        less than half of the lifetime remains; ``SessionStore.slide_expiry``), so a session that
+        is only read does not expire while in use. The tool sees the extended ttl. A failed slide
+        never fails the read (the session was alive when loaded): it is logged, and the next
+        read past half the lifetime tries again."""
+        try:
+            slid: Any = await blocking.call(self.services.sessions.slide_expiry, session, owner=call.principal)
+        except session_errors.SessionStoreError as exc:
+            logger.warning("sliding the expiry of a read session failed: %s", type(exc).__name__)
+            return session
+        return slid
+
+    @property
+    def committing(self) -> bool:
+        """Some commit is still running after its call was cancelled (see :meth:`settle`)."""
+        return bool(self._pending)
+
+    async def settle(self) -> None:
+        """Wait for commits still running after their call was cancelled (their events are then
+        in the producer's buffer): the transport calls this before flushing."""
+        while self._pending:
+            await asyncio.wait(list(self._pending))
+
+    async def _run_read_modify_write(self, prepared: PreparedCall, call: CallContext, session: Any) -> dict[str, Any]:
+        """D2: on a lost race the *tool runs again* on the state that won, so no result computed
+        from stale state is ever committed; bounded, then CONFLICT. After the backoff the state
+        is read again (one consistent GetItem): the state the failed commit returned is older
+        than the pause, and a run on it would lose again to any commit made meanwhile (a call
+        that lost once lost every rerun while other instances kept committing)."""
+        delays = self._rerun.delays()
+        session = self._locks.newest(session)
+        while True:
+            try:
+                return await self._run_and_commit(prepared, call, session, append_only=False)
+            except session_errors.VersionConflict as exc:
+                delay = next(delays, None)
+                if delay is None or exc.current is None:
+                    raise store_error(exc) from exc
+                await asyncio.sleep(delay)
+                session = await self._reread(exc.current, call)
+
+    async def _reread(self, session: Any, call: CallContext) -> Any:
+        """The session as stored now (X4: a consistent read decides the next commit's condition)."""
+        try:
+            return await blocking.call(
+                self.services.sessions.get_session, session.id, owner=call.principal, consistent=True
+            )
+        except session_errors.SessionStoreError as exc:
+            raise store_error(exc) from exc
+
+    async def _run_and_commit(
+        self, prepared: PreparedCall, call: CallContext, session: Any, *, append_only: bool
+    ) -> dict[str, Any]:
+        started = self._clock()
+        ctx = self._context(prepared, call, session)
+        result = await self._invoke(prepared, ctx)
+        finished = self._clock()
+        # The commit and its event are one unit: a cancellation arriving now must not leave a
+        # committed call without its event, so the pair runs shielded (``settle`` awaits it).
+        commit = asyncio.ensure_future(
+            self._commit(prepared, call, ctx, session, result, started, finished, append_only)
+        )
+        self._pending.add(commit)
+        commit.add_done_callback(self._pending.discard)
+        try:
+            return await asyncio.shield(commit)
+        except asyncio.CancelledError:
+            commit.add_done_callback(_log_orphaned_failure)
+            raise
+
+    def _context(self, prepared: PreparedCall, call: CallContext, session: Any) -> ToolContext:
+        # Positional, in ToolContext's field order: a class called with keywords gathers them
+        # into a dict first, some 5,000 instructions more per call (README, performance).
+        return ToolContext(
+            call.principal,
+            self.services,
+            session,
+            prepared.tool_call_id,
+            prepared.progress_token,
+            call.log_level,
+            call.notify,
+            call.cancelled,
+            prepared.spec.effect,
+            call.interaction,  # per request: a rerun after a lost race reuses its answers
+            call.client_capabilities,
+        )
+
+    def call_limit(self, spec: ToolSpec) -> float:
+        return call_limit(spec, self.max_call_seconds)
+
+    async def _invoke(self, prepared: PreparedCall, ctx: ToolContext) -> dict[str, Any]:
+        deadline = prepared.deadline  # set by run: one budget per request
+        if deadline is None:
+            deadline = asyncio.get_running_loop().time() + self.call_limit(prepared.spec)
+        result: dict[str, Any] = await invoke(prepared.spec, ctx, prepared.arguments, deadline, self.max_call_seconds)
+        return result
+
+    async def _commit(
+        self,
+        prepared: PreparedCall,
+        call: CallContext,
+        ctx: ToolContext,
+        session: Any,
+        result: dict[str, Any],
+        started: float,
+        finished: float,
+        append_only: bool,
+    ) -> dict[str, Any]:
+        """Commit, then queue the event. VersionConflict propagates (the caller reruns the
+        tool); every other store error is answered by its code (``effects.store_error``)."""
+        admit_result(prepared.spec, result)
+        call_record = ToolCall(
+            id=prepared.tool_call_id,
+            name=prepared.spec.name,
+            arguments=prepared.arguments,
+            result=result,
+            is_error=bool(result.get("isError")),
+            started_at=started,
+            finished_at=finished,
+            request_hash=prepared.request_hash,
+        )
+        # Read-modify-write: under the session's version when the run read the session as a
+        # whole, else under the versions of the attributes it read (appends never conflict).
+        attributes, by_attribute = (None, None) if append_only else ctx.attribute_commit()
+        try:
+            # Always in a worker thread: a cancellation posted while the commit runs must be
+            # read meanwhile (the call then ends without a response, its event still flushed).
+            done = await asyncio.to_thread(
+                self.services.sessions.commit_tool_call,
+                session,
+                call_record,
+                owner=call.principal,
+                append_only=append_only,
+                context_append=ctx.context_append,
+                attributes=attributes,
+                by_attribute=by_attribute,
+                extra_puts=ctx.extra_puts,
+                condition_checks=ctx.condition_checks,
+            )
+        except session_errors.DuplicateToolCall as exc:
+            # A concurrent copy of this same request committed (and reports) it; a different
+            # request under the id is IdempotencyKeyReused, answered -32602 below.
+            return dict(exc.original.result)
+        except session_errors.VersionConflict:
+            raise
+        except session_errors.SessionStoreError as exc:
+            raise store_error(exc) from exc
+        if not append_only:  # exact, or exact attribute by attribute (SessionLocks.newest)
+            self._locks.remember(done.session)
+        self._record_event(prepared, call, result, started, finished)
+        return result
+
+    def _record_event(
+        self, prepared: PreparedCall, call: CallContext, result: dict[str, Any], started: float, finished: float
+    ) -> None:
+        if self.events is not None:
+            data = call_event(prepared, call, result, started, finished)
+            self.events.add_record(data, partition_key(prepared.session_id, prepared.tool_call_id))
+
+
+def _log_orphaned_failure(commit: asyncio.Future[dict[str, Any]]) -> None:
+    """The call was cancelled while its commit ran on: nobody awaits the outcome any more."""
+    if not commit.cancelled() and commit.exception() is not None:
+        logger.error("commit of a cancelled tool call failed", exc_info=commit.exception())

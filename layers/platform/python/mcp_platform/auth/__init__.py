@@ -1,5 +1,0 @@
-"""Authentication of MCP requests: one module per mode behind the Authenticator protocol."""
-
-from mcp_platform.auth.base import Authenticator, AuthError, Principal
-
-__all__ = ["AuthError", "Authenticator", "Principal"]

@@ -1,0 +1,51 @@
+"""Builds the audit objects from settings, creating default clients only where none is passed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_platform.adapters.aws_clients import aws_client
+from mcp_platform.adapters.dynamodb.audit_writer import AuditWriter
+from mcp_platform.adapters.kinesis.audit_publisher import KinesisEventPublisher
+from mcp_platform.application.audit.expiry import EventPublisher, SessionExpiryHandler
+from mcp_platform.application.audit.processor import AuditProcessor
+from mcp_platform.application.audit.trail import AuditTrail
+from mcp_platform.config import ConfigError, EnvVars, Settings
+
+
+def build_audit_processor(
+    settings: Settings,
+    *,
+    dynamodb: Any = None,
+    publisher: EventPublisher | None = None,
+    kinesis: Any = None,
+    sqs: Any = None,
+    retention_seconds: int | None = None,
+) -> AuditProcessor:
+    if not settings.audit_table:
+        raise ConfigError(f"{EnvVars.AUDIT_TABLE} is required by the audit processor")
+    # The plain DynamoDB client, never DAX: the expiry cleanup reads consistently (X4) and the
+    # audit table is not cached.
+    dynamodb = dynamodb if dynamodb is not None else aws_client("dynamodb", settings)
+    if publisher is None:
+        if not settings.event_stream:
+            raise ConfigError(f"{EnvVars.EVENT_STREAM} is required to emit session-expired events")
+        if sqs is None and settings.expiry_events_dlq_url:
+            sqs = aws_client("sqs", settings)
+        publisher = KinesisEventPublisher(
+            kinesis if kinesis is not None else aws_client("kinesis", settings),
+            settings.event_stream,
+            sqs=sqs,
+            dlq_url=settings.expiry_events_dlq_url,
+        )
+    if retention_seconds is None:
+        retention_seconds = settings.audit_retention_days * 86_400
+    writer = AuditWriter(dynamodb, settings.audit_table, retention_seconds=retention_seconds)
+    expiry = SessionExpiryHandler(dynamodb, settings.session_table, writer, publisher)
+    return AuditProcessor(writer, expiry)
+
+
+def build_audit_trail(settings: Settings, *, dynamodb: Any = None) -> AuditTrail:
+    if not settings.audit_table:
+        raise ConfigError(f"{EnvVars.AUDIT_TABLE} is required to read audit trails")
+    return AuditTrail(dynamodb if dynamodb is not None else aws_client("dynamodb", settings), settings.audit_table)

@@ -1,0 +1,42 @@
+"""What the protocol layer tells the transport about one request before anything can refuse it:
+:class:`BoundRequest`, returned by ``McpServer.bind``. The transport decides from it, never from
+a method's name, whether to check the transport session itself and whether to offer a stream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_platform.protocol.jsonrpc import JsonRpcError, Request
+
+Work = Callable[[], Awaitable[dict[str, Any]]]
+"""The request's work: its result, once it has been admitted."""
+
+
+@dataclass(slots=True)  # not frozen: one is built per request, and a frozen __init__ costs twice as much
+class BoundRequest:
+    request: Request
+    admit: Callable[[], Awaitable[Work]]
+    """Everything that can refuse the request (unknown method or tool, bad params, missing
+    session: a JsonRpcError), then its work. The transport answers refusals as plain JSON and
+    commits to a stream only for work."""
+    streams: bool = False
+    """Its work may send notifications or requests before its result (tools/call: progress,
+    logs, 2025 elicitation): worth an SSE stream when the client accepts one."""
+    validates_transport_session: bool = False
+    """2025: its own consistent read covers the request's Mcp-Session-Id (a session tool on the
+    transport session reads session and idempotency marker in one BatchGetItem), so the
+    transport skips its separate check; an unknown session then surfaces from ``admit`` as
+    ``TransportSessionNotFound``. False whenever the request would be refused before that
+    read, so an unknown session is still answered 404 first."""
+
+
+def refusal(error: JsonRpcError) -> Callable[[], Awaitable[Work]]:
+    """An ``admit`` that refuses: a refusal found while binding waits for the transport's checks."""
+
+    async def admit() -> Work:
+        raise error
+
+    return admit

@@ -1,0 +1,230 @@
+"""What a running tool can see and do: caller, session, progress, logs, cancellation, effects,
+and asking its client for input (``elicit``, ``sample``, ``list_roots``, ``ask_all``; the API in
+:mod:`mcp_platform.protocol.interactive`, loaded on a tool's first question)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mcp_platform.application.sessions.model import AttributeWrites, ConditionCheck, ExtraPut
+from mcp_platform.protocol.call import Notify, discard_notification
+from mcp_platform.protocol.jsonrpc import notification_message
+
+if TYPE_CHECKING:  # the interactive API loads on a tool's first question, not at start
+    from mcp_platform.protocol.interactive import Elicited, InputRequest, Interaction, Sampled
+
+# DynamoDB allows longer attribute names; a tool's attribute is a short key.
+MAX_ATTRIBUTE_NAME = 255
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+@dataclass
+class Services:
+    """Domain objects tools may use; built once per process by the endpoint function."""
+
+    sessions: Any = None
+    audit_trail: Any = None
+    event_reader: Any = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    notifications: Any = None
+    """``notifications.Notifications`` when the stack option ``subscriptions`` is on, else None."""
+    interactive: Any = None
+    """``interactive.InteractiveServices``: request-state keys (2026), reply delivery (2025)."""
+    tasks: Any = None
+    """``tasks.TaskService`` when the task worker is deployed (tasks extension), else None."""
+
+
+@dataclass(slots=True)  # one per tool call: no per-instance __dict__ to fill
+class ToolContext:
+    """Per-call context handed to a tool as its ``ctx`` argument."""
+
+    # The fields the runner sets come first, in the order it passes them positionally
+    # (ToolCallRunner._context: a class called with keywords gathers them into a dict first).
+    principal: str
+    services: Services
+    loaded_session: Any = None
+    """The application session (``sessions.Session``) as loaded for this run, for tools declared
+    with session="required"; tools read it through ``session`` or ``attribute``."""
+    tool_call_id: str = ""
+    progress_token: str | int | None = None
+    log_level: str | None = "info"
+    """Minimum level of log notifications; None = the caller did not opt in (2026), send none."""
+    notify: Notify = discard_notification
+    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    effect: str | None = None
+    """The tool's declared effect on its session (``mcp.tools.EFFECTS``)."""
+    interaction: Interaction | None = None
+    """How this request's questions reach the client; None: this request cannot ask."""
+    client_capabilities: dict[str, Any] | None = None
+    """What the client declared (None: unknown, nothing refused); see ``supports``."""
+    context_append: list[dict[str, Any]] = field(default_factory=list)
+    extra_puts: list[ExtraPut] = field(default_factory=list)
+    """Items written in the same transaction as the call record (D10)."""
+    condition_checks: list[ConditionCheck] = field(default_factory=list)
+    """Conditions on items the transaction does not otherwise touch (D10)."""
+    attributes: dict[str, Any] | None = None
+    """New session attributes to commit (read-modify-write tools only), see set_attributes."""
+    questions_asked: int = 0
+    """Questions of this run so far: an unnamed question's key is ``<kind>-<n>``."""
+    read_whole_session: bool = False
+    """The run read ``session``: its commit is conditioned on the session's version (D2)."""
+    attribute_reads: dict[str, int] = field(default_factory=dict)
+    """Attributes read or written one by one (``attribute``, ``set_attribute``): the version seen."""
+    attribute_writes: dict[str, Any] = field(default_factory=dict)
+    """Attributes written one by one (``set_attribute``): the new value."""
+
+    @property
+    def session(self) -> Any:
+        """The application session, fresh on every run. Reading it counts as reading all of it:
+        a read-modify-write commit is then conditioned on the session's version (D2), so any
+        other commit in between, an append too, makes the tool run again. A tool that needs a
+        few attributes reads them with :meth:`attribute` instead and conflicts only with writes
+        to those."""
+        self.read_whole_session = True
+        return self.loaded_session
+
+    async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Send notifications/progress when the caller asked for it (a progressToken)."""
+        if self.progress_token is None:
+            return
+        params: dict[str, Any] = {"progressToken": self.progress_token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self.notify(notification_message("notifications/progress", params))
+
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        """Send notifications/message at or above the caller's log level."""
+        if level not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {level!r}")
+        if self.log_level is None or LOG_LEVELS.index(level) < LOG_LEVELS.index(self.log_level):
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger:
+            params["logger"] = logger
+        await self.notify(notification_message("notifications/message", params))
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Tell the subscribers of ``uri``, on whichever instance their stream is, that it changed
+        (call it once the change is durable). A no-op when subscriptions are off. Only the
+        caller's own subscribers hear of it, unless the resource is declared with cache scope
+        ``public`` (it reads the same for everyone): then every subscriber does."""
+        if self.services.notifications is not None:
+            await self.services.notifications.resource_updated(uri, principal=self.principal)
+
+    async def notify_list_changed(self, kind: str) -> None:
+        """Tell every listening client that the list of ``kind`` (tools, prompts, resources)
+        changed. A no-op when subscriptions are off."""
+        if self.services.notifications is not None:
+            await self.services.notifications.list_changed(kind)
+
+    # -- asking the client (interactive.api: the same code on both protocol eras) ----------------
+    @property
+    def round(self) -> int:
+        """2026-07-28: 1, or n+1 once the request came back with n verified requestStates."""
+        return self.interaction.round if self.interaction is not None else 1
+
+    def supports(self, capability: str) -> bool:
+        """Whether the client declared ``capability`` (elicitation, sampling, roots)."""
+        return self.client_capabilities is None or capability in self.client_capabilities
+
+    async def elicit(self, message: str, requested_schema: dict[str, Any], *, key: str | None = None) -> Elicited:
+        """Ask the user to fill in a form; needs the client's ``elicitation`` capability (-32021)."""
+        from mcp_platform.protocol import interactive as api
+
+        return await api.elicit(self, message, requested_schema, key)
+
+    async def sample(
+        self, messages: str | Sequence[dict[str, Any]], *, max_tokens: int, key: str | None = None, **options: Any
+    ) -> Sampled:
+        """Ask the client's model (``sampling``); ``options`` are further params by wire name."""
+        from mcp_platform.protocol import interactive as api
+
+        return await api.sample(self, messages, max_tokens, key, **options)
+
+    async def list_roots(self, *, key: str | None = None) -> list[dict[str, Any]]:
+        """The client's roots (``roots``)."""
+        from mcp_platform.protocol import interactive as api
+
+        return await api.list_roots(self, key)
+
+    async def ask_all(self, requests: Mapping[str, InputRequest]) -> dict[str, dict[str, Any]]:
+        """Several questions in one round; raw answers, each checked against its result shape."""
+        from mcp_platform.protocol import interactive as api
+
+        return await api.ask_all(self, requests)
+
+    def for_worker_thread(self) -> ToolContext:
+        """This context with effects of its own, for a sync tool's worker thread: a stop at
+        ``max_seconds`` cannot interrupt a thread, so what the tool queues reaches this context
+        only when it returns in time (:meth:`adopt_effects`), never after the stop."""
+        return dataclasses.replace(self, context_append=[], extra_puts=[], condition_checks=[], attributes=None)
+
+    def adopt_effects(self, worker: ToolContext) -> None:
+        self.context_append.extend(worker.context_append)
+        self.extra_puts.extend(worker.extra_puts)
+        self.condition_checks.extend(worker.condition_checks)
+        if worker.attributes is not None:
+            self.attributes = worker.attributes
+
+    def append_to_session(self, *messages: dict[str, Any]) -> None:
+        """Queue context messages, committed atomically with the tool-call record (D3, D10)."""
+        if self.effect == "read_only":
+            raise ToolEffectViolation("a read_only tool cannot append to its session")
+        self.context_append.extend(messages)
+
+    def set_attributes(self, attributes: dict[str, Any]) -> None:
+        """Replace the session's attributes, committed under the version condition (D2): the
+        value must be computed from ``self.session``, which is fresh on every run of the tool."""
+        if self.effect != "read_modify_write":
+            raise ToolEffectViolation(f"set_attributes needs effect 'read_modify_write', not {self.effect!r}")
+        self.attributes = dict(attributes)
+
+    def attribute(self, name: str, default: Any = None) -> Any:
+        """One session attribute (this run's own write of it, if any), its read recorded: a
+        read-modify-write commit is conditioned on the version of each attribute read this way,
+        so appends and writes to other attributes never make the tool run again. Build new
+        values from what it returns; never change it in place."""
+        session = self._session_for(name)
+        self.attribute_reads.setdefault(name, session.attribute_version(name))
+        if name in self.attribute_writes:
+            return self.attribute_writes[name]
+        return session.attributes.get(name, default)
+
+    def set_attribute(self, name: str, value: Any) -> None:
+        """Set one session attribute, committed with the call (read-modify-write tools only),
+        conditioned on its version as loaded and on those of the attributes read: the value
+        must be computed from what :meth:`attribute` returned in this run."""
+        if self.effect != "read_modify_write":
+            raise ToolEffectViolation(f"set_attribute needs effect 'read_modify_write', not {self.effect!r}")
+        session = self._session_for(name)
+        self.attribute_reads.setdefault(name, session.attribute_version(name))
+        self.attribute_writes[name] = value
+
+    def attribute_commit(self) -> tuple[dict[str, Any] | None, AttributeWrites | None]:
+        """How this run's attributes commit: ``(whole map, None)``, under the session's version,
+        when the run read ``session`` or replaced the attributes (``set_attributes``), with its
+        ``set_attribute`` writes on top; else ``(None, writes)``, conditioned attribute by
+        attribute on what it read (``sessions.store`` describes the arithmetic)."""
+        if self.read_whole_session or self.attributes is not None:
+            if self.attributes is None and not self.attribute_writes:
+                return None, None
+            base = self.attributes if self.attributes is not None else self.loaded_session.attributes
+            return {**base, **self.attribute_writes}, None
+        return None, AttributeWrites(seen=dict(self.attribute_reads), values=dict(self.attribute_writes))
+
+    def _session_for(self, name: str) -> Any:
+        if self.loaded_session is None:
+            raise ToolEffectViolation("session attributes need a tool declared with session='required'")
+        if not isinstance(name, str) or not 0 < len(name) <= MAX_ATTRIBUTE_NAME:
+            raise ToolEffectViolation(f"an attribute name is a string of 1-{MAX_ATTRIBUTE_NAME} characters")
+        return self.loaded_session
+
+
+class ToolEffectViolation(RuntimeError):
+    """A tool did what its declared effect excludes: a defect in the tool, never committed."""

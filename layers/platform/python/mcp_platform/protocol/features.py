@@ -1,0 +1,273 @@
+"""The protocol features beside tools: resources, prompts, completion. Each registers its methods
+and its capability, and only when the catalog holds something it serves: nothing is advertised
+that is not served (an empty feature's methods answer -32601 like any unknown method)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from mcp_platform.application.interactive import InputRequired
+from mcp_platform.protocol.call import CallContext
+from mcp_platform.protocol.catalog import Catalog
+from mcp_platform.protocol.context import Services, ToolContext
+from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, UNAVAILABLE, JsonRpcError, Request
+from mcp_platform.protocol.pagination import page
+from mcp_platform.protocol.prompts import PromptArgumentError, messages
+from mcp_platform.protocol.resources import CacheScope, InvalidResourceUri, ResourceNotFound, contents
+
+Handler = Callable[[Request, CallContext], Awaitable[dict[str, Any]]]
+MAX_COMPLETIONS = 100  # completion/complete returns at most 100 values (spec)
+
+
+class Feature:
+    """A protocol feature: the methods it serves and the capability it advertises."""
+
+    capability_key = ""
+
+    def __init__(self, catalog: Catalog, services: Services, page_size: int = 50) -> None:
+        self.catalog = catalog
+        self.services = services
+        self.page_size = page_size
+
+    @property
+    def active(self) -> bool:
+        raise NotImplementedError
+
+    def capability(self, modern: bool) -> dict[str, Any] | None:
+        """What the feature advertises in ``modern`` or 2025 capabilities; None: nothing."""
+        # listChanged only with the notification streams that deliver it (stack option).
+        return {"listChanged": self.services.notifications is not None}
+
+    def methods(self) -> Mapping[str, Handler]:
+        raise NotImplementedError
+
+    def legacy_methods(self) -> Mapping[str, Handler]:
+        """Methods of the 2025 revisions only (2026-07-28 removed them)."""
+        return {}
+
+    def modern_methods(self) -> Mapping[str, Handler]:
+        """Methods of 2026-07-28 only (extensions that the 2025 wire does not define)."""
+        return {}
+
+    def _context(self, call: CallContext) -> ToolContext:
+        return ToolContext(
+            principal=call.principal,
+            services=self.services,
+            log_level=call.log_level,
+            notify=call.notify,
+            cancelled=call.cancelled,
+            interaction=call.interaction,  # 2026: prompts/get and resources/read may ask too
+            client_capabilities=call.client_capabilities,
+        )
+
+
+class ResourcesFeature(Feature):
+    capability_key = "resources"
+
+    @property
+    def active(self) -> bool:
+        return bool(self.catalog.resources or self.catalog.templates)
+
+    def capability(self, modern: bool) -> dict[str, Any]:
+        if self.services.notifications is None:
+            return {"listChanged": False}
+        return {"subscribe": True, "listChanged": True}
+
+    def methods(self) -> Mapping[str, Handler]:
+        return {"resources/list": self._list, "resources/templates/list": self._templates, "resources/read": self._read}
+
+    def legacy_methods(self) -> Mapping[str, Handler]:
+        if self.services.notifications is None:
+            return {}
+        from mcp_platform.application.subscriptions import ResourceSubscriptions  # only with subscriptions on
+
+        handlers = ResourceSubscriptions(self.services.notifications, self.readable)
+        return {"resources/subscribe": handlers.subscribe, "resources/unsubscribe": handlers.unsubscribe}
+
+    async def _list(self, request: Request, call: CallContext) -> dict[str, Any]:
+        listing = [self.catalog.resources[uri].describe() for uri in sorted(self.catalog.resources)]
+        return page("resources", listing, request.params.get("cursor"), self.page_size, modern=call.modern)
+
+    async def _templates(self, request: Request, call: CallContext) -> dict[str, Any]:
+        listing = [self.catalog.templates[name].describe() for name in sorted(self.catalog.templates)]
+        return page("resourceTemplates", listing, request.params.get("cursor"), self.page_size, modern=call.modern)
+
+    async def _read(self, request: Request, call: CallContext) -> dict[str, Any]:
+        uri = request.params.get("uri")
+        if not isinstance(uri, str) or not uri:
+            raise JsonRpcError(INVALID_PARAMS, "params.uri must be a non-empty string")
+        try:
+            listed, cache = await self._contents(uri, self._context(call))
+        except ResourceNotFound as exc:
+            raise resource_not_found(uri, call.modern) from exc
+        except InvalidResourceUri as exc:
+            raise JsonRpcError(INVALID_PARAMS, f"Invalid resource URI {uri}: {exc}", {"uri": uri}) from exc
+        result: dict[str, Any] = {"contents": listed}
+        if call.modern:  # 2026-07-28: every read result carries its caching hints
+            result.update(ttlMs=cache[0], cacheScope=cache[1])
+        return result
+
+    async def readable(self, uri: str, principal: str) -> bool:
+        """Whether ``principal`` may read ``uri``: the read itself decides (a subscription is
+        authorized exactly as a read is). Not readable: a URI that names nothing, or whose read
+        refuses this caller, or would need to ask the client (no request to ask on). A store
+        that is briefly unavailable is not an answer: that error propagates."""
+        ctx = ToolContext(principal=principal, services=self.services)
+        try:
+            await self._contents(uri, ctx)
+        except (ResourceNotFound, InvalidResourceUri, InputRequired):
+            return False
+        except JsonRpcError as refused:
+            if refused.code == UNAVAILABLE:
+                raise
+            return False
+        return True
+
+    async def _contents(self, uri: str, ctx: ToolContext) -> tuple[list[dict[str, Any]], tuple[int, CacheScope]]:
+        """The read of ``uri`` (its contents and caching hints); ResourceNotFound when it names nothing."""
+        fixed = self.catalog.resources.get(uri)
+        if fixed is not None:
+            return contents(uri, await fixed.run(ctx), fixed.mime_type), fixed.cache
+        found = self.catalog.find_template(uri)
+        if found is None:
+            raise ResourceNotFound(uri)
+        template, variables = found
+        value = await template.run(ctx, **template.arguments(variables))
+        return contents(uri, value, template.mime_type), template.cache
+
+
+def resource_not_found(uri: str, modern: bool) -> JsonRpcError:
+    """2026-07-28 retires -32002: an unknown URI is invalid params there, with ``data.uri``."""
+    if modern:
+        return JsonRpcError(INVALID_PARAMS, f"Unknown resource: {uri}", {"uri": uri})
+    return JsonRpcError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
+
+
+class PromptsFeature(Feature):
+    capability_key = "prompts"
+
+    @property
+    def active(self) -> bool:
+        return bool(self.catalog.prompts)
+
+    def methods(self) -> Mapping[str, Handler]:
+        return {"prompts/list": self._list, "prompts/get": self._get}
+
+    async def _list(self, request: Request, call: CallContext) -> dict[str, Any]:
+        listing = [self.catalog.prompts[name].describe() for name in sorted(self.catalog.prompts)]
+        return page("prompts", listing, request.params.get("cursor"), self.page_size, modern=call.modern)
+
+    async def _get(self, request: Request, call: CallContext) -> dict[str, Any]:
+        name = request.params.get("name")
+        spec = self.catalog.prompts.get(name) if isinstance(name, str) else None
+        if spec is None:
+            raise JsonRpcError(INVALID_PARAMS, f"Unknown prompt: {name}")
+        arguments = request.params.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            raise JsonRpcError(INVALID_PARAMS, "params.arguments must be an object")
+        try:
+            # The prompt may refuse an argument's value too (e.g. an unknown session handle).
+            produced = await spec.run(self._context(call), **spec.bind(arguments))
+        except PromptArgumentError as exc:
+            raise JsonRpcError(INVALID_PARAMS, str(exc)) from exc
+        result: dict[str, Any] = {"messages": messages(produced)}
+        if spec.description:
+            result["description"] = spec.description
+        return result
+
+
+class CompletionFeature(Feature):
+    capability_key = "completions"
+
+    @property
+    def active(self) -> bool:
+        return self.catalog.has_completions
+
+    def capability(self, modern: bool) -> dict[str, Any]:
+        return {}
+
+    def methods(self) -> Mapping[str, Handler]:
+        return {"completion/complete": self._complete}
+
+    async def _complete(self, request: Request, call: CallContext) -> dict[str, Any]:
+        """Every malformed field is -32602, named (nothing of the request is coerced)."""
+        ref, argument = request.params.get("ref"), request.params.get("argument")
+        if not isinstance(ref, dict):
+            raise JsonRpcError(INVALID_PARAMS, "completion/complete needs params.ref (an object)")
+        if not isinstance(argument, dict) or not isinstance(argument.get("name"), str):
+            raise JsonRpcError(INVALID_PARAMS, "completion/complete needs params.argument with a name (a string)")
+        value = argument.get("value", "")
+        if not isinstance(value, str):
+            raise JsonRpcError(INVALID_PARAMS, "params.argument.value must be a string")
+        known = _known_arguments(request.params.get("context"))
+        completers, declared = self._completers(ref)
+        if argument["name"] not in declared:
+            raise JsonRpcError(INVALID_PARAMS, f"Unknown argument: {argument['name']}")
+        completer = completers.get(argument["name"])
+        found = [] if completer is None else await completer(self._context(call), value, known)
+        result: dict[str, Any] = {"values": found[:MAX_COMPLETIONS], "total": len(found)}
+        result["hasMore"] = len(found) > MAX_COMPLETIONS
+        return {"completion": result}
+
+    def _completers(self, ref: dict[str, Any]) -> tuple[Mapping[str, Any], set[str]]:
+        kind = ref.get("type")
+        if kind == "ref/prompt":
+            name = ref.get("name")
+            if not isinstance(name, str):
+                raise JsonRpcError(INVALID_PARAMS, "params.ref.name must be a string")
+            spec = self.catalog.prompts.get(name)
+            if spec is None:
+                raise JsonRpcError(INVALID_PARAMS, f"Unknown prompt: {name}")
+            return spec.completions, {a.name for a in spec.arguments}
+        if kind == "ref/resource":
+            uri = ref.get("uri")
+            if not isinstance(uri, str):
+                raise JsonRpcError(INVALID_PARAMS, "params.ref.uri must be a string")
+            by_template = {t.uri_template: t for t in self.catalog.templates.values()}
+            template = by_template.get(uri)
+            if template is None:
+                raise JsonRpcError(INVALID_PARAMS, f"Unknown resource template: {uri}")
+            return template.completions, set(template.variables)
+        raise JsonRpcError(INVALID_PARAMS, "params.ref.type must be ref/prompt or ref/resource")
+
+
+def _known_arguments(context: Any) -> dict[str, str]:
+    """``params.context.arguments``: the values already chosen, argument name -> string."""
+    if context is None:
+        return {}
+    if not isinstance(context, dict):
+        raise JsonRpcError(INVALID_PARAMS, "params.context must be an object")
+    known = context.get("arguments")
+    if known is None:
+        return {}
+    if not isinstance(known, dict) or not all(isinstance(v, str) for v in known.values()):
+        raise JsonRpcError(INVALID_PARAMS, "params.context.arguments must map argument names to strings")
+    return dict(known)
+
+
+class TasksFeature(Feature):
+    """The tasks extension (``tasks/get``, ``tasks/update``, ``tasks/cancel``; the task creation
+    itself is part of tools/call): served when the task worker is deployed. The removed methods
+    ``tasks/result`` and ``tasks/list`` are not served (-32601)."""
+
+    capability_key = "extensions"
+
+    @property
+    def active(self) -> bool:
+        return self.services.tasks is not None
+
+    def capability(self, modern: bool) -> dict[str, Any] | None:
+        from mcp_platform.protocol.tasks import EXTENSION_ID
+
+        return {EXTENSION_ID: {}} if modern else None  # undefined on the 2025 wire
+
+    def methods(self) -> Mapping[str, Handler]:
+        return {}
+
+    def modern_methods(self) -> Mapping[str, Handler]:
+        tasks = self.services.tasks
+        return {"tasks/get": tasks.get, "tasks/update": tasks.update, "tasks/cancel": tasks.cancel}
+
+
+FEATURES: tuple[type[Feature], ...] = (ResourcesFeature, PromptsFeature, CompletionFeature, TasksFeature)

@@ -1,0 +1,198 @@
+"""The interactive tool API, the same in both protocol eras (behind ``ToolContext``'s methods,
+loaded on the first question: a tool that never asks never imports it).
+
+A tool (prompt, resource read) awaits ``ctx.elicit(...)``, ``ctx.sample(...)``,
+``ctx.list_roots()``, or ``ctx.ask_all({...})`` for several questions at once. Each question has
+a key: the one given, else ``<kind>-<n>`` (the n-th question of this run), so a deterministic tool
+asks the same keys whenever it runs again. Two rules follow from the 2026-07-28 wire, where the
+tool runs again from the start with the answers so far:
+
+* a tool must not do what it cannot undo before its last question (the run may be cut there);
+* its questions must follow from its arguments and earlier answers (not from the clock).
+
+A question needs the client capability it uses (``elicitation``, ``sampling``, ``roots``):
+without it the request is refused with -32021. ``ctx.supports(capability)`` lets a tool ask only
+what the client can answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from mcp_platform.application.interactive import INPUT_METHODS, InputRequired
+from mcp_platform.protocol.admission import Inadmissible, check_storable
+from mcp_platform.protocol.jsonrpc import INVALID_REQUEST, MISSING_REQUIRED_CLIENT_CAPABILITY, JsonRpcError
+
+if TYPE_CHECKING:
+    from mcp_platform.protocol.context import ToolContext
+
+__all__ = ["INPUT_METHODS", "InputRequest", "InputRequired", "elicitation", "roots", "sampling"]
+
+ELICIT = "elicitation/create"
+SAMPLE = "sampling/createMessage"
+ROOTS = "roots/list"
+CAPABILITY = {ELICIT: "elicitation", SAMPLE: "sampling", ROOTS: "roots"}
+_SHORT = {ELICIT: "elicit", SAMPLE: "sample", ROOTS: "roots"}
+ELICIT_ACTIONS = ("accept", "decline", "cancel")
+
+
+class InputRequest:
+    """One question for the client: a server-to-client request without its JSON-RPC framing."""
+
+    __slots__ = ("method", "params")
+
+    def __init__(self, method: str, params: dict[str, Any] | None = None) -> None:
+        self.method = method
+        self.params = params if params is not None else {}
+
+    def __repr__(self) -> str:
+        return f"InputRequest({self.method!r}, {self.params!r})"
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"method": self.method, "params": self.params}
+
+
+class InvalidInputResponse(ValueError):
+    """A client's answer that does not have the shape of its request's result."""
+
+
+class Interaction(Protocol):
+    """How a request's questions reach its client (one object per request)."""
+
+    round: int
+    """2026-07-28: 1 on the first request, n+1 once n verified ``requestState`` came back."""
+
+    async def ask(self, requests: Mapping[str, InputRequest]) -> dict[str, dict[str, Any]]:
+        """Every request's answer (each checked by :func:`check_answer`), keyed like ``requests``."""
+        ...
+
+
+class Elicited:
+    """An elicitation's answer: ``action`` (accept, decline, cancel) and what the user submitted
+    (``content``: empty unless accepted)."""
+
+    __slots__ = ("action", "content")
+
+    def __init__(self, action: str, content: dict[str, Any]) -> None:
+        self.action = action
+        self.content = content
+
+    def __repr__(self) -> str:
+        return f"Elicited({self.action!r}, {self.content!r})"
+
+    @property
+    def accepted(self) -> bool:
+        return self.action == "accept"
+
+
+class Sampled:
+    """A sampling answer: the message the client's model produced."""
+
+    __slots__ = ("content", "model", "role", "stop_reason")
+
+    def __init__(self, role: str, content: Any, model: str, stop_reason: str | None) -> None:
+        self.role = role
+        self.content = content
+        self.model = model
+        self.stop_reason = stop_reason
+
+    def __repr__(self) -> str:
+        return f"Sampled({self.role!r}, {self.content!r}, {self.model!r}, {self.stop_reason!r})"
+
+    @property
+    def text(self) -> str | None:
+        """The text of a single text content block, else None."""
+        if isinstance(self.content, dict) and self.content.get("type") == "text":
+            return str(self.content.get("text", ""))
+        return None
+
+
+def elicitation(message: str, requested_schema: dict[str, Any]) -> InputRequest:
+    """A form elicitation (``mode`` omitted: form is the default in every revision)."""
+    return InputRequest(ELICIT, {"message": message, "requestedSchema": requested_schema})
+
+
+def sampling(messages: str | Sequence[dict[str, Any]], *, max_tokens: int, **options: Any) -> InputRequest:
+    """A sampling request; ``options`` are further params by their wire name (``systemPrompt``,
+    ``temperature``, ``stopSequences``, ``modelPreferences``, ``metadata``, ...)."""
+    if isinstance(messages, str):
+        messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
+    return InputRequest(SAMPLE, {"messages": list(messages), "maxTokens": max_tokens, **options})
+
+
+def roots() -> InputRequest:
+    return InputRequest(ROOTS, {})
+
+
+def check_answer(method: str, answer: Any) -> dict[str, Any]:
+    """``answer`` when it has the shape of ``method``'s result and could be stored (a tool may
+    keep it, a task does: admitted as tool arguments are); raises InvalidInputResponse."""
+    if not isinstance(answer, dict):
+        raise InvalidInputResponse(f"must be an object (the result of {method})")
+    try:
+        check_storable(answer)
+    except Inadmissible as exc:
+        raise InvalidInputResponse(f"cannot be kept: {exc}") from exc
+    if method == ELICIT:
+        if answer.get("action") not in ELICIT_ACTIONS:
+            raise InvalidInputResponse(f"action must be one of {', '.join(ELICIT_ACTIONS)}")
+        if not isinstance(answer.get("content", {}), dict):
+            raise InvalidInputResponse("content must be an object")
+    elif method == SAMPLE:
+        if answer.get("role") not in ("user", "assistant") or not isinstance(answer.get("model"), str):
+            raise InvalidInputResponse("a sampling result needs role (user|assistant) and model (string)")
+        if not isinstance(answer.get("content"), dict | list):
+            raise InvalidInputResponse("a sampling result needs content (a block or a list of blocks)")
+    elif method == ROOTS:
+        found = answer.get("roots")
+        if not isinstance(found, list) or not all(isinstance(r, dict) and isinstance(r.get("uri"), str) for r in found):
+            raise InvalidInputResponse("roots must be a list of objects with a uri")
+    return answer
+
+
+def supports(ctx: ToolContext, capability: str) -> bool:
+    """Whether the client declared ``capability`` (unknown capabilities: assumed declared)."""
+    return ctx.client_capabilities is None or capability in ctx.client_capabilities
+
+
+async def elicit(ctx: ToolContext, message: str, requested_schema: dict[str, Any], key: str | None) -> Elicited:
+    answer = await _one(ctx, key, elicitation(message, requested_schema))
+    content = answer.get("content") if answer["action"] == "accept" else None
+    return Elicited(answer["action"], dict(content or {}))
+
+
+async def sample(
+    ctx: ToolContext, messages: str | Sequence[dict[str, Any]], max_tokens: int, key: str | None, **options: Any
+) -> Sampled:
+    answer = await _one(ctx, key, sampling(messages, max_tokens=max_tokens, **options))
+    return Sampled(answer["role"], answer["content"], answer["model"], answer.get("stopReason"))
+
+
+async def list_roots(ctx: ToolContext, key: str | None) -> list[dict[str, Any]]:
+    answer = await _one(ctx, key, roots())
+    return list(answer["roots"])
+
+
+async def ask_all(ctx: ToolContext, requests: Mapping[str, InputRequest]) -> dict[str, dict[str, Any]]:
+    """Several questions in one round (2026: one InputRequiredResult; 2025: sent together).
+    Answers are the raw results, each checked against its request's result shape."""
+    missing = {CAPABILITY[r.method] for r in requests.values() if not supports(ctx, CAPABILITY[r.method])}
+    if missing:
+        raise JsonRpcError(
+            MISSING_REQUIRED_CLIENT_CAPABILITY,
+            f"This request needs client capabilities it did not declare: {', '.join(sorted(missing))}",
+            {"requiredCapabilities": {name: {} for name in sorted(missing)}},
+        )
+    if not requests:
+        return {}
+    if ctx.interaction is None:
+        raise JsonRpcError(INVALID_REQUEST, "This request cannot ask the client for input")
+    answers: dict[str, dict[str, Any]] = await ctx.interaction.ask(requests)
+    return answers
+
+
+async def _one(ctx: ToolContext, key: str | None, request: InputRequest) -> dict[str, Any]:
+    ctx.questions_asked += 1
+    name = key or f"{_SHORT[request.method]}-{ctx.questions_asked}"
+    return (await ask_all(ctx, {name: request}))[name]

@@ -1,0 +1,248 @@
+"""The MCP endpoint as an ASGI app: Streamable HTTP for both protocol eras on one path.
+
+Era per request, as the official SDK does: an ``MCP-Protocol-Version`` header naming a 2025
+revision (or no header) is the handshake era with ``Mcp-Session-Id`` sessions stored in
+DynamoDB, so any instance serves any session (:mod:`.legacy`); anything else is the stateless
+2026-07-28 era. A repeated security header is refused before any of them is read.
+
+Lifespan (uvicorn ``--lifespan on``): on shutdown (SIGTERM; Lambda sends SIGKILL about 300 ms
+later) the events still buffered are flushed within a bound, then shutdown completes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from mcp_platform.adapters.dynamodb.cancellation import CancelFlags
+from mcp_platform.application import blocking
+from mcp_platform.application.auth.base import Authenticator, AuthError, Principal
+from mcp_platform.protocol.call import CallContext
+from mcp_platform.protocol.jsonrpc import INTERNAL_ERROR, JsonRpcError, Request, is_response, parse_message
+from mcp_platform.protocol.server import McpServer
+from mcp_platform.protocol.versions import CLIENT_CAPABILITIES_META_KEY, is_modern
+from mcp_platform.transport.legacy import HandshakeEra
+from mcp_platform.transport.messages import HttpError, HttpRequest, decode_json, read_body, send_empty, send_http_error
+from mcp_platform.transport.messages import send_json as _send_json
+from mcp_platform.transport.modern import (
+    check_envelope,
+    check_notification_version,
+    check_param_headers,
+    requested_log_level,
+)
+from mcp_platform.transport.protected_resource import require_tool_scopes, serve_metadata
+from mcp_platform.transport.security import RequestGuard, check_single_valued
+from mcp_platform.transport.streaming import ResponseStreamer
+
+if TYPE_CHECKING:  # an API-key stack never loads the OAuth modules (cold start)
+    from mcp_platform.application.auth.facade import LazyFacade
+    from mcp_platform.application.auth.resource import ProtectedResource
+    from mcp_platform.transport.listen import NotificationStreams
+
+logger = logging.getLogger(__name__)
+
+VERSION_HEADER = "mcp-protocol-version"
+HEALTH_PATH = "/healthz"
+PREFLIGHT_HEADERS = {
+    "access-control-allow-methods": "POST, DELETE",
+    "access-control-allow-headers": "authorization, content-type, accept, mcp-session-id, mcp-protocol-version, "
+    "mcp-method, mcp-name, last-event-id",
+    "access-control-max-age": "600",
+}
+# Lambda sends SIGKILL about 300 ms after SIGTERM: the shutdown flush must end before that.
+SHUTDOWN_FLUSH_SECONDS = 0.25
+
+
+class McpEndpoint(HandshakeEra):
+    def __init__(
+        self,
+        server: McpServer,
+        authenticator: Authenticator,
+        guard: RequestGuard,
+        streamer: ResponseStreamer,
+        *,
+        path: str = "/mcp",
+        max_request_bytes: int = 1_048_576,
+        body_timeout_seconds: float = 10.0,
+        cancel_flags: CancelFlags | None = None,
+        shutdown_flush_seconds: float = SHUTDOWN_FLUSH_SECONDS,
+        protected_resource: ProtectedResource | None = None,
+        listener: NotificationStreams | None = None,
+        facade: LazyFacade | None = None,
+    ) -> None:
+        self.server = server
+        self.facade = facade
+        """OAuth facade on: its authorization-server paths are routed to it (auth/facade/)."""
+        self.listener = listener
+        """Stack option ``subscriptions``: the 2025 GET stream and 2026 subscriptions/listen."""
+        self.protected_resource = protected_resource
+        """OAuth mode: RFC 9728 metadata is served, tools' scopes are enforced."""
+        self.sessions = server.services.sessions
+        self.authenticator = authenticator
+        self.guard = guard
+        self.streamer = streamer
+        self.path = path
+        self.max_request_bytes = max_request_bytes
+        self.body_timeout_seconds = body_timeout_seconds
+        self.cancel_flags = cancel_flags
+        self.shutdown_flush_seconds = shutdown_flush_seconds
+        self._inflight: dict[tuple[str, str, Any], asyncio.Event] = {}
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        if scope["path"] == HEALTH_PATH:
+            await _send_json(send, 200, {"status": "ok"})  # readiness: no AWS call
+            return
+        if self.protected_resource is not None and scope["path"] in self.protected_resource.metadata_paths:
+            await serve_metadata(self.protected_resource, HttpRequest(scope), send)  # public: no auth
+            return
+        if self.facade is not None and scope["path"] in self.facade.paths:
+            with blocking.request():  # the authorization server: public, it authenticates clients itself
+                await self.facade(scope, receive, send)
+            return
+        request = HttpRequest(scope)
+        cors: dict[str, str] = {}
+        started = False
+
+        async def tracked_send(message: dict[str, Any]) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            with blocking.request():  # alone in flight: its AWS calls skip the thread hop
+                await self._route(request, receive, tracked_send, cors)
+        except HttpError as exc:
+            exc.headers.update(cors)
+            await send_http_error(tracked_send, exc)
+        except Exception:
+            # A dependency failed (DynamoDB throttled or unreachable, ...): logged with its
+            # trace and answered 503 + Retry-After, never a 500, when no byte has left yet.
+            # Once a stream has started, the streamer has already ended it with an error event.
+            logger.exception("request failed: %s %s", request.method, request.path)
+            if not started:
+                unavailable = HttpError(
+                    503, "Temporarily unavailable, retry later", INTERNAL_ERROR, headers={**cors, "retry-after": "1"}
+                )
+                await send_http_error(tracked_send, unavailable)
+
+    async def _route(self, request: HttpRequest, receive: Any, send: Any, cors: dict[str, str]) -> None:
+        """``cors`` is filled in place, so refusals raised later still carry the CORS headers."""
+        if request.path != self.path:
+            raise HttpError(404, "Not found")
+        self.guard.check(request)
+        cors.update(self.guard.cors_headers(request))
+        check_single_valued(request)  # before any of them is read (auth, era, session)
+        if request.method == "OPTIONS":
+            methods = {"access-control-allow-methods": "GET, POST, DELETE"} if self.listener is not None else {}
+            await send_empty(send, 204, {**cors, **PREFLIGHT_HEADERS, **methods})
+            return
+        principal = await self._authenticate(request)
+        modern = is_modern(request.headers.get(VERSION_HEADER))
+        if request.method == "POST":
+            await self._post(request, principal, modern, receive, send, cors)
+        elif request.method == "DELETE" and not modern:
+            await self._delete(request, principal.id, send, cors)
+        elif request.method == "GET" and not modern and self.listener is not None:
+            await self.listener.get_stream(request, principal.id, self._transport_session, receive, send, cors)
+        else:
+            # 2026 has no GET stream and no DELETE; 2025 offers the GET stream with subscriptions on.
+            allow = "POST" if modern else ("GET, POST, DELETE" if self.listener is not None else "POST, DELETE")
+            raise HttpError(405, f"Method {request.method} not allowed", headers={"allow": allow})
+
+    async def _authenticate(self, request: HttpRequest) -> Any:
+        try:
+            return await self.authenticator.authenticate(request.headers, request.client_host)
+        except AuthError as exc:
+            raise HttpError(exc.status, str(exc), headers={"www-authenticate": exc.www_authenticate}) from exc
+
+    async def _post(
+        self, request: HttpRequest, caller: Principal, modern: bool, receive: Any, send: Any, cors: dict[str, str]
+    ) -> None:
+        content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if content_type != "application/json":
+            raise HttpError(415, "Content-Type must be application/json")
+        if request.headers.get("content-encoding", "identity").strip().lower() != "identity":
+            # Not decoded here: reading a compressed body as JSON would answer a parse error at best.
+            # The 415 names the coding accepted (RFC 9110 section 15.5.16).
+            unsupported = "Content-Encoding is not supported: send the body unencoded"
+            raise HttpError(415, unsupported, headers={"accept-encoding": "identity"})
+        if not request.accepts("application/json"):
+            raise HttpError(406, "Accept must include application/json and text/event-stream")
+        body = await read_body(
+            receive, self.max_request_bytes, request.headers.get("content-length"), self.body_timeout_seconds
+        )
+        decoded = decode_json(body)
+        if is_response(decoded):  # the client answering a server-to-client request (2025)
+            await self._post_reply(request, decoded, caller.id, request.headers.get(VERSION_HEADER), send, cors)
+            return
+        try:
+            message = parse_message(decoded)
+        except JsonRpcError as exc:
+            raise HttpError(400, exc.message, exc.code) from exc
+        if caller.scopes is not None:  # scope-limited credentials (OAuth tokens) only
+            require_tool_scopes(self.protected_resource, self.server.catalog.tools.get, request, message, caller)
+        if modern:
+            await self._post_modern(request, message, caller.id, receive, send, cors)
+        else:
+            version_header = request.headers.get(VERSION_HEADER)
+            await self._post_legacy(request, message, caller.id, version_header, receive, send, cors)
+
+    async def _post_modern(
+        self, request: HttpRequest, message: Request, principal: str, receive: Any, send: Any, cors: dict[str, str]
+    ) -> None:
+        if message.id is None:  # a notification
+            check_notification_version(request)
+            await send_empty(send, 202, cors)
+            return
+        try:
+            version = check_envelope(request, message)
+            log_level = requested_log_level(message)
+            if message.method == "tools/call":
+                spec = self.server.catalog.tools.get(str(message.params.get("name")))
+                check_param_headers(request, message, spec.mirrored_headers if spec is not None else ())
+        except HttpError as exc:
+            exc.request_id = message.id
+            raise
+        declared = message.meta.get(CLIENT_CAPABILITIES_META_KEY)
+        call = CallContext(principal, version, True, log_level, declared if isinstance(declared, dict) else {})
+        if message.method == "subscriptions/listen" and self.listener is not None:
+            await self.listener.listen(request, message, principal, receive, send, cors)  # off: -32601 below
+            return
+        # 2026: closing the response stream is how a client cancels.
+        bound = self.server.bind(message, call)
+        await self.streamer.respond(request, bound, call, send, cors, http_status_errors=True, receive=receive)
+
+    async def _lifespan(self, receive: Any, send: Any) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self._flush_on_shutdown()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _flush_on_shutdown(self) -> None:
+        """Every response flushes before its last byte; what is left here is what a failed flush
+        kept buffered (the DLQ refused it) or a request that had not ended yet."""
+        flush = self.streamer.flush_events
+        if flush is None:
+            return
+        task = asyncio.ensure_future(flush())
+        done, _ = await asyncio.wait({task}, timeout=self.shutdown_flush_seconds)
+        if not done:
+            # Not awaited after cancel (wait_for would): the bound holds whatever the flush is
+            # doing. Its worker thread goes on until the process exits or is killed.
+            task.cancel()
+            logger.error("shutdown: tool-event flush still running after %.2f s", self.shutdown_flush_seconds)
+            return
+        try:
+            task.result()
+        except Exception:
+            logger.exception("shutdown: tool-event flush failed")

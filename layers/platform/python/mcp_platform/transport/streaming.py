@@ -1,0 +1,293 @@
+"""Writes one request's response: plain JSON, or an SSE stream obeying S2-S7.
+
+A request streams when its binding says its work may send notifications before its result
+(``BoundRequest.streams``) and the client accepts ``text/event-stream``: status and
+headers leave before the work runs (S2, S4), followed by a first comment; progress and log
+notifications are events; keep-alive comments fill silences (S7); a duration cap below the
+function timeout ends runaway calls (S7); the final chunk is always written (S3).
+
+Behind the Lambda Web Adapter the invocation ends with the response's last byte: anything
+scheduled after it runs only if the environment is thawed again. So every response, plain JSON
+or stream, ends the same way: the events are flushed (after the shielded tool-call commits have
+settled), *then* the last ASGI message (``more_body: False``) is sent, whether the call
+completed, was cancelled, hit the duration cap or failed. A JSON body is sent with its
+Content-Length before the flush, so the client already holds the whole answer.
+
+2025 cancellation across instances: a ``notifications/cancelled`` that reaches another instance
+leaves a cancel flag in the table (:mod:`mcp_platform.adapters.dynamodb.cancellation`); a streamed 2025
+call checks for its flag every ``cancel_poll_seconds`` and, when found, stops exactly as a
+local cancellation does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from asyncio import FIRST_COMPLETED
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mcp_platform.adapters.dynamodb.cancellation import CancelCheckFailed, CancelFlags
+from mcp_platform.application.effects import RETRY_AFTER_SECONDS
+from mcp_platform.application.metrics import (
+    ERROR_TYPE,
+    PROMPT,
+    PROTOCOL_VERSION,
+    TIME_TO_FIRST_BYTE,
+    TOOL,
+    MetricsWriter,
+)
+from mcp_platform.application.tool_calls import TransportSessionNotFound
+from mcp_platform.protocol.binding import BoundRequest
+from mcp_platform.protocol.call import CallContext
+from mcp_platform.protocol.jsonrpc import (
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    LIMIT_EXCEEDED,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    PARSE_ERROR,
+    UNAVAILABLE,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    JsonRpcError,
+    error_message,
+    result_message,
+)
+from mcp_platform.transport.messages import HttpError, HttpRequest, end_body, send_json, sse_event, start_sse
+
+logger = logging.getLogger(__name__)
+
+MODERN_ERROR_STATUS = {
+    PARSE_ERROR: 400,
+    INVALID_REQUEST: 400,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+    UNAVAILABLE: 503,
+    MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+}
+# The methods whose operation metric is also dimensioned by what they name (OpenTelemetry MCP).
+TARGETED_METHODS = {"tools/call": TOOL, "prompts/get": PROMPT}
+FIRST_EVENT = b": stream open\n\n"
+KEEPALIVE = b": keep-alive\n\n"
+
+Flush = Callable[[], Awaitable[None]]
+
+
+class ResponseStreamer:
+    def __init__(
+        self,
+        metrics: MetricsWriter | None = None,
+        flush_events: Flush | None = None,
+        *,
+        keepalive_seconds: float = 15.0,
+        max_stream_seconds: float = 840.0,
+        cancel_flags: CancelFlags | None = None,
+        cancel_poll_seconds: float = 2.0,
+    ) -> None:
+        self.metrics = metrics
+        self.flush_events = flush_events
+        self.keepalive_seconds = keepalive_seconds
+        self.max_stream_seconds = max_stream_seconds
+        self.cancel_flags = cancel_flags
+        self.cancel_poll_seconds = cancel_poll_seconds
+
+    async def respond(
+        self,
+        request: HttpRequest,
+        bound: BoundRequest,
+        call: CallContext,
+        send: Any,
+        headers: dict[str, str],
+        *,
+        http_status_errors: bool,
+        receive: Any = None,
+    ) -> None:
+        """``receive`` given: a client disconnect the transport sees cancels a streamed call
+        (2026-07-28 semantics; in 2025 too, where no stream is resumable here)."""
+        started = time.monotonic()
+        request_id = bound.request.id
+        outcome: dict[str, Any] = {}  # the response message, once there is one (for the metric)
+        try:
+            try:
+                work = await bound.admit()
+            except TransportSessionNotFound as exc:
+                outcome = {"error": {"code": "session_not_found"}}
+                raise HttpError(404, "Session not found") from exc
+            except JsonRpcError as exc:
+                outcome = error_message(request_id, exc)
+                status, extra = _error_status(exc.code, http_status_errors)
+                await send_json(send, status, outcome, {**headers, **extra})
+                return
+            if bound.streams and request.accepts("text/event-stream"):
+                await self._stream(work, request_id, call, send, headers, started, receive, outcome)
+            else:
+                outcome.update(await _outcome(work, request_id))
+                status, extra = (
+                    _error_status(outcome["error"]["code"], http_status_errors) if "error" in outcome else (200, {})
+                )
+                try:
+                    await send_json(send, status, outcome, {**headers, **extra} if extra else headers, more_body=True)
+                    self._ttfb(started)
+                finally:
+                    await self._end(send)
+        finally:
+            self._operation(bound, call, outcome, time.monotonic() - started)
+
+    async def _stream(
+        self,
+        work: Callable[[], Awaitable[dict[str, Any]]],
+        request_id: Any,
+        call: CallContext,
+        send: Any,
+        headers: dict[str, str],
+        started: float,
+        receive: Any,
+        outcome: dict[str, Any],
+    ) -> None:
+        queue: asyncio.Queue[tuple[bool, dict[str, Any]]] = asyncio.Queue()
+
+        async def notify(notification: dict[str, Any]) -> None:
+            await queue.put((False, notification))
+
+        async def run() -> None:
+            outcome.update(await _outcome(work, request_id))
+            await queue.put((True, outcome))
+
+        call.notify = notify
+        await start_sse(send, headers)
+        self._ttfb(started)
+        task = asyncio.create_task(run())
+        cancelled = asyncio.create_task(call.cancelled.wait())
+        watcher = asyncio.create_task(_cancel_on_disconnect(receive, call.cancelled)) if receive else None
+        flag_watcher = None
+        if self.cancel_flags is not None and not call.modern and call.transport_session_id:
+            flag = self._cancel_on_flag(self.cancel_flags, call.transport_session_id, request_id, call)
+            flag_watcher = asyncio.create_task(flag)
+        getter: asyncio.Future[tuple[bool, dict[str, Any]]] | None = None
+        try:
+            await send({"type": "http.response.body", "body": FIRST_EVENT, "more_body": True})
+            deadline = started + self.max_stream_seconds
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    # A limit the request reached, not a server fault: -31005 like the other limits.
+                    cap = {"limit": "stream_seconds", "seconds": self.max_stream_seconds}
+                    timeout = JsonRpcError(LIMIT_EXCEEDED, "Stream duration cap reached; the call was cancelled", cap)
+                    await _send_chunk(send, sse_event(error_message(request_id, timeout)))
+                    return
+                getter = getter or asyncio.ensure_future(queue.get())
+                waiting: set[asyncio.Future[Any]] = {getter, cancelled}
+                done, _ = await asyncio.wait(
+                    waiting, timeout=min(self.keepalive_seconds, remaining), return_when=FIRST_COMPLETED
+                )
+                if cancelled in done:
+                    return  # notifications/cancelled: stop the work, send no response (2025 spec)
+                if not done:
+                    await _send_chunk(send, KEEPALIVE)
+                    continue
+                final, payload = getter.result()
+                getter = None
+                await _send_chunk(send, sse_event(payload))
+                if final:
+                    return
+        finally:
+            for pending in (task, cancelled, getter, watcher, flag_watcher):
+                if pending is not None and not pending.done():
+                    pending.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await pending
+            await self._end(send)  # S3, after the flush of whatever the call committed
+
+    async def _end(self, send: Any) -> None:
+        """Flush the events, then send the last byte: inside the invocation on every path."""
+        try:
+            if self.flush_events is not None:
+                await self.flush_events()
+        finally:
+            try:  # noqa: SIM105 (a suppress() object on every response)
+                await end_body(send)
+            except (OSError, RuntimeError):
+                pass  # the client is gone: nothing to end
+
+    async def _cancel_on_flag(self, flags: CancelFlags, session_id: str, request_id: Any, call: CallContext) -> None:
+        """2025: the cancellation may have been posted to another instance (a flag in the table).
+        The first check waits one interval: most calls finish before it and cost no read."""
+        while not call.cancelled.is_set():
+            await asyncio.sleep(self.cancel_poll_seconds)
+            try:
+                found = await asyncio.to_thread(flags.is_requested, session_id, request_id, owner=call.principal)
+            except CancelCheckFailed:
+                # A missed tick delays the cancellation by one interval; the call goes on.
+                logger.warning("cancel flag check failed; checking again next tick", exc_info=True)
+                continue
+            if found:
+                call.cancelled.set()
+
+    def _ttfb(self, started: float) -> None:
+        if self.metrics is not None:
+            self.metrics.emit(TIME_TO_FIRST_BYTE, (time.monotonic() - started) * 1000)
+
+    def _operation(self, bound: BoundRequest, call: CallContext, outcome: dict[str, Any], seconds: float) -> None:
+        """mcp.server.operation.duration of one request. An error is the JSON-RPC error's code,
+        ``tool_error`` for a tool's isError result, ``cancelled`` for a call that never answered."""
+        if self.metrics is None:
+            return
+        request = bound.request
+        error_type = ""
+        if "error" in outcome:
+            error_type = str(outcome["error"]["code"])
+        elif not outcome:
+            error_type = "cancelled"
+        elif isinstance(outcome.get("result"), dict) and outcome["result"].get("isError"):
+            error_type = "tool_error"
+        name = request.params.get("name")
+        target = None
+        properties = {PROTOCOL_VERSION: call.protocol_version, **({ERROR_TYPE: error_type} if error_type else {})}
+        if isinstance(name, str) and request.method in TARGETED_METHODS:
+            if "result" in outcome:
+                target = (TARGETED_METHODS[request.method], name)
+            else:
+                # A name the server may not know: never a dimension, or made-up names would each
+                # become a billed CloudWatch metric. Logs Insights still finds it in the line.
+                properties[TARGETED_METHODS[request.method]] = name[:128]
+        self.metrics.operation(
+            method=request.method, seconds=seconds, failed=bool(error_type), target=target, properties=properties
+        )
+
+
+def _error_status(code: int, http_status_errors: bool) -> tuple[int, dict[str, str]]:
+    """2026: one HTTP status table for every error; a retryable store error is 503 with
+    Retry-After. 2025: JSON-RPC errors travel in 200 responses."""
+    if not http_status_errors:
+        return 200, {}
+    status = MODERN_ERROR_STATUS.get(code, 200)
+    return status, ({"retry-after": str(RETRY_AFTER_SECONDS)} if status == 503 else {})
+
+
+async def _cancel_on_disconnect(receive: Any, cancelled: asyncio.Event) -> None:
+    """The body has been read: the next ASGI message can only be the client going away.
+    (Behind the Lambda Web Adapter no disconnect reaches the app; the duration cap applies.)"""
+    while (await receive())["type"] != "http.disconnect":
+        continue
+    cancelled.set()
+
+
+async def _send_chunk(send: Any, body: bytes) -> None:
+    await send({"type": "http.response.body", "body": body, "more_body": True})
+
+
+async def _outcome(work: Callable[[], Awaitable[dict[str, Any]]], request_id: Any) -> dict[str, Any]:
+    """The JSON-RPC response for the work: its result, or its error (never an exception)."""
+    try:
+        return result_message(request_id, await work())
+    except JsonRpcError as exc:
+        return error_message(request_id, exc)
+    except Exception:
+        logger.exception("request %r failed", request_id)
+        return error_message(request_id, JsonRpcError(INTERNAL_ERROR, "Internal error"))
