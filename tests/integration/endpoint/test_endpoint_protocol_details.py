@@ -4,12 +4,13 @@ session checks on every 2025 message, idempotency keys that mean one request."""
 from __future__ import annotations
 
 import threading
-import time
+from collections.abc import Callable
+from typing import Any
 
 import httpx
 import pytest
 
-from tests.support.endpoint import Instance
+from tests.support.endpoint import AwsStack, Instance, endpoint_instance
 from tests.support.mcp_http import (
     CAPS_META,
     MODERN,
@@ -82,19 +83,80 @@ def test_2025_notifications_check_the_session_and_its_owner(instance: Instance, 
     assert notify(instance.url, api_key, session_id, initialized).status_code == 202
 
 
-def test_another_principal_cannot_cancel_my_call(instance: Instance, api_key: str, mint_key) -> None:
-    session_id = initialize(instance.url, api_key)
-    outcome: dict[str, httpx.Response] = {}
-    params = {"name": "countdown", "arguments": {"steps": 10, "interval_ms": 100}}
-    worker = threading.Thread(
-        target=lambda: outcome.update(r=call(instance.url, api_key, session_id, 99, "tools/call", params))
-    )
-    worker.start()
-    time.sleep(0.4)
-    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}}
-    assert notify(instance.url, mint_key("eve"), session_id, cancel).status_code == 404
-    worker.join(30)
-    assert final_message(outcome["r"])["result"]["content"][0]["text"] == "counted 10 steps"
+class StreamedCall:
+    """A 2025 tools/call streamed in a thread. The test waits on what the stream has shown
+    (progress so far, its end), never on a fixed sleep."""
+
+    def __init__(self, url: str, key: str, session_id: str, request_id: int, params: dict[str, Any]) -> None:
+        self.url = url
+        self.headers = headers(key, **{"Mcp-Session-Id": session_id, "MCP-Protocol-Version": LEGACY})
+        self.body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+        self.received = b""
+        self.ended = False
+        self.failure: Exception | None = None  # a stream that broke is not one the server ended
+        self._changed = threading.Condition()
+        self._thread = threading.Thread(target=self._consume, daemon=True)
+
+    def start(self) -> StreamedCall:
+        self._thread.start()
+        return self
+
+    @property
+    def progress(self) -> int:
+        return self.received.count(b'"notifications/progress"')
+
+    def wait_until(self, seen: Callable[[], bool], timeout: float) -> bool:
+        with self._changed:
+            return self._changed.wait_for(seen, timeout)
+
+    def _consume(self) -> None:
+        try:
+            with httpx.stream("POST", self.url, headers=self.headers, json=self.body, timeout=60) as response:
+                for chunk in response.iter_raw():
+                    with self._changed:
+                        self.received += chunk
+                        self._changed.notify_all()
+        except Exception as exc:  # kept for the test to report: a broken stream also ends
+            self.failure = exc
+        finally:
+            with self._changed:
+                self.ended = True
+                self._changed.notify_all()
+
+
+def test_another_principal_cannot_cancel_my_call(aws: AwsStack, api_key: str, mint_key: Callable[[str], str]) -> None:
+    """Given alice's countdown streamed on instance A (2025 SSE) and seen to progress, when eve
+    posts notifications/cancelled for it with alice's session id, to A (where the call runs) and
+    to B (another instance, which would leave a cancel flag), then both answer 404 and the call
+    keeps progressing for more than two cancel-flag polls. When alice then cancels it through B,
+    the call stops without a result: it was cancellable all along, only eve's attempts were not."""
+    eve = mint_key("eve")
+    with (
+        endpoint_instance(aws, MCP_CANCEL_POLL_SECONDS="1") as a,
+        endpoint_instance(aws, MCP_CANCEL_POLL_SECONDS="1") as b,
+    ):
+        session_id = initialize(a.url, api_key)
+        # 100 steps of 100 ms: about 10 s, far longer than every wait below.
+        arguments = {"steps": 100, "interval_ms": 100}
+        params = {"name": "countdown", "arguments": arguments, "_meta": {"progressToken": "t99"}}
+        streamed = StreamedCall(a.url, api_key, session_id, 99, params).start()
+        assert streamed.wait_until(lambda: streamed.progress >= 1, timeout=10), "the call never reported progress"
+
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}}
+        assert notify(a.url, eve, session_id, cancel).status_code == 404
+        assert notify(b.url, eve, session_id, cancel).status_code == 404
+        refused_at = streamed.progress
+        # 25 more steps (at least 2.5 s) span two 1 s polls: a flag eve had left would have been
+        # read and a local cancellation would have ended the stream long before.
+        went_on = streamed.wait_until(lambda: streamed.ended or streamed.progress >= refused_at + 25, timeout=10)
+        assert went_on and not streamed.ended, "eve's cancellation stopped alice's call"
+
+        assert notify(b.url, api_key, session_id, cancel).status_code == 202
+        # Honoured on A's next poll (1 s); not honoured, the call would run about 7 s more.
+        assert streamed.wait_until(lambda: streamed.ended, timeout=5), "alice's cancellation was not honoured"
+        assert streamed.failure is None, f"the stream broke: {streamed.failure!r}"
+        assert b'"id":99' not in streamed.received  # cancelled: no response (2025 spec)
+        assert streamed.progress < 100
 
 
 def test_unknown_session_is_404_even_when_the_arguments_are_invalid(instance: Instance, api_key: str) -> None:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import copy
+import json
+import math
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -10,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mcp_tools
-from mcp_platform.adapters.dynamodb.codec import attr_size, to_attr
+from mcp_platform.adapters.dynamodb.codec import attr_size, from_attr, to_attr
 from mcp_platform.application.audit.diff import to_plain
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.admission import Inadmissible, check_storable
@@ -21,7 +25,12 @@ from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
 from mcp_platform.protocol.versions import IDEMPOTENCY_KEY_META
 
 CATALOG = Catalog.discover(mcp_tools).tools
-MODERN = CallContext(principal="p", protocol_version="2026-07-28", modern=True)
+
+
+def modern_call() -> CallContext:
+    """One context per request: a CallContext is mutable (the runner sets its notify)."""
+    return CallContext(principal="p", protocol_version="2026-07-28", modern=True)
+
 
 json_values = st.recursive(
     st.none()
@@ -37,16 +46,57 @@ json_values = st.recursive(
 @settings(max_examples=400, derandomize=True, deadline=None, database=None)
 @given(json_values)
 def test_admitted_values_round_trip_through_the_store_codec_and_the_audit_deserialiser(value: Any) -> None:
-    """Property: a value is either refused by admission, or it encodes for DynamoDB and the
-    audit function's deserialiser reads it back (no decimal trap, no encoding error)."""
+    """Property: a value is either refused by admission, or it comes back as the client sent
+    it: from the store codec unchanged (an int stays an int, a float the same float, -0.0
+    included), and from the audit function's deserialiser number for number equal (it reads
+    every number as a Decimal). Nothing raises (no decimal trap, no encoding error), nothing is
+    altered or dropped. Maps compare without order: DynamoDB keeps none."""
+    sent = copy.deepcopy(value)  # what the client sent, whatever admission does to ``value``
     try:
         check_storable(value)
     except Inadmissible:
         return
-    attr = to_attr(value)
-    to_plain(attr)  # raises decimal.Rounded / Overflow and friends for what the audit cannot read
-    for text in _strings(value):
-        text.encode("utf-8")
+    stored = _as_stored(to_attr(value))
+    _assert_same(from_attr(stored), sent)
+    _assert_same(to_plain(stored), _as_audit_reads(sent))
+
+
+def _as_stored(attr: dict[str, Any]) -> dict[str, Any]:
+    """The attribute value as it is kept: UTF-8 JSON (a lone surrogate cannot be encoded)."""
+    return json.loads(json.dumps(attr, ensure_ascii=False).encode("utf-8"))
+
+
+def _as_audit_reads(value: Any) -> Any:
+    """What the audit's deserialiser is expected to read for ``value``: numbers as Decimals
+    (from the number's exact text: an int's digits, a float's shortest repr), everything else as sent."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return Decimal(str(value))
+    if isinstance(value, float):
+        return Decimal(repr(value))
+    if isinstance(value, dict):
+        return {key: _as_audit_reads(item) for key, item in value.items()}
+    return [_as_audit_reads(item) for item in value]
+
+
+def _assert_same(got: Any, expected: Any, path: str = "value") -> None:
+    """Equal and of the same type all the way down: ``==`` alone takes True for 1 and 1 for 1.0."""
+    assert type(got) is type(expected), f"{path}: {got!r} is not {expected!r}"
+    if isinstance(expected, dict):
+        assert got.keys() == expected.keys(), f"{path}: keys {sorted(got)} are not {sorted(expected)}"
+        for key, item in expected.items():
+            _assert_same(got[key], item, f"{path}.{key}")
+    elif isinstance(expected, list):
+        assert len(got) == len(expected), f"{path}: {len(got)} items, not {len(expected)}"
+        for index, item in enumerate(expected):
+            _assert_same(got[index], item, f"{path}[{index}]")
+    elif isinstance(expected, float):
+        assert got == expected and math.copysign(1, got) == math.copysign(1, expected), (
+            f"{path}: {got!r} != {expected!r}"
+        )
+    else:
+        assert got == expected, f"{path}: {got!r} != {expected!r}"
 
 
 @settings(max_examples=300, derandomize=True, deadline=None, database=None)
@@ -61,16 +111,6 @@ def test_admission_measures_a_value_as_the_store_sizes_it(value: Any) -> None:
     assert size == attr_size(to_attr(value))
 
 
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for k, v in value.items() for s in (k, *_strings(v))]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
-
-
 @pytest.mark.parametrize(
     ("arguments", "named"),
     [
@@ -82,11 +122,12 @@ def _strings(value: Any) -> list[str]:
 def test_unstorable_numbers_are_an_invalid_arguments_result_naming_the_argument(
     arguments: dict[str, Any], named: str
 ) -> None:
+    call = modern_call()
     prepared = ToolCallRunner.prepare(
-        Request("tools/call", {"name": "read_notes", "arguments": {"session": "h", **arguments}}, 1), MODERN, CATALOG
+        Request("tools/call", {"name": "read_notes", "arguments": {"session": "h", **arguments}}, 1), call, CATALOG
     )
     assert prepared.invalid_arguments is not None and prepared.invalid_arguments.startswith(named)
-    result = asyncio.run(ToolCallRunner(Services()).run(prepared, MODERN))
+    result = asyncio.run(ToolCallRunner(Services()).run(prepared, call))
     assert result["isError"] and named in result["content"][0]["text"]
 
 
@@ -110,5 +151,5 @@ def test_an_idempotency_key_with_a_lone_surrogate_is_invalid_params() -> None:
         "_meta": {IDEMPOTENCY_KEY_META: "k\ud800"},
     }
     with pytest.raises(JsonRpcError) as refused:
-        ToolCallRunner.prepare(Request("tools/call", params, 1), MODERN, CATALOG)
+        ToolCallRunner.prepare(Request("tools/call", params, 1), modern_call(), CATALOG)
     assert refused.value.code == INVALID_PARAMS and "well-formed" in refused.value.message

@@ -20,8 +20,12 @@ from mcp_platform.protocol.signature import input_schema
 from mcp_platform.protocol.tools import ToolCatalog, tool
 from tests.support.catalog import EXPECTED_PROMPTS, EXPECTED_TEMPLATES, EXPECTED_TOOLS
 
-LEGACY = CallContext(principal="p", protocol_version="2025-11-25", modern=False)
-MODERN = CallContext(principal="p", protocol_version="2026-07-28", modern=True)
+
+def call_context(*, modern: bool) -> CallContext:
+    """A fresh context per use: a CallContext is mutable (bind sets its interaction, the runner
+    its notify, a transport its cancelled event), so one shared between tests could carry one
+    test's request into another."""
+    return CallContext(principal="p", protocol_version="2026-07-28" if modern else "2025-11-25", modern=modern)
 
 
 def server(page_size: int = 50) -> McpServer:
@@ -58,7 +62,7 @@ def test_tools_list_pages_follow_the_cursor_in_name_order() -> None:
     srv = server(page_size=2)
     names, cursor = [], None
     while True:
-        result = handle(srv, "tools/list", {"cursor": cursor} if cursor else {}, LEGACY)
+        result = handle(srv, "tools/list", {"cursor": cursor} if cursor else {}, call_context(modern=False))
         names += [t["name"] for t in result["tools"]]
         cursor = result.get("nextCursor")
         if cursor is None:
@@ -68,27 +72,27 @@ def test_tools_list_pages_follow_the_cursor_in_name_order() -> None:
 
 def test_forged_cursor_is_invalid_params() -> None:
     with pytest.raises(JsonRpcError) as caught:
-        handle(server(), "tools/list", {"cursor": "Zm9yZ2Vk"}, LEGACY)
+        handle(server(), "tools/list", {"cursor": "Zm9yZ2Vk"}, call_context(modern=False))
     assert caught.value.code == INVALID_PARAMS
 
 
 @pytest.mark.parametrize(
-    ("method", "call", "exists"),
+    ("method", "modern", "exists"),
     [
-        ("ping", LEGACY, True),
-        ("ping", MODERN, False),
-        ("logging/setLevel", MODERN, False),
-        ("server/discover", MODERN, True),
-        ("server/discover", LEGACY, False),
+        ("ping", False, True),
+        ("ping", True, False),
+        ("logging/setLevel", True, False),
+        ("server/discover", True, True),
+        ("server/discover", False, False),
     ],
 )
-def test_method_sets_differ_per_era(method: str, call: CallContext, exists: bool) -> None:
+def test_method_sets_differ_per_era(method: str, modern: bool, exists: bool) -> None:
     srv = server()
     if exists:
-        srv.handler_for(method, call.modern)
+        srv.handler_for(method, modern)
     else:
         with pytest.raises(JsonRpcError) as caught:
-            srv.handler_for(method, call.modern)
+            srv.handler_for(method, modern)
         assert caught.value.code == METHOD_NOT_FOUND
 
 
@@ -105,9 +109,11 @@ def test_the_binding_tells_the_transport_what_a_request_needs() -> None:
 
     catalog = ToolCatalog([tool(description="d", session="required")(note), tool(description="d")(plain)])
     srv = McpServer(catalog, ToolCallRunner(Services()))
-    legacy = CallContext("p", "2025-11-25", modern=False, transport=TransportSession("s" * 32))
 
-    def bind(method: str, params: dict[str, Any], call: CallContext = legacy) -> Any:
+    def bind(method: str, params: dict[str, Any], call: CallContext | None = None) -> Any:
+        """Each binding gets its own context: binding sets the context's interaction."""
+        if call is None:
+            call = CallContext("p", "2025-11-25", modern=False, transport=TransportSession("s" * 32))
         return srv.bind(Request(method, params, 1), call)
 
     on_transport_session = bind("tools/call", {"name": "note", "arguments": {"text": "x"}})
@@ -116,7 +122,7 @@ def test_the_binding_tells_the_transport_what_a_request_needs() -> None:
     assert not bind("tools/call", other_session).validates_transport_session
     assert not bind("tools/call", {"name": "note", "arguments": {"text": 1}}).validates_transport_session
     assert not bind("tools/call", {"name": "plain"}).validates_transport_session
-    assert not bind("tools/call", {"name": "plain"}, MODERN).validates_transport_session
+    assert not bind("tools/call", {"name": "plain"}, call_context(modern=True)).validates_transport_session
     unknown = bind("tools/call", {"name": "missing"})
     assert not unknown.validates_transport_session
     with pytest.raises(JsonRpcError) as refused:
@@ -127,14 +133,17 @@ def test_the_binding_tells_the_transport_what_a_request_needs() -> None:
 
 
 def test_modern_results_carry_result_type_and_cache_hints() -> None:
-    result = handle(server(), "tools/list", {}, MODERN)
+    result = handle(server(), "tools/list", {}, call_context(modern=True))
     assert result["resultType"] == "complete" and result["ttlMs"] > 0 and result["cacheScope"] == "public"
-    assert "resultType" not in handle(server(), "tools/list", {}, LEGACY)
+    assert "resultType" not in handle(server(), "tools/list", {}, call_context(modern=False))
 
 
 def test_tool_schemas_are_identical_in_both_eras() -> None:
     """List results must not vary per connection: one schema, whatever the era."""
-    assert handle(server(), "tools/list", {}, LEGACY)["tools"] == handle(server(), "tools/list", {}, MODERN)["tools"]
+    assert (
+        handle(server(), "tools/list", {}, call_context(modern=False))["tools"]
+        == handle(server(), "tools/list", {}, call_context(modern=True))["tools"]
+    )
 
 
 def test_input_schema_from_type_hints_and_validation() -> None:
