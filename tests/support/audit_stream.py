@@ -12,7 +12,7 @@ from typing import Any
 from mcp_platform.application.audit.processor import RecordOutcome
 from mcp_platform.bootstrap.audit import build_audit_processor
 from tests.support.endpoint import AwsStack
-from tests.unit.audit.stream_support import to_lambda_record
+from tests.support.session_stream import to_lambda_record
 
 KEY_SCHEMA = {
     "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],

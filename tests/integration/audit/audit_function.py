@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from tests.unit.audit.stream_support import MotoSessionTable
+from tests.support.session_stream import MotoSessionTable
 
 EVENT_STREAM = "platform-events"
 

@@ -8,7 +8,7 @@ import boto3
 import pytest
 
 from tests.integration.audit.audit_function import EVENT_STREAM, AuditFunction
-from tests.unit.audit.stream_support import AUDIT_TABLE, REGION, SESSION_TABLE, aws_test_env, moto_tables
+from tests.support.session_stream import AUDIT_TABLE, REGION, SESSION_TABLE, aws_test_env, moto_tables
 
 
 @pytest.fixture

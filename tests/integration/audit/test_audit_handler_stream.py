@@ -10,7 +10,7 @@ from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingErro
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from tests.integration.audit.audit_function import AuditFunction
-from tests.unit.audit.stream_support import as_ttl_removal, metadata_item, tool_marker, tool_record
+from tests.support.session_stream import as_ttl_removal, metadata_item, tool_marker, tool_record
 
 CALL = ("2026-11-29T10:10:00Z", "c1")
 

@@ -18,7 +18,7 @@ from mcp_platform.application.interactive.outbound import ClientRequestFailed, R
 from mcp_platform.protocol.call import CallContext, TransportSession
 from mcp_platform.protocol.interactive import elicitation
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 LAZY_MODULES = (
     "mcp_platform.protocol.interactive",

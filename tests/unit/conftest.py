@@ -1,14 +1,16 @@
-"""Shared builders for the event-pipeline unit tests (no AWS, fake clients only)."""
+"""Fixtures shared across the unit-test layers: event builders for the event pipeline (no AWS,
+fake clients only) and the moto session/audit tables of the audit tests."""
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from mcp_platform.application.events.schema import ToolCallEvent
+from tests.support.session_stream import MotoSessionTable, aws_test_env, moto_tables
 
 _ids = itertools.count()
 
@@ -35,3 +37,10 @@ def build_event(**overrides: Any) -> ToolCallEvent:
 @pytest.fixture
 def make_event() -> Callable[..., ToolCallEvent]:
     return build_event
+
+
+@pytest.fixture
+def tables(monkeypatch: pytest.MonkeyPatch) -> Iterator[MotoSessionTable]:
+    aws_test_env(monkeypatch)
+    with moto_tables() as created:
+        yield created

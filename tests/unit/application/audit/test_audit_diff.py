@@ -7,7 +7,7 @@ from typing import Any
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.application.audit.diff import APPENDED_INLINE_ITEMS, diff_images, dumps, image_to_plain
-from tests.unit.audit.stream_support import MotoSessionTable, metadata_item
+from tests.support.session_stream import MotoSessionTable, metadata_item
 
 PK = ts.session_pk("s1")
 

@@ -11,7 +11,7 @@ from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.audit_writer import AuditWriter
 from mcp_platform.application.audit.diff import diff_images
 from mcp_platform.application.audit.records import StreamChange
-from tests.unit.audit.stream_support import AUDIT_TABLE, MotoSessionTable, metadata_item
+from tests.support.session_stream import AUDIT_TABLE, MotoSessionTable, metadata_item
 
 PK = ts.session_pk("s1")
 DAY = 24 * 3600

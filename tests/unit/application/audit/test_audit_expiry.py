@@ -16,7 +16,7 @@ from mcp_platform.adapters.dynamodb.audit_writer import AuditWriter
 from mcp_platform.adapters.kinesis.audit_publisher import KinesisEventPublisher
 from mcp_platform.application.audit.expiry import CleanupIncomplete, SessionExpiryHandler
 from mcp_platform.application.audit.records import StreamChange
-from tests.unit.audit.stream_support import (
+from tests.support.session_stream import (
     AUDIT_TABLE,
     REGION,
     SESSION_TABLE,

@@ -12,7 +12,7 @@ from mcp_platform.adapters.dynamodb.audit_writer import AuditWriter
 from mcp_platform.application.audit.expiry import SessionExpiryHandler
 from mcp_platform.application.audit.processor import AuditProcessor
 from mcp_platform.application.audit.trail import AuditTrail, InvalidCursor
-from tests.unit.audit.stream_support import AUDIT_TABLE, SESSION_TABLE, MotoSessionTable, metadata_item
+from tests.support.session_stream import AUDIT_TABLE, SESSION_TABLE, MotoSessionTable, metadata_item
 
 PK = ts.session_pk("s1")
 

@@ -14,7 +14,7 @@ from mcp_platform.adapters.dynamodb.tasks import TaskNotFound, TaskStore, TaskTr
 from mcp_platform.application.tasks import budget
 from mcp_platform.protocol.jsonrpc import LIMIT_EXCEEDED, TOOL_FAILED
 from mcp_platform.protocol.tasks import Task, TaskRequest
-from tests.unit.sessions.conftest import TablePeek
+from tests.unit.adapters.dynamodb.conftest import TablePeek
 
 QUESTIONS = {
     "name": {"method": "elicitation/create", "params": {"message": "Name?"}},
