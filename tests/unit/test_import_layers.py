@@ -1,6 +1,7 @@
-"""The layering, checked from the source: the transport (``http``) is the only user of the
-protocol server (and the composition root, which builds it); ``protocol.call`` and ``protocol.binding`` depend on nothing of the protocol core, so no
-module needs a ``TYPE_CHECKING`` import of the server to name a request's context."""
+"""Finer rules than the import contracts (pyproject.toml): the transport is the only user of the
+protocol server besides the composition root, which builds it; ``protocol.call`` and
+``protocol.binding`` depend on nothing of the protocol core, so no module needs a
+``TYPE_CHECKING`` import of the server to name a request's context."""
 
 from __future__ import annotations
 
