@@ -1,7 +1,7 @@
 """Finer rules than the import contracts (pyproject.toml): the transport is the only user of the
-protocol server besides the composition root, which builds it; ``protocol.call`` and
-``protocol.binding`` depend on nothing of the protocol core, so no module needs a
-``TYPE_CHECKING`` import of the server to name a request's context."""
+MCP server (``application.server``) besides the composition root, which builds it;
+``protocol.call`` and ``protocol.binding`` depend on nothing of the protocol core, so no module
+needs a ``TYPE_CHECKING`` import of the server to name a request's context."""
 
 from __future__ import annotations
 
@@ -29,15 +29,14 @@ def module_name(path: Path) -> str:
     return ".".join(("mcp_platform", *path.relative_to(PACKAGE).with_suffix("").parts)).removesuffix(".__init__")
 
 
-def test_only_the_transport_and_the_composition_root_import_the_protocol_server() -> None:
+def test_only_the_transport_and_the_composition_root_import_the_server() -> None:
     users = {
         module_name(path)
         for path in PACKAGE.rglob("*.py")
-        if "mcp_platform.protocol.server" in imported_modules(path) and path.name != "server.py"
+        if "mcp_platform.application.server" in imported_modules(path) and path.name != "server.py"
     }
-    assert users and all(name.startswith(("mcp_platform.transport.", "mcp_platform.bootstrap.")) for name in users), (
-        users
-    )
+    layers = ("mcp_platform.transport.", "mcp_platform.bootstrap.")
+    assert users and all(name.startswith(layers) for name in users), users
 
 
 def test_the_request_context_and_binding_import_nothing_of_the_protocol_core() -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-import mcp_platform.application.notifications as notifications_module
+import mcp_platform.adapters.dynamodb.notification_log as notification_log_module
 from examples import conformance
 from examples.conformance.subscriptions import WATCHED
 from mcp_platform.adapters.dynamodb.subscriptions import SessionSubscriptions
@@ -115,7 +115,7 @@ def test_control_an_in_memory_log_fails_the_cross_instance_test(
 ) -> None:
     """Control: with the log kept in each instance's memory, B's stream gets B's marker but never
     A's update, so the test above detects a log that is not shared."""
-    monkeypatch.setattr(notifications_module, "NotificationLog", InMemoryLog)
+    monkeypatch.setattr(notification_log_module, "NotificationLog", InMemoryLog)
     with (
         endpoint_instance(aws, extra_tools=(conformance,), MCP_SUBSCRIPTIONS="true") as a,
         endpoint_instance(aws, extra_tools=(conformance,), MCP_SUBSCRIPTIONS="true") as b,

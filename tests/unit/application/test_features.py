@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import pytest
 
+from mcp_platform.application.server import McpServer
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
@@ -16,7 +17,6 @@ from mcp_platform.protocol.context import Services, ToolContext
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, JsonRpcError, Request
 from mcp_platform.protocol.prompts import prompt, user
 from mcp_platform.protocol.resources import ResourceNotFound, compile_template, resource, resource_template
-from mcp_platform.protocol.server import McpServer
 
 LEGACY = CallContext(principal="p", protocol_version="2025-11-25", modern=False)
 MODERN = CallContext(principal="p", protocol_version="2026-07-28", modern=True)

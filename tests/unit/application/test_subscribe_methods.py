@@ -12,8 +12,11 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from mcp_platform.adapters.dynamodb.notification_log import NotificationLog
 from mcp_platform.adapters.dynamodb.sessions import SessionStore
-from mcp_platform.application.notifications import NotificationLog, Notifications, SessionSubscriptions
+from mcp_platform.adapters.dynamodb.subscriptions import SessionSubscriptions
+from mcp_platform.application.notifications import Notifications
+from mcp_platform.application.server import McpServer
 from mcp_platform.application.subscriptions import audience
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.call import CallContext, TransportSession
@@ -29,7 +32,6 @@ from mcp_platform.protocol.jsonrpc import (
 )
 from mcp_platform.protocol.prompts import prompt, user
 from mcp_platform.protocol.resources import ResourceNotFound, resource, resource_template
-from mcp_platform.protocol.server import McpServer
 from tests.support.tables import create_session_table
 
 SESSION = "s" * 32

@@ -15,7 +15,7 @@ from moto import mock_aws
 
 from mcp_platform.adapters.dynamodb.notification_log import NotificationLog
 from mcp_platform.adapters.dynamodb.sessions import ManualClock, SessionStore
-from mcp_platform.adapters.dynamodb.subscriptions import SessionSubscriptions
+from mcp_platform.adapters.dynamodb.subscriptions import LiveSessions, SessionSubscriptions
 from mcp_platform.application.notifications import Notifications
 from mcp_platform.application.notifications.reader import LogReader
 from mcp_platform.config import ConfigError, Settings
@@ -91,7 +91,11 @@ def streams(store: SessionStore, **pump: Any) -> NotificationStreams:
     notifications = Notifications(log, SessionSubscriptions(store.table_name, store.gateway, clock=store.clock))
     served = Served(frozenset({"tools", "prompts", "resources"}), readable_watched)
     return NotificationStreams(
-        notifications, store, served, {"name": "t", "version": "1"}, StreamPump(timer=VirtualTimer(), **pump)
+        notifications,
+        LiveSessions(store),
+        served,
+        {"name": "t", "version": "1"},
+        StreamPump(timer=VirtualTimer(), **pump),
     )
 
 

@@ -20,6 +20,7 @@ from mcp_platform.adapters.dynamodb.gateway import DynamoGateway
 from mcp_platform.adapters.dynamodb.request_state_vault import RequestStateVault
 from mcp_platform.application.interactive.keys import StaticKeyRing
 from mcp_platform.application.interactive.rounds import RoundInteraction
+from mcp_platform.application.server import McpServer
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
@@ -34,7 +35,6 @@ from mcp_platform.protocol.jsonrpc import (
     Request,
 )
 from mcp_platform.protocol.resources import resource
-from mcp_platform.protocol.server import McpServer
 
 ALL_CAPS = {"elicitation": {}, "sampling": {}, "roots": {}}
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}

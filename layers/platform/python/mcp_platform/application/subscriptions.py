@@ -4,7 +4,7 @@ Registered only when subscriptions are on and there are resources (otherwise -32
 unknown method), and only in the 2025 era: 2026-07-28 removed both (``subscriptions/listen``
 carries the URIs instead). The transport has already checked that the caller owns the live
 ``Mcp-Session-Id`` session (404 otherwise); the set is stored with it, for whichever instance
-holds the session's GET stream (:mod:`mcp_platform.adapters.dynamodb.subscriptions`). A URI is
+holds the session's GET stream (``notifications.ports.SubscriptionStore``). A URI is
 subscribed to only if the caller may read it, and the log keeps a private resource's updates
 per principal (:func:`audience`), so no stream hears of what its principal could not read.
 """
@@ -12,17 +12,16 @@ per principal (:func:`audience`), so no stream hears of what its principal could
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from mcp_platform.adapters.dynamodb.notification_log import check_uri
-from mcp_platform.adapters.dynamodb.subscriptions import TooManySubscriptions
 from mcp_platform.application.effects import store_error
 from mcp_platform.application.notifications import Notifications
+from mcp_platform.application.notifications.ports import TooManySubscriptions, check_uri
 from mcp_platform.application.sessions.errors import StoreThrottled
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
-from mcp_platform.protocol.features import resource_not_found
+from mcp_platform.protocol.features import Feature, Handler, resource_not_found
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, LIMIT_EXCEEDED, JsonRpcError, Request
 
 Readable = Callable[[str, str], Awaitable[bool]]
@@ -43,10 +42,22 @@ def audience(catalog: Catalog, uri: str, principal: str) -> str:
     return "" if scope == "public" else principal
 
 
-class ResourceSubscriptions:
+class SubscriptionsFeature(Feature):
+    """Built when subscriptions are on and there are resources: ``subscribe`` is advertised in
+    the resources capability (beside the resources feature's ``listChanged``), and the two
+    methods are served in the 2025 era."""
+
+    capability_key = "resources"
+
     def __init__(self, notifications: Notifications, readable: Readable) -> None:
         self.notifications = notifications
         self.readable = readable
+
+    def capability(self, modern: bool) -> dict[str, Any]:
+        return {"subscribe": True}
+
+    def legacy_methods(self) -> Mapping[str, Handler]:
+        return {"resources/subscribe": self.subscribe, "resources/unsubscribe": self.unsubscribe}
 
     async def subscribe(self, request: Request, call: CallContext) -> dict[str, Any]:
         """Authorized exactly as a read: a URI the caller cannot read (another principal's

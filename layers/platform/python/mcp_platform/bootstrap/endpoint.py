@@ -18,22 +18,24 @@ from mcp_platform.adapters.dynamodb.cancellation import CancelFlags
 from mcp_platform.application.auth.base import CLIENT_CREDENTIALS_EXTENSION, Authenticator
 from mcp_platform.application.auth.loopback import LoopbackAuthenticator
 from mcp_platform.application.metrics import MetricsWriter
+from mcp_platform.application.server import McpServer
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.config import ConfigError, Settings
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.context import Services
-from mcp_platform.protocol.server import McpServer
 from mcp_platform.transport.endpoint import McpEndpoint
 from mcp_platform.transport.security import RequestGuard, loopback_hosts
 from mcp_platform.transport.streaming import Flush, ResponseStreamer
 
 if TYPE_CHECKING:
+    from mcp_platform.adapters.dynamodb.replies import ClientReplies
+    from mcp_platform.adapters.dynamodb.request_state_vault import RequestStateVault
     from mcp_platform.adapters.dynamodb.sessions import SessionStore
     from mcp_platform.adapters.kinesis.producer import EventProducer
     from mcp_platform.application.auth.facade import LazyFacade
     from mcp_platform.application.auth.facade.signing import SigningKeys
     from mcp_platform.application.auth.resource import ProtectedResource
-    from mcp_platform.application.interactive import InteractiveServices
+    from mcp_platform.application.interactive.services import InteractiveServices
     from mcp_platform.application.notifications import Notifications
     from mcp_platform.application.tasks.service import TaskService
     from mcp_platform.transport.listen import NotificationStreams
@@ -290,15 +292,27 @@ def build_tasks(settings: Settings, store: SessionStore, sqs: Any) -> TaskServic
 def build_interactive(settings: Settings, store: SessionStore, secretsmanager: Any | None) -> InteractiveServices:
     """Elicitation, sampling and roots for tools: nothing of it loads, and the request-state secret
     is not read, until a request asks (the Secrets Manager client is built on first use too)."""
-    from mcp_platform.application.interactive import InteractiveServices
+    from mcp_platform.application.interactive.services import InteractiveServices
+
+    secrets_client = secretsmanager or LazyClient("secretsmanager", settings)
+
+    def vault() -> RequestStateVault:
+        from mcp_platform.adapters.dynamodb.request_state_vault import RequestStateVault
+        from mcp_platform.application.interactive.keys import SecretKeyRing
+        from mcp_platform.application.interactive.ports import StateKeysMissing
+
+        if not settings.request_state_secret:
+            raise StateKeysMissing("no request-state secret is configured (MCP_REQUEST_STATE_SECRET_ARN)")
+        keys = SecretKeyRing(secrets_client, settings.request_state_secret)
+        return RequestStateVault(keys, store.gateway, settings.session_table, clock=store.clock)
+
+    def replies() -> ClientReplies:
+        from mcp_platform.adapters.dynamodb.replies import ClientReplies
+
+        return ClientReplies(settings.session_table, store.gateway, clock=store.clock)
 
     return InteractiveServices(
-        settings.session_table,
-        store.gateway,
-        store.clock,
-        secret_id=settings.request_state_secret,
-        secrets_client=secretsmanager or LazyClient("secretsmanager", settings),
-        client_request_timeout_seconds=settings.client_request_timeout_seconds,
+        vault=vault, replies=replies, client_request_timeout_seconds=settings.client_request_timeout_seconds
     )
 
 
@@ -308,7 +322,9 @@ def build_notifications(settings: Settings, store: SessionStore, catalog: Catalo
     declared cache scope. Imported only when on: with it off nothing of it loads (cold start)."""
     from functools import partial
 
-    from mcp_platform.application.notifications import NotificationLog, Notifications, SessionSubscriptions
+    from mcp_platform.adapters.dynamodb.notification_log import NotificationLog
+    from mcp_platform.adapters.dynamodb.subscriptions import SessionSubscriptions
+    from mcp_platform.application.notifications import Notifications
     from mcp_platform.application.subscriptions import audience
 
     table, gateway = settings.session_table, store.gateway
@@ -321,6 +337,7 @@ def build_notifications(settings: Settings, store: SessionStore, catalog: Catalo
 
 def build_streams(settings: Settings, notifications: Notifications, server: McpServer) -> NotificationStreams:
     """The GET and subscriptions/listen streams, notifying about what the server advertises."""
+    from mcp_platform.adapters.dynamodb.subscriptions import LiveSessions
     from mcp_platform.protocol.features import ResourcesFeature
     from mcp_platform.transport.listen import NotificationStreams, Served
     from mcp_platform.transport.stream_pump import StreamPump
@@ -334,7 +351,8 @@ def build_streams(settings: Settings, notifications: Notifications, server: McpS
         max_stream_seconds=settings.stream_max_seconds,
         poll_max_seconds=settings.notify_poll_max_seconds,
     )
-    return NotificationStreams(notifications, server.services.sessions, served, server.server_info, pump)
+    live = LiveSessions(server.services.sessions)
+    return NotificationStreams(notifications, live, served, server.server_info, pump)
 
 
 def _settle_then_flush(runner: ToolCallRunner, producer: EventProducer | None) -> Flush:

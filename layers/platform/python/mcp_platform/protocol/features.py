@@ -1,16 +1,19 @@
-"""The protocol features beside tools: resources, prompts, completion. Each registers its methods
-and its capability, and only when the catalog holds something it serves: nothing is advertised
-that is not served (an empty feature's methods answer -32601 like any unknown method)."""
+"""The protocol features served from the catalog: tools, resources, prompts, completion. Each
+registers its methods and its capability (:mod:`.dispatch` builds the method tables from them),
+and only when the catalog holds something it serves: nothing is advertised that is not served
+(an empty feature's methods answer -32601 like any unknown method). Features whose methods are
+use cases over storage (resource subscriptions, tasks, the log level) are the application's,
+built on the same :class:`Feature`."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from mcp_platform.application.interactive import InputRequired
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.context import Services, ToolContext
+from mcp_platform.protocol.input_required import InputRequired
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, UNAVAILABLE, JsonRpcError, Request
 from mcp_platform.protocol.pagination import page
 from mcp_platform.protocol.prompts import PromptArgumentError, messages
@@ -21,9 +24,35 @@ MAX_COMPLETIONS = 100  # completion/complete returns at most 100 values (spec)
 
 
 class Feature:
-    """A protocol feature: the methods it serves and the capability it advertises."""
+    """A feature: the methods it serves and the capability it advertises. Features that name
+    the same ``capability_key`` advertise one capability together (their fields merged)."""
 
     capability_key = ""
+
+    @property
+    def active(self) -> bool:
+        """Whether it has anything to serve (an inactive feature registers and advertises nothing)."""
+        return True
+
+    def capability(self, modern: bool) -> dict[str, Any] | None:
+        """What the feature advertises in ``modern`` or 2025 capabilities; None: nothing."""
+        return None
+
+    def methods(self) -> Mapping[str, Handler]:
+        """Methods of every revision."""
+        return {}
+
+    def legacy_methods(self) -> Mapping[str, Handler]:
+        """Methods of the 2025 revisions only (2026-07-28 removed them)."""
+        return {}
+
+    def modern_methods(self) -> Mapping[str, Handler]:
+        """Methods of 2026-07-28 only (extensions that the 2025 wire does not define)."""
+        return {}
+
+
+class CatalogFeature(Feature):
+    """A feature served from the catalog, without storage."""
 
     def __init__(self, catalog: Catalog, services: Services, page_size: int = 50) -> None:
         self.catalog = catalog
@@ -35,20 +64,11 @@ class Feature:
         raise NotImplementedError
 
     def capability(self, modern: bool) -> dict[str, Any] | None:
-        """What the feature advertises in ``modern`` or 2025 capabilities; None: nothing."""
         # listChanged only with the notification streams that deliver it (stack option).
         return {"listChanged": self.services.notifications is not None}
 
     def methods(self) -> Mapping[str, Handler]:
         raise NotImplementedError
-
-    def legacy_methods(self) -> Mapping[str, Handler]:
-        """Methods of the 2025 revisions only (2026-07-28 removed them)."""
-        return {}
-
-    def modern_methods(self) -> Mapping[str, Handler]:
-        """Methods of 2026-07-28 only (extensions that the 2025 wire does not define)."""
-        return {}
 
     def _context(self, call: CallContext) -> ToolContext:
         return ToolContext(
@@ -62,28 +82,34 @@ class Feature:
         )
 
 
-class ResourcesFeature(Feature):
+class ToolsFeature(CatalogFeature):
+    capability_key = "tools"
+
+    @property
+    def active(self) -> bool:
+        return True  # advertised even when empty: a server always has tools/list
+
+    def methods(self) -> Mapping[str, Handler]:
+        return {"tools/list": self._list}
+
+    async def _list(self, request: Request, call: CallContext) -> dict[str, Any]:
+        # S5: no AWS call; S6: paginated with an opaque cursor.
+        listing = self.catalog.tools.listing()
+        return page("tools", listing, request.params.get("cursor"), self.page_size, modern=call.modern)
+
+
+class ResourcesFeature(CatalogFeature):
+    """Resources and templates. With subscriptions on, ``subscribe`` is advertised beside
+    ``listChanged`` by the application's subscriptions feature, which serves the 2025 methods."""
+
     capability_key = "resources"
 
     @property
     def active(self) -> bool:
         return bool(self.catalog.resources or self.catalog.templates)
 
-    def capability(self, modern: bool) -> dict[str, Any]:
-        if self.services.notifications is None:
-            return {"listChanged": False}
-        return {"subscribe": True, "listChanged": True}
-
     def methods(self) -> Mapping[str, Handler]:
         return {"resources/list": self._list, "resources/templates/list": self._templates, "resources/read": self._read}
-
-    def legacy_methods(self) -> Mapping[str, Handler]:
-        if self.services.notifications is None:
-            return {}
-        from mcp_platform.application.subscriptions import ResourceSubscriptions  # only with subscriptions on
-
-        handlers = ResourceSubscriptions(self.services.notifications, self.readable)
-        return {"resources/subscribe": handlers.subscribe, "resources/unsubscribe": handlers.unsubscribe}
 
     async def _list(self, request: Request, call: CallContext) -> dict[str, Any]:
         listing = [self.catalog.resources[uri].describe() for uri in sorted(self.catalog.resources)]
@@ -144,7 +170,7 @@ def resource_not_found(uri: str, modern: bool) -> JsonRpcError:
     return JsonRpcError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
 
 
-class PromptsFeature(Feature):
+class PromptsFeature(CatalogFeature):
     capability_key = "prompts"
 
     @property
@@ -177,7 +203,7 @@ class PromptsFeature(Feature):
         return result
 
 
-class CompletionFeature(Feature):
+class CompletionFeature(CatalogFeature):
     capability_key = "completions"
 
     @property
@@ -246,28 +272,4 @@ def _known_arguments(context: Any) -> dict[str, str]:
     return dict(known)
 
 
-class TasksFeature(Feature):
-    """The tasks extension (``tasks/get``, ``tasks/update``, ``tasks/cancel``; the task creation
-    itself is part of tools/call): served when the task worker is deployed. The removed methods
-    ``tasks/result`` and ``tasks/list`` are not served (-32601)."""
-
-    capability_key = "extensions"
-
-    @property
-    def active(self) -> bool:
-        return self.services.tasks is not None
-
-    def capability(self, modern: bool) -> dict[str, Any] | None:
-        from mcp_platform.protocol.tasks import EXTENSION_ID
-
-        return {EXTENSION_ID: {}} if modern else None  # undefined on the 2025 wire
-
-    def methods(self) -> Mapping[str, Handler]:
-        return {}
-
-    def modern_methods(self) -> Mapping[str, Handler]:
-        tasks = self.services.tasks
-        return {"tasks/get": tasks.get, "tasks/update": tasks.update, "tasks/cancel": tasks.cancel}
-
-
-FEATURES: tuple[type[Feature], ...] = (ResourcesFeature, PromptsFeature, CompletionFeature, TasksFeature)
+FEATURES: tuple[type[CatalogFeature], ...] = (ToolsFeature, ResourcesFeature, PromptsFeature, CompletionFeature)

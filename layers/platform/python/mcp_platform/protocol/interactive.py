@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mcp_platform.application.interactive import INPUT_METHODS, InputRequired
 from mcp_platform.protocol.admission import Inadmissible, check_storable
+from mcp_platform.protocol.input_required import INPUT_METHODS, InputRequired
 from mcp_platform.protocol.jsonrpc import INVALID_REQUEST, MISSING_REQUIRED_CLIENT_CAPABILITY, JsonRpcError
 
 if TYPE_CHECKING:

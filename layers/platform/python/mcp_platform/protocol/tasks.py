@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_platform.protocol.clock import iso_utc
+from mcp_platform.protocol.jsonrpc import MISSING_REQUIRED_CLIENT_CAPABILITY, JsonRpcError
 
 EXTENSION_ID = "io.modelcontextprotocol/tasks"
 WORKING = "working"
@@ -120,3 +121,12 @@ def declares_tasks(client_capabilities: dict[str, Any] | None) -> bool:
     """Whether the client declared the extension (2026: on the request; 2025: at initialize)."""
     extensions = (client_capabilities or {}).get("extensions")
     return isinstance(extensions, dict) and EXTENSION_ID in extensions
+
+
+def missing_extension(message: str) -> JsonRpcError:
+    """-32021: the request needs the extension the client did not declare."""
+    return JsonRpcError(
+        MISSING_REQUIRED_CLIENT_CAPABILITY,
+        f"{message}: declare the {EXTENSION_ID} extension in the client capabilities",
+        {"requiredCapabilities": {"extensions": {EXTENSION_ID: {}}}},
+    )

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 from mcp_platform.adapters.dynamodb.cancellation import CancelFlags
 from mcp_platform.application import blocking
 from mcp_platform.application.auth.base import Authenticator, AuthError, Principal
+from mcp_platform.application.server import McpServer
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.jsonrpc import INTERNAL_ERROR, JsonRpcError, Request, is_response, parse_message
-from mcp_platform.protocol.server import McpServer
 from mcp_platform.protocol.versions import CLIENT_CAPABILITIES_META_KEY, is_modern
 from mcp_platform.transport.legacy import HandshakeEra
 from mcp_platform.transport.messages import HttpError, HttpRequest, decode_json, read_body, send_empty, send_http_error

@@ -17,10 +17,10 @@ from typing import Any
 from mcp_platform.adapters.dynamodb.cancellation import CancelFlags
 from mcp_platform.adapters.dynamodb.table_schema import KIND_TRANSPORT
 from mcp_platform.application import blocking
+from mcp_platform.application.server import McpServer
 from mcp_platform.application.sessions import errors as session_errors
 from mcp_platform.protocol.call import CallContext, TransportSession
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, Request, error_message, result_message
-from mcp_platform.protocol.server import McpServer
 from mcp_platform.protocol.versions import DEFAULT_HANDSHAKE_VERSION, HANDSHAKE_VERSIONS, is_modern
 from mcp_platform.transport.messages import HttpError, HttpRequest, send_empty
 from mcp_platform.transport.messages import send_json as _send_json

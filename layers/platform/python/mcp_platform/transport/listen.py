@@ -23,12 +23,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
-from mcp_platform.adapters.dynamodb.notification_log import check_uri, is_cursor
 from mcp_platform.application.notifications import Notice, Notifications
+from mcp_platform.application.notifications.ports import SessionLiveness, check_uri
 from mcp_platform.application.notifications.reader import ListenSource, LogReader, SessionSource
-from mcp_platform.application.sessions.errors import SessionNotFound, SessionStoreError
+from mcp_platform.application.sessions.errors import SessionStoreError
 from mcp_platform.application.subscriptions import Readable
 from mcp_platform.protocol.jsonrpc import (
     INVALID_PARAMS,
@@ -67,7 +65,7 @@ class NotificationStreams:
     def __init__(
         self,
         notifications: Notifications,
-        sessions: Any,
+        sessions: SessionLiveness,
         served: Served,
         server_info: dict[str, Any],
         pump: StreamPump,
@@ -100,7 +98,7 @@ class NotificationStreams:
         log, subscriptions = self.notifications.log, self.notifications.subscriptions
         resume = request.headers.get("last-event-id")
         start = log.cursor(log.clock.now())
-        if resume is not None and is_cursor(resume) and resume >= log.oldest_cursor():
+        if resume is not None and log.is_cursor(resume) and resume >= log.oldest_cursor():
             start = resume  # ours and within the retention; anything else starts now
         holder = secrets.token_urlsafe(12)
         try:
@@ -118,7 +116,7 @@ class NotificationStreams:
                 principal,
                 holder,
                 self.served.lists,
-                lambda: self._alive(session_id, principal),
+                lambda: self.sessions.alive(session_id, principal),
                 self.pump.timer.now,
                 lambda uri: self.notifications.resource_topic(uri, principal),
                 self.session_check_seconds,
@@ -129,7 +127,7 @@ class NotificationStreams:
         finally:
             try:
                 await asyncio.to_thread(subscriptions.release_stream, session_id, holder)
-            except (ClientError, BotoCoreError, SessionStoreError):
+            except SessionStoreError:
                 # The lease expires on its own (ttl); a newer stream replaces it anyway.
                 logger.warning("GET stream: releasing the lease failed", exc_info=True)
             with contextlib.suppress(OSError, RuntimeError):  # the client is gone: nothing to end
@@ -192,13 +190,6 @@ class NotificationStreams:
                 honoured["resourceSubscriptions"] = list(uris)
         lists = frozenset(FILTER_FLAGS[flag] for flag in honoured if flag in FILTER_FLAGS)
         return lists, uris, honoured
-
-    def _alive(self, session_id: str, principal: str) -> bool:
-        try:
-            self.sessions.get_session(session_id, owner=principal, consistent=True)  # X4: ended elsewhere?
-        except SessionNotFound:
-            return False
-        return True
 
 
 def _well_formed(uri: str) -> bool:

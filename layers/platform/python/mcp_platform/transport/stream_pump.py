@@ -17,8 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from mcp_platform.application.notifications import Notice
 from mcp_platform.application.sessions.errors import SessionStoreError
 
@@ -98,9 +96,10 @@ class StreamPump:
 async def _poll(poll: Poll) -> list[Notice] | None:
     try:
         return await asyncio.to_thread(poll)
-    except (ClientError, BotoCoreError, SessionStoreError):
-        # A failed poll delays delivery by one interval; the next one reads from the same bound
-        # (the reader moves it only when a poll completes), so nothing is lost.
+    except SessionStoreError:
+        # A store error (the adapters translate the SDK's): a failed poll delays delivery by one
+        # interval; the next one reads from the same bound (the reader moves it only when a poll
+        # completes), so nothing is lost.
         logger.warning("notification poll failed; polling again", exc_info=True)
         return []
 

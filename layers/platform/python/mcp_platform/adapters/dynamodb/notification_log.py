@@ -20,20 +20,23 @@ from __future__ import annotations
 import math
 import re
 import secrets
-from dataclasses import dataclass
 from typing import Any
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.codec import from_attr, require_epoch_seconds, to_item
 from mcp_platform.adapters.dynamodb.gateway import DynamoGateway
-from mcp_platform.protocol.admission import check_text
+from mcp_platform.adapters.dynamodb.port_errors import translated
+from mcp_platform.application.notifications.ports import (
+    LIST_KINDS,
+    RESOURCE,
+    Notice,
+    NotificationStoreError,
+    check_uri,
+)
 from mcp_platform.protocol.clock import Clock, SystemClock, iso_utc
-from mcp_platform.protocol.jsonrpc import notification_message
 
-LIST_KINDS = ("tools", "prompts", "resources")
-RESOURCE = "resource"
+__all__ = ["LIST_KINDS", "RESOURCE", "Notice", "NotificationLog", "check_uri", "is_cursor"]
 RETENTION_SECONDS = 900  # covers a reconnect after the 840 s stream cap (S7)
-MAX_URI_CHARS = 2048
 PAGE_ITEMS = 100
 MAX_ITEMS_PER_READ = 500  # one poll's bound per topic; the rest comes with the next poll
 _SK = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z#[0-9a-f]{8}")
@@ -44,36 +47,9 @@ def is_cursor(value: object) -> bool:
     return isinstance(value, str) and _SK.fullmatch(value) is not None
 
 
-def check_uri(uri: object) -> str:
-    """A URI as a subscription keeps it: a non-empty, well-formed string, bounded."""
-    if not isinstance(uri, str) or not uri or len(uri) > MAX_URI_CHARS:
-        raise ValueError(f"a resource URI must be a non-empty string of at most {MAX_URI_CHARS} characters")
-    check_text(uri, "")  # an Inadmissible is a ValueError
-    return uri
-
-
-@dataclass(frozen=True, slots=True)
-class Notice:
-    """One log entry: what changed (``resource`` + its URI, or a list kind) and when (``sk``)."""
-
-    sk: str
-    notice: str
-    uri: str = ""
-
-    def message(self, meta: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The JSON-RPC notification a stream sends for it (``meta``: the 2026 subscription id)."""
-        params: dict[str, Any] = {"uri": self.uri} if self.notice == RESOURCE else {}
-        if meta:
-            params["_meta"] = meta
-        method = (
-            "notifications/resources/updated"
-            if self.notice == RESOURCE
-            else f"notifications/{self.notice}/list_changed"
-        )
-        return notification_message(method, params)
-
-
 class NotificationLog:
+    """The notification log (``application.notifications.ports.NoticeLog``) in the session table."""
+
     def __init__(
         self,
         table_name: str,
@@ -88,6 +64,16 @@ class NotificationLog:
         self.gateway = gateway
         self.retention_seconds = retention_seconds
         self.clock: Clock = clock or SystemClock()
+
+    @property
+    def lists_topic(self) -> str:
+        return ts.NOTIFY_TOPIC_LISTS
+
+    def resource_topic(self, uri: str, audience: str) -> str:
+        return ts.resource_topic(uri, audience)
+
+    def is_cursor(self, value: object) -> bool:
+        return is_cursor(value)
 
     def publish_resource_updated(self, uri: str, *, audience: str) -> Notice:
         """``audience``: "" (every subscriber) or the principal whose subscribers are told."""
@@ -111,7 +97,8 @@ class NotificationLog:
         }
         if uri:
             item[ts.URI] = uri
-        self.gateway.call("put_item", TableName=self.table_name, Item=to_item(item))
+        with translated(NotificationStoreError, "notification put"):
+            self.gateway.call("put_item", TableName=self.table_name, Item=to_item(item))
         return entry
 
     def cursor(self, epoch_seconds: float) -> str:
@@ -137,7 +124,8 @@ class NotificationLog:
         found: list[Notice] = []
         now = self.clock.now()
         while len(found) < MAX_ITEMS_PER_READ:
-            response = self.gateway.call("query", **params)
+            with translated(NotificationStoreError, "notification query"):
+                response = self.gateway.call("query", **params)
             for raw in response.get("Items", []):
                 if int(from_attr(raw.get(ts.TTL, {"N": "0"}))) <= now:
                     continue  # expired (D6), whatever DynamoDB has deleted yet

@@ -17,20 +17,22 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.aws_errors import error_code
 from mcp_platform.adapters.dynamodb.codec import from_attr, require_epoch_seconds, to_attr, to_item
 from mcp_platform.adapters.dynamodb.gateway import DynamoGateway
+from mcp_platform.adapters.dynamodb.port_errors import translated
+from mcp_platform.application.interactive.ports import InteractiveStoreError
 from mcp_platform.protocol.clock import Clock, SystemClock
 
-MAX_RESPONSE_BYTES = 256 * 1024
-"""A response is stored in one item (DynamoDB: 400 KB); a larger one is refused."""
 _DELIVERABLE = "attribute_exists(#pk) AND #owner = :owner AND #ttl > :now AND attribute_not_exists(#resp)"
 
 
 class ClientReplies:
+    """The reply items (``application.interactive.ports.ReplyStore``) in the session table."""
+
     def __init__(self, table_name: str, gateway: DynamoGateway, *, clock: Clock | None = None) -> None:
         self.table_name = table_name
         self.gateway = gateway
@@ -48,7 +50,9 @@ class ClientReplies:
             ts.REPLY_METHOD: method,
             ts.TTL: require_epoch_seconds(math.floor(self.clock.now()) + ttl_seconds),
         }
-        if not self.gateway.put_new(self.table_name, to_item(item)):
+        with translated(InteractiveStoreError, "reply item put"):
+            created = self.gateway.put_new(self.table_name, to_item(item))
+        if not created:
             raise RuntimeError(f"a reply item for request {request_id!r} exists already: request ids must be unique")
 
     def deliver(self, session_id: str, request_id: str | int, *, owner: str, response: str) -> bool:
@@ -71,20 +75,23 @@ class ClientReplies:
         except ClientError as exc:
             if error_code(exc) == "ConditionalCheckFailedException":
                 return False
-            raise
+            raise InteractiveStoreError(f"reply item update failed: {error_code(exc)}") from exc
+        except BotoCoreError as exc:
+            raise InteractiveStoreError(f"reply item update failed: {type(exc).__name__}") from exc
         return True
 
     def read(self, session_id: str, request_id: str, *, owner: str) -> str | None:
         """One GetItem, consistent (X4): the answer was just written by another instance, and a
         cached "no response yet" from DAX would hide it for the whole item-cache TTL."""
-        response = self.gateway.call(
-            "get_item",
-            TableName=self.table_name,
-            Key=self._key(session_id, request_id),
-            ConsistentRead=True,
-            ProjectionExpression="#owner, #resp",
-            ExpressionAttributeNames={"#owner": ts.OWNER, "#resp": ts.REPLY_RESPONSE},
-        )
+        with translated(InteractiveStoreError, "reply item read"):
+            response = self.gateway.call(
+                "get_item",
+                TableName=self.table_name,
+                Key=self._key(session_id, request_id),
+                ConsistentRead=True,
+                ProjectionExpression="#owner, #resp",
+                ExpressionAttributeNames={"#owner": ts.OWNER, "#resp": ts.REPLY_RESPONSE},
+            )
         item = response.get("Item")
         if item is None or ts.REPLY_RESPONSE not in item or from_attr(item[ts.OWNER]) != owner:
             return None
@@ -92,4 +99,5 @@ class ClientReplies:
 
     def discard(self, session_id: str, request_id: str) -> None:
         """One DeleteItem once the call has its answer (or gave up): the TTL is the backstop."""
-        self.gateway.call("delete_item", TableName=self.table_name, Key=self._key(session_id, request_id))
+        with translated(InteractiveStoreError, "reply item delete"):
+            self.gateway.call("delete_item", TableName=self.table_name, Key=self._key(session_id, request_id))

@@ -15,10 +15,13 @@ from typing import Any, Protocol
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.codec import require_epoch_seconds, to_item
+from mcp_platform.adapters.dynamodb.port_errors import translated
+from mcp_platform.application.interactive.ports import InteractiveStoreError, StateKeysMissing
 from mcp_platform.application.interactive.state import (
     Binding,
     InvalidRequestState,
     RoundState,
+    StateAlreadyUsed,
     key_id_of,
     open_state,
     seal_state,
@@ -36,15 +39,12 @@ class KeyRing(Protocol):
     def verification_key(self, kid: str) -> bytes | None: ...
 
 
-class StateKeysMissing(RuntimeError):
-    """No request-state key is configured: 2026 rounds cannot be served (a deployment fault)."""
-
-
-class StateAlreadyUsed(InvalidRequestState):
-    """The state was consumed by an earlier request."""
+__all__ = ["KeyRing", "RequestStateVault", "StateAlreadyUsed", "StateKeysMissing"]
 
 
 class RequestStateVault:
+    """The request-state vault (``application.interactive.ports.StateVault``) over the session table."""
+
     def __init__(
         self,
         keys: KeyRing,
@@ -84,5 +84,7 @@ class RequestStateVault:
             ts.TTL: require_epoch_seconds(state.expires + NONCE_MARGIN_SECONDS),
             ts.REQUESTED_AT: iso_utc(self.clock.now()),
         }
-        if not self.gateway.put_new(self.table_name, to_item(item)):
+        with translated(InteractiveStoreError, "request-state nonce put"):
+            fresh = self.gateway.put_new(self.table_name, to_item(item))
+        if not fresh:
             raise StateAlreadyUsed("requestState was already used: start the request again without it")

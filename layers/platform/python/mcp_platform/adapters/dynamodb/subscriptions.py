@@ -20,16 +20,23 @@ collects what an expired session left behind; every stream open and re-subscribe
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.aws_errors import error_code
 from mcp_platform.adapters.dynamodb.codec import from_item, require_epoch_seconds, to_item
 from mcp_platform.adapters.dynamodb.gateway import DynamoGateway
+from mcp_platform.adapters.dynamodb.port_errors import translated
+from mcp_platform.application.notifications.ports import NotificationStoreError, Snapshot, TooManySubscriptions
+from mcp_platform.application.sessions.errors import SessionNotFound
 from mcp_platform.protocol.clock import Clock, SystemClock
+
+if TYPE_CHECKING:
+    from mcp_platform.adapters.dynamodb.sessions import SessionStore
+
+__all__ = ["LiveSessions", "SessionSubscriptions", "Snapshot", "TooManySubscriptions"]
 
 MAX_SUBSCRIPTIONS = 32  # per session: a stream polls one log partition per subscribed URI
 SUBSCRIPTION_TTL_SECONDS = 86_400
@@ -37,23 +44,9 @@ SINCE = "since"
 _CCF = "ConditionalCheckFailedException"
 
 
-class TooManySubscriptions(ValueError):
-    def __init__(self, limit: int) -> None:
-        super().__init__(f"a session may watch at most {limit} resources")
-        self.limit = limit
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """A session's subscriptions (URI -> when it was made) and its stream lease."""
-
-    since: dict[str, float] = field(default_factory=dict)
-    holder: str | None = None
-    renew: tuple[str, ...] = ()
-    """URIs whose ttl is past half its life (renewed when a stream opens)."""
-
-
 class SessionSubscriptions:
+    """The subscription sets and stream leases (``application.notifications.ports.SubscriptionStore``)."""
+
     def __init__(
         self,
         table_name: str,
@@ -79,7 +72,7 @@ class SessionSubscriptions:
     def unsubscribe(self, session_id: str, uri: str) -> None:
         """One DeleteItem; unsubscribing what is not subscribed is a no-op (as the spec's ``{}``)."""
         key = {ts.PK: ts.subscriptions_pk(session_id), ts.SK: ts.subscription_sk(uri)}
-        self.gateway.call("delete_item", TableName=self.table_name, Key=to_item(key))
+        self._call("delete_item", TableName=self.table_name, Key=to_item(key))
 
     def snapshot(self, session_id: str, *, owner: str) -> Snapshot:
         """One consistent Query (X4: written by another instance a moment ago)."""
@@ -95,7 +88,7 @@ class SessionSubscriptions:
         holder: str | None = None
         now = self.clock.now()
         while True:
-            response = self.gateway.call("query", **params)
+            response = self._call("query", **params)
             for raw in response.get("Items", []):
                 item = from_item(raw)
                 if item.get(ts.OWNER) != owner or int(item.get(ts.TTL, 0)) <= now:
@@ -124,7 +117,7 @@ class SessionSubscriptions:
             ts.OWNER: owner,
             ts.TTL: require_epoch_seconds(math.ceil(self.clock.now() + seconds)),
         }
-        self.gateway.call("put_item", TableName=self.table_name, Item=to_item(item))
+        self._call("put_item", TableName=self.table_name, Item=to_item(item))
 
     def release_stream(self, session_id: str, holder: str) -> None:
         """Delete the lease if ``holder`` still has it; a newer stream's lease is left alone."""
@@ -142,7 +135,9 @@ class SessionSubscriptions:
             # A failed condition is the expected case of a newer stream holding the lease (or of
             # DELETE having removed it): nothing of ours to release.
             if error_code(exc) != _CCF:
-                raise
+                raise NotificationStoreError(f"stream lease delete failed: {error_code(exc)}") from exc
+        except BotoCoreError as exc:
+            raise NotificationStoreError(f"stream lease delete failed: {type(exc).__name__}") from exc
 
     def end(self, session_id: str) -> int:
         """DELETE of the session: every subscription and the lease go (the stream then ends)."""
@@ -156,13 +151,17 @@ class SessionSubscriptions:
         }
         deleted = 0
         while True:
-            response = self.gateway.call("query", **params)
+            response = self._call("query", **params)
             for key in response.get("Items", []):
-                self.gateway.call("delete_item", TableName=self.table_name, Key=key)
+                self._call("delete_item", TableName=self.table_name, Key=key)
                 deleted += 1
             if "LastEvaluatedKey" not in response:
                 return deleted
             params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+    def _call(self, operation: str, **params: Any) -> dict[str, Any]:
+        with translated(NotificationStoreError, f"subscriptions {operation}"):
+            return self.gateway.call(operation, **params)
 
     def _put(self, session_id: str, uri: str, owner: str, since: float) -> None:
         item = {
@@ -173,4 +172,20 @@ class SessionSubscriptions:
             SINCE: since,
             ts.TTL: require_epoch_seconds(math.floor(self.clock.now()) + self.ttl_seconds),
         }
-        self.gateway.call("put_item", TableName=self.table_name, Item=to_item(item))
+        self._call("put_item", TableName=self.table_name, Item=to_item(item))
+
+
+class LiveSessions:
+    """Whether a transport session is still live (``application.notifications.ports.SessionLiveness``):
+    one consistent read of the session (X4: it may have ended on another instance)."""
+
+    def __init__(self, sessions: SessionStore) -> None:
+        self.sessions = sessions
+
+    def alive(self, session_id: str, owner: str) -> bool:
+        try:
+            with translated(NotificationStoreError, "session read"):
+                self.sessions.get_session(session_id, owner=owner, consistent=True)
+        except SessionNotFound:
+            return False
+        return True

@@ -19,6 +19,7 @@ from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.aws_errors import error_code
 from mcp_platform.adapters.dynamodb.codec import from_item, require_epoch_seconds, to_attr, to_item
 from mcp_platform.application.tasks.budget import recordable_outcome, status_text
+from mcp_platform.application.tasks.ports import TaskNotFound, TaskTransitionRefused
 from mcp_platform.protocol.clock import Clock, SystemClock
 from mcp_platform.protocol.tasks import ACTIVE, INPUT_REQUIRED, WORKING, Task, TaskRequest
 
@@ -32,15 +33,12 @@ _ATTRS = {
 }
 
 
-class TaskNotFound(LookupError):
-    """No such task for this caller (unknown, expired, or another principal's)."""
-
-
-class TaskTransitionRefused(RuntimeError):
-    """The task was not in a status this transition may leave (someone else moved it first)."""
+__all__ = ["TaskNotFound", "TaskStore", "TaskTransitionRefused"]
 
 
 class TaskStore:
+    """The task items (``application.tasks.ports.TaskRepository``) in the session table."""
+
     def __init__(self, table_name: str, gateway: Any, *, clock: Clock | None = None) -> None:
         self.table_name = table_name
         self.gateway = gateway

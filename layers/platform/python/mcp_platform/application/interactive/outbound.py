@@ -6,7 +6,7 @@ reply item's ``attribute_not_exists`` guarantees it). The client POSTs its respo
 whichever instance the load balancer picks:
 
 * the same instance (fast path): handed to the waiting call in process, no table write;
-* another instance: written into the reply item (:mod:`.replies`), which the waiting call polls
+* another instance: written into the reply item (a :class:`.ports.ReplyStore`), which the waiting call polls
   with a consistent GetItem, backing off from 50 ms to 1 s, until ``timeout_seconds``: then the
   call ends with a clear error (a tool error result, like any failure the model may act on).
 
@@ -27,9 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
-from mcp_platform.adapters.dynamodb.replies import MAX_RESPONSE_BYTES, ClientReplies
+from mcp_platform.application.interactive.ports import ReplyStore
 from mcp_platform.application.interactive.rounds import question_digest
 from mcp_platform.application.sessions.errors import SessionStoreError
 from mcp_platform.protocol.admission import Inadmissible, check_storable
@@ -41,6 +39,8 @@ from mcp_platform.protocol.tools import ToolError
 logger = logging.getLogger(__name__)
 
 REQUEST_ID = re.compile(r"srv-[A-Za-z0-9_-]{22}")
+MAX_RESPONSE_BYTES = 256 * 1024
+"""A response is kept in one reply item (DynamoDB: 400 KB); a larger one is refused."""
 REPLY_TTL_MARGIN_SECONDS = 60
 
 
@@ -65,7 +65,7 @@ class ServerRequests:
 
     def __init__(
         self,
-        replies: ClientReplies,
+        replies: ReplyStore,
         *,
         timeout_seconds: float,
         poll_base_seconds: float = 0.05,
@@ -149,7 +149,7 @@ class ServerRequests:
                 return future.result()
             try:
                 text = await asyncio.to_thread(self.replies.read, session_id, request_id, owner=owner)
-            except (ClientError, BotoCoreError, SessionStoreError):
+            except SessionStoreError:
                 # A missed poll delays the answer by one interval; the deadline still holds.
                 logger.warning("reply poll failed; polling again", exc_info=True)
                 continue
@@ -161,7 +161,7 @@ class ServerRequests:
         for request_id in request_ids:
             try:
                 await asyncio.to_thread(self.replies.discard, session_id, request_id)
-            except (ClientError, BotoCoreError, SessionStoreError):
+            except SessionStoreError:
                 # The item expires by its TTL; the call's outcome does not depend on this delete.
                 logger.warning("reply item not removed (its TTL will)", exc_info=True)
 

@@ -4,11 +4,11 @@ A request's answers are those its verified ``requestState`` carries (earlier rou
 ``inputResponses`` to the questions that state left pending. Without a state, the responses may
 answer the run's first set of questions only (a client may know them in advance). An answer is
 used only for the question it was given to (same key, same question digest); any other response
-is ignored. Questions still unanswered end the run with :class:`~.api.InputRequired`, which
+is ignored. Questions still unanswered end the run with ``InputRequired`` (``protocol.input_required``), which
 :func:`input_required_result` turns into an ``InputRequiredResult`` with a new state: never
 committed, never cached (no ``ttlMs``/``cacheScope``), never an event.
 
-A verified state is consumed before the tool runs (one-time, :meth:`.vault.RequestStateVault.consume`);
+A verified state is consumed before the tool runs (one-time, :meth:`.ports.StateVault.consume`);
 a replay of an idempotent call that already committed is answered from its marker instead.
 """
 
@@ -21,14 +21,15 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from mcp_platform.application.interactive import InputRequired
+from mcp_platform.application.interactive.ports import StateKeysMissing
 from mcp_platform.protocol.call import CallContext
+from mcp_platform.protocol.input_required import InputRequired
 from mcp_platform.protocol.interactive import InputRequest, InvalidInputResponse, check_answer
 from mcp_platform.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, LIMIT_EXCEEDED, JsonRpcError, Request
 
 if TYPE_CHECKING:
-    from mcp_platform.adapters.dynamodb.request_state_vault import RequestStateVault
-    from mcp_platform.application.interactive import InteractiveServices
+    from mcp_platform.application.interactive.ports import StateVault
+    from mcp_platform.application.interactive.services import InteractiveServices
     from mcp_platform.application.interactive.state import Binding
 
 logger = logging.getLogger(__name__)
@@ -93,9 +94,7 @@ class RoundInteraction:
         return answers
 
 
-def _vault(services: InteractiveServices | None) -> RequestStateVault:
-    from mcp_platform.adapters.dynamodb.request_state_vault import StateKeysMissing
-
+def _vault(services: InteractiveServices | None) -> StateVault:
     try:
         if services is None:
             raise StateKeysMissing("no interactive services configured")

@@ -8,7 +8,7 @@ state presented by another principal, on another request, after its expiry or al
 byte fails :func:`open_state` with :class:`InvalidRequestState`. The payload is not encrypted:
 it holds only the client's own answers (the client sees them anyway) and the server's questions.
 
-Imported on first use only (see ``interactive.InteractiveServices``).
+Imported on first use only (see ``interactive.services.InteractiveServices``).
 """
 
 from __future__ import annotations
@@ -32,6 +32,10 @@ MAC_BYTES = 32
 
 class InvalidRequestState(ValueError):
     """The state failed verification (tampered, foreign, for another request) or expired."""
+
+
+class StateAlreadyUsed(InvalidRequestState):
+    """The state was consumed by an earlier request."""
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,8 @@
 On Lambda the request that changes something (a tool call) and the stream that must announce it
 (a 2025 GET stream, a 2026 ``subscriptions/listen`` stream) run in different execution
 environments, so nothing is handed over in memory: the change is an entry in a notification log
-in the session table (:mod:`.log`), 2025 subscriptions are items of the transport session
-(:mod:`.subscriptions`), and whichever instance holds a stream polls the log (:mod:`.reader`).
+(the ``NoticeLog`` of :mod:`.ports`), 2025 subscriptions are kept with the transport session
+(its ``SubscriptionStore``), and whichever instance holds a stream polls the log (:mod:`.reader`).
 :class:`Notifications` is what tools publish through (``ctx.notify_resource_updated``).
 """
 
@@ -14,13 +14,11 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mcp_platform.adapters.dynamodb import table_schema as ts
-from mcp_platform.adapters.dynamodb.notification_log import LIST_KINDS, Notice, NotificationLog
-from mcp_platform.adapters.dynamodb.subscriptions import SessionSubscriptions
+from mcp_platform.application.notifications.ports import LIST_KINDS, Notice, NoticeLog, SubscriptionStore
 
 Audience = Callable[[str, str], str]
 """(uri, principal) -> whose streams hear of an update of ``uri`` that ``principal`` announces
-or listens for: "" (every subscriber) or that principal only (``table_schema.resource_topic``)."""
+or listens for: "" (every subscriber) or that principal only (``NoticeLog.resource_topic``)."""
 
 
 def each_principal_alone(uri: str, principal: str) -> str:
@@ -32,8 +30,8 @@ def each_principal_alone(uri: str, principal: str) -> str:
 class Notifications:
     """The publisher API and the two stores a stream reads; one per process."""
 
-    log: NotificationLog
-    subscriptions: SessionSubscriptions
+    log: NoticeLog
+    subscriptions: SubscriptionStore
     audience: Audience = each_principal_alone
     """The endpoint's: by the resource's declared cache scope (``mcp.subscribe.audience``)."""
 
@@ -45,11 +43,11 @@ class Notifications:
 
     def resource_topic(self, uri: str, principal: str) -> str:
         """The log topic a stream of ``principal`` reads for ``uri``."""
-        return ts.resource_topic(uri, self.audience(uri, principal))
+        return self.log.resource_topic(uri, self.audience(uri, principal))
 
     async def list_changed(self, kind: str) -> Notice:
         """Announce that the list of ``kind`` (tools, prompts or resources) changed."""
         return await asyncio.to_thread(self.log.publish_list_changed, kind)
 
 
-__all__ = ["LIST_KINDS", "Audience", "Notice", "NotificationLog", "Notifications", "SessionSubscriptions"]
+__all__ = ["LIST_KINDS", "Audience", "Notice", "NoticeLog", "Notifications", "SubscriptionStore"]

@@ -21,15 +21,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from mcp_platform.adapters.dynamodb import table_schema as ts
-from mcp_platform.adapters.dynamodb.notification_log import RESOURCE, Notice, NotificationLog
-from mcp_platform.adapters.dynamodb.subscriptions import SessionSubscriptions
+from mcp_platform.application.notifications.ports import RESOURCE, Notice, NoticeLog, SubscriptionStore
 
 OVERLAP_SECONDS = 2.0
 
 
 class LogReader:
-    def __init__(self, log: NotificationLog, start: str, *, overlap_seconds: float = OVERLAP_SECONDS) -> None:
+    def __init__(self, log: NoticeLog, start: str, *, overlap_seconds: float = OVERLAP_SECONDS) -> None:
         self.log = log
         self.start = start
         self.overlap_seconds = overlap_seconds
@@ -71,7 +69,9 @@ class ListenSource:
 
     def poll(self) -> list[Notice] | None:
         self.reader.begin()
-        found = [n for n in self.reader.read(ts.NOTIFY_TOPIC_LISTS) if n.notice in self.lists] if self.lists else []
+        found = (
+            [n for n in self.reader.read(self.reader.log.lists_topic) if n.notice in self.lists] if self.lists else []
+        )
         for uri in self.uris:
             found += [n for n in self.reader.read(self.topic_of(uri)) if n.uri == uri]
         return self.reader.finish(found)
@@ -85,7 +85,7 @@ class SessionSource:
     removed it), or ``session_alive`` (checked every ``session_check_seconds``) said no."""
 
     reader: LogReader
-    subscriptions: SessionSubscriptions
+    subscriptions: SubscriptionStore
     session_id: str
     owner: str
     holder: str
@@ -102,7 +102,9 @@ class SessionSource:
 
     def poll(self) -> list[Notice] | None:
         self.reader.begin()
-        found = [n for n in self.reader.read(ts.NOTIFY_TOPIC_LISTS) if n.notice in self.lists] if self.lists else []
+        found = (
+            [n for n in self.reader.read(self.reader.log.lists_topic) if n.notice in self.lists] if self.lists else []
+        )
         for uri, since in self.known.items():
             found += self._updates(uri, since)
         snapshot = self.subscriptions.snapshot(self.session_id, owner=self.owner)

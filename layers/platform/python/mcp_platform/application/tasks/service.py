@@ -14,17 +14,19 @@ import contextlib
 import json
 import logging
 import secrets
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from mcp_platform.adapters.dynamodb.tasks import TaskNotFound, TaskStore, TaskTransitionRefused
 from mcp_platform.application import blocking
 from mcp_platform.application.effects import unavailable
 from mcp_platform.application.tasks.budget import admit_answers, admit_request
+from mcp_platform.application.tasks.ports import MessageQueue, TaskNotFound, TaskRepository, TaskTransitionRefused
 from mcp_platform.protocol.admission import Inadmissible
 from mcp_platform.protocol.call import CallContext
+from mcp_platform.protocol.features import Feature, Handler
 from mcp_platform.protocol.handshake import check_stored_capabilities
-from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, JsonRpcError, Request
-from mcp_platform.protocol.tasks import EXTENSION_ID, Task, TaskRequest, declares_tasks
+from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
+from mcp_platform.protocol.tasks import EXTENSION_ID, Task, TaskRequest, declares_tasks, missing_extension
 from mcp_platform.protocol.versions import CLIENT_CAPABILITIES_META_KEY
 
 if TYPE_CHECKING:
@@ -37,7 +39,7 @@ MAX_TASK_ID = 128
 
 
 class TaskService:
-    def __init__(self, store: TaskStore, sqs: Any, queue_url: str, *, ttl_seconds: int = 3600) -> None:
+    def __init__(self, store: TaskRepository, sqs: MessageQueue, queue_url: str, *, ttl_seconds: int = 3600) -> None:
         self.store = store
         self.sqs = sqs
         self.queue_url = queue_url
@@ -143,12 +145,21 @@ class TaskService:
             raise JsonRpcError(INVALID_PARAMS, f"Unknown task: {task_id}") from exc
 
 
-def missing_extension(message: str) -> JsonRpcError:
-    return JsonRpcError(
-        MISSING_REQUIRED_CLIENT_CAPABILITY,
-        f"{message}: declare the {EXTENSION_ID} extension in the client capabilities",
-        {"requiredCapabilities": {"extensions": {EXTENSION_ID: {}}}},
-    )
+class TasksFeature(Feature):
+    """The tasks extension's methods (``tasks/get``, ``tasks/update``, ``tasks/cancel``; the task
+    creation itself is part of tools/call): built where the task worker is deployed. The removed
+    methods ``tasks/result`` and ``tasks/list`` are not served (-32601)."""
+
+    capability_key = "extensions"
+
+    def __init__(self, tasks: TaskService) -> None:
+        self.tasks = tasks
+
+    def capability(self, modern: bool) -> dict[str, Any] | None:
+        return {EXTENSION_ID: {}} if modern else None  # undefined on the 2025 wire
+
+    def modern_methods(self) -> Mapping[str, Handler]:
+        return {"tasks/get": self.tasks.get, "tasks/update": self.tasks.update, "tasks/cancel": self.tasks.cancel}
 
 
 def _checked(requested: dict[str, Any], responses: dict[str, Any]) -> dict[str, Any]:
@@ -167,7 +178,7 @@ def _checked(requested: dict[str, Any], responses: dict[str, Any]) -> dict[str, 
     return answers
 
 
-def _fail_quietly(store: TaskStore, task_id: str, error: dict[str, Any]) -> None:
+def _fail_quietly(store: TaskRepository, task_id: str, error: dict[str, Any]) -> None:
     try:
         store.finish(task_id, "failed", error=error)
     except Exception:

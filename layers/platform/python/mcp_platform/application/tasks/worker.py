@@ -30,12 +30,12 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from mcp_platform.adapters.dynamodb.tasks import TaskNotFound, TaskStore, TaskTransitionRefused
-from mcp_platform.application.interactive import InputRequired
 from mcp_platform.application.tasks.budget import questions_refusal
+from mcp_platform.application.tasks.ports import TaskNotFound, TaskRepository, TaskTransitionRefused
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.call import CallContext, TransportSession
 from mcp_platform.protocol.catalog import Catalog
+from mcp_platform.protocol.input_required import InputRequired
 from mcp_platform.protocol.interactive import InputRequest, check_answer
 from mcp_platform.protocol.jsonrpc import TOOL_FAILED, UNAVAILABLE, JsonRpcError, Request
 from mcp_platform.protocol.tasks import CANCELLED, COMPLETED, FAILED, WORKING, Task
@@ -66,7 +66,7 @@ class TaskAnswers:
 class TaskWorker:
     def __init__(
         self,
-        store: TaskStore,
+        store: TaskRepository,
         runner: ToolCallRunner,
         catalog: Catalog,
         flush: Flush,

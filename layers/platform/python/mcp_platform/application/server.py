@@ -1,40 +1,37 @@
-"""Protocol dispatch: one JSON-RPC request in, one result (or JsonRpcError) out.
+"""The MCP server's use cases behind the dispatch table: one JSON-RPC request in, one result
+(or JsonRpcError) out.
 
 Knows nothing about HTTP: the transport builds a :class:`~mcp_platform.protocol.call.CallContext`,
 asks :meth:`McpServer.bind` what the request needs of it (:mod:`mcp_platform.protocol.binding`) and
-renders what the request's work returns. Method sets differ per era: ``initialize``, ``ping``
-and ``logging/setLevel`` exist only in the 2025 revisions; ``server/discover`` only in
-2026-07-28, where every result also carries ``resultType`` and list results carry
-``ttlMs``/``cacheScope``.
+renders what the request's work returns. Which method serves a request, what is advertised and
+how a result is finished is the protocol's dispatch table (:mod:`mcp_platform.protocol.dispatch`);
+here a tools/call runs (the tool-call runner, or a task of the tasks extension) and a request
+that may ask its client opens its interaction (2026 rounds, 2025 requests on the call's stream).
+The features over storage (resource subscriptions, tasks) load only where they are on.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from mcp_platform.application.interactive import INPUT_METHODS, InputRequired
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.binding import BoundRequest, Work, refusal
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.context import LOG_LEVELS, Services, ToolContext
-from mcp_platform.protocol.features import FEATURES
-from mcp_platform.protocol.handshake import Initialized, transport_session_attributes
-from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError, Request
-from mcp_platform.protocol.pagination import LIST_TTL_MS, page
+from mcp_platform.protocol.dispatch import Dispatch, Handler
+from mcp_platform.protocol.features import FEATURES, Feature, ResourcesFeature
+from mcp_platform.protocol.handshake import Initialized
+from mcp_platform.protocol.input_required import INPUT_METHODS, InputRequired
+from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
 from mcp_platform.protocol.preparation import PreparedCall, require_client_capabilities
 from mcp_platform.protocol.tools import ToolCatalog
-from mcp_platform.protocol.versions import MODERN_VERSIONS
 
 if TYPE_CHECKING:  # the tasks extension loads only where it is deployed
     from mcp_platform.protocol.tasks import TaskRequest
-
-SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
-
-Handler = Callable[[Request, CallContext], Awaitable[dict[str, Any]]]
 
 
 class McpServer:
@@ -50,61 +47,42 @@ class McpServer:
         services: Services | None = None,
         extensions: Mapping[str, dict[str, Any]] | None = None,
     ) -> None:
-        self.extensions = dict(extensions or {})
-        """Extensions advertised in 2026 capabilities beside the features' own (e.g. the OAuth
-        client-credentials extension: served by the authorization server, not by a method here)."""
         self.catalog = catalog if isinstance(catalog, Catalog) else Catalog(tools=catalog)
         self.runner = runner
         self.services = services or runner.services
-        self.server_info = {"name": name, "version": version}
-        self.instructions = instructions
         self.page_size = page_size
-        # Only features with something to serve register methods and advertise a capability.
-        self.features = [f for f in (cls(self.catalog, self.services, page_size) for cls in FEATURES) if f.active]
-        common: dict[str, Handler] = {"tools/list": self._tools_list}
-        legacy: dict[str, Handler] = {"ping": self._ping, "logging/setLevel": self._set_level}
-        modern: dict[str, Handler] = {"server/discover": self._discover}
-        for feature in self.features:
-            common.update(feature.methods())
-            legacy.update(feature.legacy_methods())
-            modern.update(feature.modern_methods())
-        self._legacy: dict[str, Handler] = {**common, **legacy}
-        self._modern: dict[str, Handler] = {**common, **modern}
+        features: list[Feature] = [cls(self.catalog, self.services, page_size) for cls in FEATURES]
+        features += self._use_case_features(features)
+        self.dispatch = Dispatch(
+            features, server_info={"name": name, "version": version}, instructions=instructions, extensions=extensions
+        )
+        self.features = self.dispatch.features
+        """The active features (the streams notify about the lists they serve)."""
+        self.server_info = self.dispatch.server_info
+
+    def _use_case_features(self, catalog_features: list[Feature]) -> list[Feature]:
+        """The features over storage, each imported only where it is on (cold start)."""
+        added: list[Feature] = [LogLevelFeature(self.runner)]
+        resources = next(f for f in catalog_features if isinstance(f, ResourcesFeature))
+        if self.services.notifications is not None and resources.active:
+            from mcp_platform.application.subscriptions import SubscriptionsFeature
+
+            added.append(SubscriptionsFeature(self.services.notifications, resources.readable))
+        if self.services.tasks is not None:
+            from mcp_platform.application.tasks.service import TasksFeature
+
+            added.append(TasksFeature(self.services.tasks))
+        return added
 
     def capabilities(self, modern: bool) -> dict[str, Any]:
-        # listChanged only when the notification streams that deliver it are on (stack option).
-        capabilities: dict[str, Any] = {"tools": {"listChanged": self.services.notifications is not None}}
-        for feature in self.features:
-            advertised = feature.capability(modern)
-            if advertised is not None:
-                capabilities[feature.capability_key] = advertised
-        if modern and self.extensions:  # undefined on the 2025 wire, as the tasks extension
-            capabilities["extensions"] = {**capabilities.get("extensions", {}), **self.extensions}
-        if not modern:
-            capabilities["logging"] = {}
-        return capabilities
+        return self.dispatch.capabilities(modern)
 
     def initialize(self, request: Request) -> Initialized:
-        """2025 initialize: what the new transport session keeps, and the InitializeResult.
-        Raises -32602 for params initialize cannot accept (nothing is stored then)."""
-        attributes = transport_session_attributes(request.params)
-        return Initialized(attributes, self.initialize_result(attributes["protocol_version"]))
-
-    def initialize_result(self, version: str) -> dict[str, Any]:
-        result: dict[str, Any] = {
-            "protocolVersion": version,
-            "capabilities": self.capabilities(modern=False),
-            "serverInfo": self.server_info,
-        }
-        if self.instructions:
-            result["instructions"] = self.instructions
-        return result
+        """2025 initialize: what the new transport session keeps, and the InitializeResult."""
+        return self.dispatch.initialize(request)
 
     def handler_for(self, method: str, modern: bool) -> Handler:
-        handler = (self._modern if modern else self._legacy).get(method)
-        if handler is None:
-            raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
-        return handler
+        return self.dispatch.handler_for(method, modern)
 
     def bind(self, request: Request, call: CallContext) -> BoundRequest:
         """Match the request to what serves it, with no I/O and no refusal: what can refuse it
@@ -164,7 +142,7 @@ class McpServer:
             return False
         if self.services.tasks is None:
             if prepared.spec.task_support == "required":
-                from mcp_platform.application.tasks.service import missing_extension
+                from mcp_platform.protocol.tasks import missing_extension
 
                 raise missing_extension(f"Tool {prepared.spec.name} runs only as a task, and tasks are not deployed")
             return False
@@ -211,27 +189,23 @@ class McpServer:
         return await work()
 
     def _finish(self, result: dict[str, Any], call: CallContext) -> dict[str, Any]:
-        if call.modern:
-            result.setdefault("resultType", "complete")
-            # 2026-07-28: servers SHOULD identify themselves on every result.
-            result["_meta"] = {**result.get("_meta", {}), SERVER_INFO_META_KEY: self.server_info}
-        return result
+        return self.dispatch.finish(result, call)
 
-    # -- methods -------------------------------------------------------------------------------
-    async def _ping(self, request: Request, call: CallContext) -> dict[str, Any]:
-        return {}
 
-    async def _discover(self, request: Request, call: CallContext) -> dict[str, Any]:
-        result: dict[str, Any] = {
-            "supportedVersions": list(MODERN_VERSIONS),
-            "capabilities": self.capabilities(modern=True),
-            "serverInfo": self.server_info,
-            "ttlMs": LIST_TTL_MS,
-            "cacheScope": "public",
-        }
-        if self.instructions:
-            result["instructions"] = self.instructions
-        return result
+class LogLevelFeature(Feature):
+    """2025 ``logging/setLevel``: the level is kept with the transport session (2026-07-28
+    carries it on each request instead)."""
+
+    capability_key = "logging"
+
+    def __init__(self, runner: ToolCallRunner) -> None:
+        self.runner = runner
+
+    def capability(self, modern: bool) -> dict[str, Any] | None:
+        return None if modern else {}
+
+    def legacy_methods(self) -> Mapping[str, Handler]:
+        return {"logging/setLevel": self._set_level}
 
     async def _set_level(self, request: Request, call: CallContext) -> dict[str, Any]:
         level = request.params.get("level")
@@ -240,12 +214,6 @@ class McpServer:
         if call.transport_session is not None:
             await self.runner.set_log_level(call.transport_session, level, call.principal)
         return {}
-
-    async def _tools_list(self, request: Request, call: CallContext) -> dict[str, Any]:
-        # S5: no AWS call; S6: paginated with an opaque cursor.
-        return page(
-            "tools", self.catalog.tools.listing(), request.params.get("cursor"), self.page_size, modern=call.modern
-        )
 
 
 @functools.cache

@@ -1,0 +1,26 @@
+"""What the dispatch must recognise of the interactive API, loaded at start (the API itself,
+:mod:`mcp_platform.protocol.interactive`, loads on a tool's first question).
+
+2026-07-28 answers a request whose run needs input with an ``InputRequiredResult``: only the
+methods in :data:`INPUT_METHODS` may, and a run signals it with :class:`InputRequired`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mcp_platform.protocol.interactive import InputRequest
+
+INPUT_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+"""2026-07-28: the requests that may answer InputRequiredResult (mrtr.mdx, "Supported Requests")."""
+
+
+class InputRequired(Exception):
+    """2026-07-28: the run needs answers the request does not carry; the server answers an
+    InputRequiredResult asking ``requests``. Never committed, never cached."""
+
+    def __init__(self, requests: Mapping[str, InputRequest]) -> None:
+        super().__init__(f"input required: {', '.join(requests)}")
+        self.requests = dict(requests)
