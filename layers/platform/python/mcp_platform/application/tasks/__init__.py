@@ -1,7 +1,9 @@
 """The tasks extension (``io.modelcontextprotocol/tasks``): long tool calls as durable tasks.
 
-* :mod:`.model`: the task and its wire shapes;
-* :mod:`.store`: task items in the session table, every transition conditional;
+* ``protocol.tasks``: the task and its wire shapes;
+* :mod:`.ports`: what the use cases need of the task items (``adapters.dynamodb.tasks``, every
+  transition conditional) and of the queue;
+* :mod:`.budget`: what one task item may hold, part by part;
 * :mod:`.service`: the endpoint's side: create on tools/call, ``tasks/get|update|cancel``;
 * :mod:`.worker`: the task worker function's side: run the call, record its outcome.
 
