@@ -27,8 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_platform.application.interactive.digests import question_digest
 from mcp_platform.application.interactive.ports import ReplyStore
-from mcp_platform.application.interactive.rounds import question_digest
 from mcp_platform.application.sessions.errors import SessionStoreError
 from mcp_platform.protocol.admission import Inadmissible, check_storable
 from mcp_platform.protocol.call import CallContext, discard_notification

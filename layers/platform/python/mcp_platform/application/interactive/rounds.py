@@ -15,12 +15,11 @@ a replay of an idempotent call that already committed is answered from its marke
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from mcp_platform.application.interactive.digests import question_digest, salient_digest
 from mcp_platform.application.interactive.ports import StateKeysMissing
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.input_required import InputRequired
@@ -33,23 +32,6 @@ if TYPE_CHECKING:
     from mcp_platform.application.interactive.state import Binding
 
 logger = logging.getLogger(__name__)
-
-
-def _digest(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def salient_digest(request: Request) -> str:
-    """What identifies the originating request: its target and arguments (not ``_meta``, not
-    the round's own ``inputResponses``/``requestState``)."""
-    if request.method == "resources/read":
-        return _digest({"uri": request.params.get("uri")})
-    return _digest({"name": request.params.get("name"), "arguments": request.params.get("arguments") or {}})
-
-
-def question_digest(request: InputRequest) -> str:
-    return _digest(request.to_wire())
 
 
 class RoundInteraction:

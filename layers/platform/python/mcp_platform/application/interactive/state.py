@@ -45,7 +45,7 @@ class Binding:
     principal: str
     method: str
     digest: str
-    """sha256 of the request's salient parameters (``rounds.salient_digest``)."""
+    """sha256 of the request's salient parameters (``digests.salient_digest``)."""
 
 
 @dataclass(frozen=True)
