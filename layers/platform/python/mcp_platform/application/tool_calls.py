@@ -200,20 +200,18 @@ class ToolCallRunner:
             raise
 
     def _context(self, prepared: PreparedCall, call: CallContext, session: Any) -> ToolContext:
-        # Positional, in ToolContext's field order: a class called with keywords gathers them
-        # into a dict first, some 5,000 instructions more per call (README, performance).
         return ToolContext(
-            call.principal,
-            self.services,
-            session,
-            prepared.tool_call_id,
-            prepared.progress_token,
-            call.log_level,
-            call.notify,
-            call.cancelled,
-            prepared.spec.effect,
-            call.interaction,  # per request: a rerun after a lost race reuses its answers
-            call.client_capabilities,
+            principal=call.principal,
+            services=self.services,
+            loaded_session=session,
+            tool_call_id=prepared.tool_call_id,
+            progress_token=prepared.progress_token,
+            log_level=call.log_level,
+            notify=call.notify,
+            cancelled=call.cancelled,
+            effect=prepared.spec.effect,
+            interaction=call.interaction,  # per request: a rerun after a lost race reuses its answers
+            client_capabilities=call.client_capabilities,
         )
 
     def call_limit(self, spec: ToolSpec) -> float:

@@ -72,15 +72,15 @@ def prepare_call(request: Request, call: CallContext, catalog: ToolCatalog) -> P
             check_progress_token(token)
         except Inadmissible as exc:
             raise JsonRpcError(INVALID_PARAMS, str(exc)) from exc
-    return PreparedCall(  # positional, in field order: keywords would be gathered into a dict first
-        spec,
-        _without_handle(arguments),
-        session_id,
-        _tool_call_id(request, call, spec, session_id, digest),
-        token if isinstance(token, (str, int)) and not isinstance(token, bool) else None,
-        request_bytes,
-        invalid,
-        digest,
+    return PreparedCall(
+        spec=spec,
+        arguments=_without_handle(arguments),
+        session_id=session_id,
+        tool_call_id=_tool_call_id(request, call, spec, session_id, digest),
+        progress_token=token if isinstance(token, (str, int)) and not isinstance(token, bool) else None,
+        request_bytes=request_bytes,
+        invalid_arguments=invalid,
+        request_hash=digest,
     )
 
 

@@ -124,10 +124,13 @@ class McpServer:
             and prepared.invalid_arguments is None  # refused before any read
             and prepared.session_id == call.transport_session_id
         )
-        # Positional (request, admit, streams, validates_transport_session): keywords would be
-        # gathered into a dict first. It streams: progress, logs and 2025 questions travel on
-        # the call's stream.
-        return BoundRequest(request, lambda: self._admit_tool_call(request, prepared, call), True, on_transport_session)
+        # It streams: progress, logs and 2025 questions travel on the call's stream.
+        return BoundRequest(
+            request=request,
+            admit=lambda: self._admit_tool_call(request, prepared, call),
+            streams=True,
+            validates_transport_session=on_transport_session,
+        )
 
     async def _admit_tool_call(self, request: Request, prepared: PreparedCall, call: CallContext) -> Work:
         await self.runner.load(prepared, call)

@@ -210,7 +210,13 @@ class McpEndpoint(HandshakeEra):
             exc.request_id = message.id
             raise
         declared = message.meta.get(CLIENT_CAPABILITIES_META_KEY)
-        call = CallContext(principal, version, True, log_level, declared if isinstance(declared, dict) else {})
+        call = CallContext(
+            principal=principal,
+            protocol_version=version,
+            modern=True,
+            log_level=log_level,
+            client_capabilities=declared if isinstance(declared, dict) else {},
+        )
         if message.method == "subscriptions/listen" and self.listener is not None:
             await self.listener.listen(request, message, principal, receive, send, cors)  # off: -32601 below
             return
