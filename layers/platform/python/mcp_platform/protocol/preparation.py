@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mcp_platform.adapters.dynamodb.sessions._core import CALL_RECORD_BUDGET_BYTES
+from mcp_platform.protocol import compact_json
 from mcp_platform.protocol.admission import Inadmissible, check_progress_token, check_storable, check_text
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, JsonRpcError, Request
 from mcp_platform.protocol.tools import ToolCatalog, ToolSpec
@@ -92,7 +93,7 @@ def _without_handle(arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 def _canonical(arguments: dict[str, Any]) -> str:
-    return json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
+    return compact_json.canonical(arguments, default=str)
 
 
 def admit_arguments(arguments: dict[str, Any], budget: int = CALL_RECORD_BUDGET_BYTES) -> int:

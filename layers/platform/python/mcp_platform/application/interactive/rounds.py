@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from mcp_platform.application.interactive import InputRequired
+from mcp_platform.protocol import compact_json
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.interactive import InputRequest, InvalidInputResponse, check_answer
 from mcp_platform.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, LIMIT_EXCEEDED, JsonRpcError, Request
@@ -35,7 +35,7 @@ logger = logging.getLogger(__name__)
 
 
 def _digest(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str)
+    text = compact_json.canonical(value, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
