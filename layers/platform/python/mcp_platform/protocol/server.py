@@ -206,7 +206,10 @@ class McpServer:
         try:
             return await work
         except InputRequired as needed:
-            return await _rounds().input_required_result(needed, request, call, self.services.interactive)
+            result: dict[str, Any] = await _rounds().input_required_result(
+                needed, request, call, self.services.interactive
+            )
+            return result
 
     async def handle(self, request: Request, call: CallContext) -> dict[str, Any]:
         """The request's result, or its JsonRpcError: the transport-free path."""
