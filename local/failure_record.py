@@ -8,10 +8,10 @@ stream with GetShardIterator(AT_SEQUENCE_NUMBER) while the stream still retains 
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
 from typing import Any
 
 from mcp_platform.application.events.lambda_records import SourceKind, arrival_of, sequence_of
+from mcp_platform.protocol.clock import iso_utc
 
 RETRIES_EXHAUSTED = "RetryAttemptsExhausted"
 RECORD_AGE_EXCEEDED = "RecordAgeExceeded"
@@ -55,4 +55,4 @@ def failure_record(
 
 
 def _iso(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return iso_utc(epoch, "milliseconds")

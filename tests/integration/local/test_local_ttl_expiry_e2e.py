@@ -25,8 +25,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 from local.resources import local_name
 from mcp_platform.adapters.dynamodb import table_schema as ts
-from mcp_platform.application.events.schema import ToolCallEvent, utc_now_iso
+from mcp_platform.application.events.schema import ToolCallEvent
 from mcp_platform.application.events.stream_events import SessionExpiredEvent, decode_stream_event
+from mcp_platform.protocol.clock import utc_now_iso
 from tests.support.kinesis import read_whole_stream
 from tests.support.local_platform import LocalPlatform, local_platform, wait_for
 

@@ -1,5 +1,5 @@
-"""iso_utc formats the date-time once per second and appends the microseconds: it must give
-byte-for-byte the text datetime gives (the record sort keys and the events both use it)."""
+"""iso_utc is the platform's one spelling of an instant: fixed-width microseconds and ``Z`` by
+default (the record sort keys and the events both use it), milliseconds for the audit trail."""
 
 from __future__ import annotations
 
@@ -21,8 +21,15 @@ def test_iso_utc_is_datetimes_text_for_any_instant(epoch_seconds: float) -> None
     assert iso_utc(epoch_seconds) == _datetime_text(epoch_seconds)
 
 
-def test_the_cached_second_never_leaks_into_another_second() -> None:
+def test_an_instant_rounding_up_lands_in_the_next_second() -> None:
     # Given two instants in neighbouring seconds, and one rounding up into the next second
     for instant in (1_800_000_000.999999, 1_800_000_001.000001, 1_800_000_000.9999996, 1_799_999_999.5):
         assert iso_utc(instant) == _datetime_text(instant)
     assert iso_utc(1_800_000_000.9999996) == "2027-01-15T08:00:01.000000Z"
+
+
+def test_milliseconds_truncate_to_a_fixed_width() -> None:
+    # The audit trail's sort key: always three digits, never rounded into the next millisecond
+    assert iso_utc(1_800_000_000.9999, "milliseconds") == "2027-01-15T08:00:00.999Z"
+    assert iso_utc(1_800_000_000.0, "milliseconds") == "2027-01-15T08:00:00.000Z"
+    assert iso_utc(1_800_000_000.0, "auto") == "2027-01-15T08:00:00Z"

@@ -9,6 +9,7 @@ import json
 import math
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -152,3 +153,20 @@ def test_a_repeat_hidden_behind_an_escaped_colon_is_still_found() -> None:
     """The count screen alone would pass this: one member dropped, one colon added by an escape."""
     data = b'{"a":1,"a":2,"b":"\\u003a"}'
     assert compact_json.repeated_key(data, compact_json.loads(data)) == "a"
+
+
+def test_the_canonical_text_sorts_keys_escapes_non_ascii_and_has_no_whitespace() -> None:
+    # Digests and idempotency tokens are computed from it: the text itself must never change
+    assert compact_json.canonical({"b": [1, "é"], "a": None}) == '{"a":null,"b":[1,"\\u00e9"]}'
+
+
+def test_the_canonical_text_is_equal_for_equal_values_in_any_key_order() -> None:
+    assert compact_json.canonical({"x": 1, "y": {"q": 2, "p": 3}}) == compact_json.canonical(
+        {"y": {"p": 3, "q": 2}, "x": 1}
+    )
+
+
+def test_the_canonical_text_refuses_what_json_has_no_type_for_unless_told_how_to_write_it() -> None:
+    with pytest.raises(TypeError):
+        compact_json.canonical({"when": object})
+    assert compact_json.canonical({"n": {1, 2}}, default=sorted) == '{"n":[1,2]}'

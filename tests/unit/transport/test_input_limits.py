@@ -210,3 +210,23 @@ def test_f8_countdown_declares_a_limit_far_below_the_cap_and_refuses_work_past_i
     assert spec is not None and spec.max_seconds is not None and spec.max_seconds <= 120
     result = _run(spec, ToolCallRunner(Services()), {"steps": 100, "interval_ms": 10_000})
     assert result["isError"] and "max_seconds" in result["content"][0]["text"]
+
+
+def test_f7_the_body_timeout_bounds_the_whole_body_not_each_chunk() -> None:
+    """A client dripping chunks, each well within the timeout, is still cut off once the whole
+    body has taken longer than it."""
+
+    async def receive() -> dict[str, Any]:
+        await asyncio.sleep(0.02)
+        return {"type": "http.request", "body": b" ", "more_body": True}  # never the last chunk
+
+    with pytest.raises(HttpError) as refused:
+        asyncio.run(read_body(receive, 1024, None, timeout_seconds=0.1))
+    assert refused.value.status == 408
+
+
+def test_f7_a_buffered_body_is_read_without_a_timeout() -> None:
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"{}", "more_body": False}
+
+    assert asyncio.run(read_body(receive, 1024, "2", timeout_seconds=None)) == b"{}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 
@@ -247,7 +247,6 @@ class Settings:
     aws_endpoint_url: str = ""
     service_name: str = "mcp-platform"
     metrics_namespace: str = "McpPlatform"
-    extra: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def auth_modes(self) -> frozenset[str]:

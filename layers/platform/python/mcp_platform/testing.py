@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -31,6 +30,7 @@ from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.application.sessions.errors import SessionNotFound
 from mcp_platform.application.sessions.model import ConditionCheck, ExtraPut, Session
 from mcp_platform.protocol.catalog import spec_of
+from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock
 from mcp_platform.protocol.context import Services, ToolContext
 from mcp_platform.protocol.conversion import jsonable
 from mcp_platform.protocol.prompts import PromptSpec, messages
@@ -47,7 +47,7 @@ class InMemorySessions:
     (``create_session``, ``get_session``), in memory: another principal's session, an unknown
     one and an expired one are all ``SessionNotFound``, as in the table (D6)."""
 
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, clock: Clock = SYSTEM_CLOCK) -> None:
         self.sessions: dict[str, Session] = {}
         self._clock = clock
 
@@ -65,7 +65,7 @@ class InMemorySessions:
             owner=owner,
             status=ts.STATUS_ACTIVE,
             version=1,
-            ttl=int(self._clock()) + SESSION_SECONDS,
+            ttl=int(self._clock.now()) + SESSION_SECONDS,
             context=list(context or []),
             kind=kind,
             attributes=dict(attributes or {}),
@@ -75,7 +75,7 @@ class InMemorySessions:
 
     def get_session(self, session_id: str, *, owner: str | None = None, consistent: bool = True) -> Session:
         found = self.sessions.get(session_id)
-        if found is None or (owner is not None and found.owner != owner) or not found.is_alive(self._clock()):
+        if found is None or (owner is not None and found.owner != owner) or not found.is_alive(self._clock.now()):
             raise SessionNotFound(session_id)
         return found
 

@@ -1,61 +1,48 @@
-"""Blocking AWS calls on a request's critical path: in a worker thread only when it buys something.
+"""How a blocking call (boto3/botocore waiting on the network) is run from async code: a strategy
+chosen once, at the composition root, and handed to whatever makes such calls.
 
-A worker-thread hop (``asyncio.to_thread``) keeps the event loop free for other requests while
-boto3 waits on the network; it costs a thread handoff each way (tens to hundreds of µs of CPU and
-wake-up latency). On Lambda one execution environment serves one request at a time, so nobody
-else is waiting for the loop: there the hop is pure overhead. :func:`call` therefore runs the
-function inline while the HTTP request calling it is the only one in flight on this process
-(:func:`request` counts them), and in a worker thread otherwise (local servers, tests and
-benchmarks with concurrent requests). Paths that must stay bounded by the loop's own timers
-(the shutdown flush) use ``asyncio.to_thread`` directly: no request is in flight there, so
-:func:`call` would hop anyway.
+* :class:`InThread` (the default): in a worker thread (``asyncio.to_thread``), so the event loop
+  stays free for other requests while the call waits. Right wherever one process serves
+  concurrent requests: local servers, tests, benchmarks.
+* :class:`Inline`: on the event loop itself. Right where one process serves one request at a
+  time (Lambda: one request per execution environment), where nobody else waits for the loop
+  and the thread handoff each way is pure overhead. An inline call delays the loop's timers
+  (keep-alive comments, the duration cap, a client disconnect) until it returns; botocore's
+  connect and read timeouts bound it.
 
-A call run inline delays the loop's timers (keep-alive comments, the duration cap, a client
-disconnect) until it returns; botocore's connect/read timeouts bound it.
+Paths that must stay bounded by the loop's own timers (the shutdown flush) use
+``asyncio.to_thread`` directly, whatever the strategy.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import ParamSpec, Protocol, TypeVar
 
+P = ParamSpec("P")
 T = TypeVar("T")
 
-_in_flight = 0
+
+class Blocking(Protocol):
+    """Runs ``function(*args, **kwargs)`` for async code; exceptions propagate."""
+
+    async def __call__(self, function: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T: ...
 
 
-class _InFlight:
-    """Counts one HTTP request in flight for the duration of the block (a plain class: a
-    generator-based context manager cost ~1 us on every request)."""
+class InThread:
+    """In a worker thread: the loop serves other requests meanwhile."""
 
-    __slots__ = ()
-
-    def __enter__(self) -> None:
-        global _in_flight
-        _in_flight += 1
-
-    def __exit__(self, *exc_info: object) -> None:
-        global _in_flight
-        _in_flight -= 1
+    async def __call__(self, function: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return await asyncio.to_thread(function, *args, **kwargs)
 
 
-_IN_FLIGHT = _InFlight()
+class Inline:
+    """On the event loop: for a process that serves one request at a time."""
 
-
-def request() -> _InFlight:
-    """``with request():`` counts one HTTP request in flight for the duration of the block."""
-    return _IN_FLIGHT
-
-
-def alone() -> bool:
-    """True while exactly one request is in flight (the caller's): blocking harms nobody."""
-    return _in_flight == 1
-
-
-async def call(function: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
-    """``function(*args, **kwargs)``: inline when the calling request is alone, else in a worker
-    thread. Exceptions propagate either way."""
-    if _in_flight == 1:
+    async def __call__(self, function: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         return function(*args, **kwargs)
-    return await asyncio.to_thread(function, *args, **kwargs)
+
+
+IN_THREAD = InThread()
+INLINE = Inline()

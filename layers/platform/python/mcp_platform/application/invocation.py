@@ -12,7 +12,6 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from mcp_platform.application.deadlines import first_step
 from mcp_platform.application.effects import is_throttle, unavailable
 from mcp_platform.application.events.schema import SCHEMA_VERSION, STATUS_ERROR, STATUS_OK
 from mcp_platform.protocol import compact_json
@@ -55,14 +54,10 @@ async def invoke(spec: ToolSpec, ctx: ToolContext, arguments: dict[str, Any], de
     """The tool's CallToolResult; a ``ToolError`` or the time limit (``deadline``, from
     :func:`call_limit` under ``cap``) give an isError result, any other failure a JsonRpcError
     (never committed, so a retry runs the tool again)."""
-    budget = None
+    budget = asyncio.timeout_at(deadline)
     try:
-        # A tool that returns without suspending needs no timer (mcp_platform.application.deadlines).
-        done, value = first_step(spec.run(ctx, **arguments))
-        if not done:
-            budget = asyncio.timeout_at(deadline)
-            async with budget:
-                value = await value
+        async with budget:
+            value = await spec.run(ctx, **arguments)
         return spec.to_result(value)
     except ToolError as exc:
         return error_result(str(exc))  # an expected failure: a result, committed as such
@@ -71,7 +66,7 @@ async def invoke(spec: ToolSpec, ctx: ToolContext, arguments: dict[str, Any], de
     except (JsonRpcError, InputRequired):
         raise  # a protocol answer, or a round that needs input (2026): neither is a tool failure
     except Exception as exc:
-        if isinstance(exc, TimeoutError) and budget is not None and budget.expired():
+        if isinstance(exc, TimeoutError) and budget.expired():
             # The request's budget, not a failure of the tool: only the outcome is recorded.
             ctx.context_append.clear()
             ctx.extra_puts.clear()

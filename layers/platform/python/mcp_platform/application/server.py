@@ -22,8 +22,8 @@ from mcp_platform.protocol.binding import BoundRequest, Work, refusal
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.context import LOG_LEVELS, Services, ToolContext
-from mcp_platform.protocol.dispatch import Dispatch, Handler
-from mcp_platform.protocol.features import FEATURES, Feature, ResourcesFeature
+from mcp_platform.protocol.dispatch import Dispatch
+from mcp_platform.protocol.features import FEATURES, Feature, Handler, ResourcesFeature
 from mcp_platform.protocol.handshake import Initialized
 from mcp_platform.protocol.input_required import INPUT_METHODS, InputRequired
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
@@ -102,10 +102,13 @@ class McpServer:
             and prepared.invalid_arguments is None  # refused before any read
             and prepared.session_id == call.transport_session_id
         )
-        # Positional (request, admit, streams, validates_transport_session): keywords would be
-        # gathered into a dict first. It streams: progress, logs and 2025 questions travel on
-        # the call's stream.
-        return BoundRequest(request, lambda: self._admit_tool_call(request, prepared, call), True, on_transport_session)
+        # It streams: progress, logs and 2025 questions travel on the call's stream.
+        return BoundRequest(
+            request=request,
+            admit=lambda: self._admit_tool_call(request, prepared, call),
+            streams=True,
+            validates_transport_session=on_transport_session,
+        )
 
     async def _admit_tool_call(self, request: Request, prepared: PreparedCall, call: CallContext) -> Work:
         await self.runner.load(prepared, call)
@@ -181,7 +184,10 @@ class McpServer:
         try:
             return await work
         except InputRequired as needed:
-            return await _rounds().input_required_result(needed, request, call, self.services.interactive)
+            result: dict[str, Any] = await _rounds().input_required_result(
+                needed, request, call, self.services.interactive
+            )
+            return result
 
     async def handle(self, request: Request, call: CallContext) -> dict[str, Any]:
         """The request's result, or its JsonRpcError: the transport-free path."""

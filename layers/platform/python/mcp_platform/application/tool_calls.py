@@ -24,11 +24,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import time
 from typing import Any, Protocol
 
 from mcp_platform.adapters.dynamodb.table_schema import KIND_TRANSPORT
-from mcp_platform.application import blocking
+from mcp_platform.application.blocking import IN_THREAD, Blocking
 from mcp_platform.application.effects import RERUN_BACKOFF, SessionLocks, store_error
 from mcp_platform.application.events.batching import partition_key
 from mcp_platform.application.invocation import DEFAULT_MAX_CALL_SECONDS, admit_result, call_event, call_limit, invoke
@@ -36,6 +35,7 @@ from mcp_platform.application.sessions import errors as session_errors
 from mcp_platform.application.sessions.model import ToolCall
 from mcp_platform.application.sessions.retry import Backoff
 from mcp_platform.protocol.call import CallContext
+from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock
 from mcp_platform.protocol.context import Services, ToolContext
 from mcp_platform.protocol.preparation import PreparedCall, prepare_call
 from mcp_platform.protocol.tools import APPEND_ONLY, READ_ONLY, ToolSpec, error_result
@@ -56,12 +56,14 @@ class ToolCallRunner:
         self,
         services: Services,
         events: EventSink | None = None,
-        clock: Any = time.time,
+        clock: Clock = SYSTEM_CLOCK,
         *,
         rerun_backoff: Backoff = RERUN_BACKOFF,
         max_call_seconds: float = DEFAULT_MAX_CALL_SECONDS,
+        blocking: Blocking = IN_THREAD,
     ) -> None:
         self.services = services
+        self.blocking = blocking
         self.events = events
         self._clock = clock
         self._rerun = rerun_backoff
@@ -85,7 +87,7 @@ class ToolCallRunner:
         if prepared.session_id is None or prepared.invalid_arguments is not None:
             return
         try:
-            session, prior = await blocking.call(
+            session, prior = await self.blocking(
                 self.services.sessions.load_for_tool_call,
                 prepared.session_id,
                 prepared.tool_call_id,
@@ -119,9 +121,9 @@ class ToolCallRunner:
             # recorded by ingest from its event (the record has no marker: a retry runs again).
             if session is not None:
                 session = await self._slide_expiry(session, call)
-            started = self._clock()
+            started = self._clock.now()
             result = await self._invoke(prepared, self._context(prepared, call, session))
-            self._record_event(prepared, call, result, started, self._clock())
+            self._record_event(prepared, call, result, started, self._clock.now())
             return result
         if prepared.spec.effect == APPEND_ONLY:
             return await self._run_and_commit(prepared, call, session, append_only=True)
@@ -135,7 +137,7 @@ class ToolCallRunner:
         never fails the read (the session was alive when loaded): it is logged, and the next
         read past half the lifetime tries again."""
         try:
-            slid: Any = await blocking.call(self.services.sessions.slide_expiry, session, owner=call.principal)
+            slid: Any = await self.blocking(self.services.sessions.slide_expiry, session, owner=call.principal)
         except session_errors.SessionStoreError as exc:
             logger.warning("sliding the expiry of a read session failed: %s", type(exc).__name__)
             return session
@@ -173,7 +175,7 @@ class ToolCallRunner:
     async def _reread(self, session: Any, call: CallContext) -> Any:
         """The session as stored now (X4: a consistent read decides the next commit's condition)."""
         try:
-            return await blocking.call(
+            return await self.blocking(
                 self.services.sessions.get_session, session.id, owner=call.principal, consistent=True
             )
         except session_errors.SessionStoreError as exc:
@@ -182,10 +184,10 @@ class ToolCallRunner:
     async def _run_and_commit(
         self, prepared: PreparedCall, call: CallContext, session: Any, *, append_only: bool
     ) -> dict[str, Any]:
-        started = self._clock()
+        started = self._clock.now()
         ctx = self._context(prepared, call, session)
         result = await self._invoke(prepared, ctx)
-        finished = self._clock()
+        finished = self._clock.now()
         # The commit and its event are one unit: a cancellation arriving now must not leave a
         # committed call without its event, so the pair runs shielded (``settle`` awaits it).
         commit = asyncio.ensure_future(
@@ -200,20 +202,18 @@ class ToolCallRunner:
             raise
 
     def _context(self, prepared: PreparedCall, call: CallContext, session: Any) -> ToolContext:
-        # Positional, in ToolContext's field order: a class called with keywords gathers them
-        # into a dict first, some 5,000 instructions more per call (README, performance).
         return ToolContext(
-            call.principal,
-            self.services,
-            session,
-            prepared.tool_call_id,
-            prepared.progress_token,
-            call.log_level,
-            call.notify,
-            call.cancelled,
-            prepared.spec.effect,
-            call.interaction,  # per request: a rerun after a lost race reuses its answers
-            call.client_capabilities,
+            principal=call.principal,
+            services=self.services,
+            loaded_session=session,
+            tool_call_id=prepared.tool_call_id,
+            progress_token=prepared.progress_token,
+            log_level=call.log_level,
+            notify=call.notify,
+            cancelled=call.cancelled,
+            effect=prepared.spec.effect,
+            interaction=call.interaction,  # per request: a rerun after a lost race reuses its answers
+            client_capabilities=call.client_capabilities,
         )
 
     def call_limit(self, spec: ToolSpec) -> float:

@@ -1,7 +1,14 @@
 """Composition root of the endpoint: settings + clients in, ASGI app out.
 
-Built once per process (module scope of the endpoint function) and reused by every warm
-request. Clients may be injected (tests, the local platform); defaults are built otherwise.
+Built once per process (module scope of ``functions/endpoint/endpoint_app.py``, and the local
+platform's endpoint) and reused by every warm request. The shared part (adapters, the tool-call
+runner, the tool-facing services) is :mod:`mcp_platform.bootstrap.runtime`; this module adds the
+HTTP side: the protocol server, authentication, the response streamer and the ASGI app.
+Clients may be injected (tests, the local platform); defaults are built on first use otherwise.
+
+What every start needs is imported at module level. What only an optional feature needs (OAuth
+and its facade, notification streams) is imported inside the function that builds it: a stack
+without the feature never loads it, which keeps the cold start down.
 """
 
 from __future__ import annotations
@@ -12,32 +19,30 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TextIO
 
-from mcp_platform.adapters.aws_clients import LazyClient
 from mcp_platform.adapters.dynamodb.api_keys import ApiKeyAuthenticator, ApiKeyStore
 from mcp_platform.adapters.dynamodb.cancellation import CancelFlags
 from mcp_platform.application.auth.base import CLIENT_CREDENTIALS_EXTENSION, Authenticator
 from mcp_platform.application.auth.loopback import LoopbackAuthenticator
+from mcp_platform.application.blocking import Blocking
 from mcp_platform.application.metrics import MetricsWriter
 from mcp_platform.application.server import McpServer
 from mcp_platform.application.tool_calls import ToolCallRunner
+from mcp_platform.bootstrap.runtime import build_runtime
 from mcp_platform.config import ConfigError, Settings
 from mcp_platform.protocol.catalog import Catalog
-from mcp_platform.protocol.context import Services
+from mcp_platform.protocol.features import ResourcesFeature
 from mcp_platform.transport.endpoint import McpEndpoint
 from mcp_platform.transport.security import RequestGuard, loopback_hosts
 from mcp_platform.transport.streaming import Flush, ResponseStreamer
 
 if TYPE_CHECKING:
-    from mcp_platform.adapters.dynamodb.replies import ClientReplies
-    from mcp_platform.adapters.dynamodb.request_state_vault import RequestStateVault
     from mcp_platform.adapters.dynamodb.sessions import SessionStore
     from mcp_platform.adapters.kinesis.producer import EventProducer
     from mcp_platform.application.auth.facade import LazyFacade
     from mcp_platform.application.auth.facade.signing import SigningKeys
     from mcp_platform.application.auth.resource import ProtectedResource
-    from mcp_platform.application.interactive.services import InteractiveServices
     from mcp_platform.application.notifications import Notifications
-    from mcp_platform.application.tasks.service import TaskService
+    from mcp_platform.transport.facade.server import FacadeApp
     from mcp_platform.transport.listen import NotificationStreams
 
 logger = logging.getLogger(__name__)
@@ -52,6 +57,7 @@ def build_protected_resource(settings: Settings, catalog: Catalog) -> ProtectedR
     """OAuth mode only; the metadata's ``scopes_supported`` includes every tool's scopes."""
     if settings.oauth is None:
         return None
+    # Optional feature: an API-key-only stack never loads the OAuth modules.
     from mcp_platform.application.auth.resource import ProtectedResource
 
     specs = (catalog.tools.get(name) for name in catalog.tools.names())
@@ -66,6 +72,7 @@ def build_authenticator(
     bind_host: str,
     resource: ProtectedResource | None = None,
     facade_keys: SigningKeys | None = None,
+    blocking: Blocking,
 ) -> Authenticator:
     if settings.auth_mode == "none":
         if os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):
@@ -74,7 +81,7 @@ def build_authenticator(
         if bind_host not in ("127.0.0.1", "localhost", "::1"):
             raise ConfigError("MCP_AUTH=none is accepted only on a loopback bind address")
         return LoopbackAuthenticator()
-    api_keys = ApiKeyAuthenticator(ApiKeyStore(settings.session_table, dynamodb))
+    api_keys = ApiKeyAuthenticator(ApiKeyStore(settings.session_table, dynamodb), blocking=blocking)
     if settings.oauth is None:
         return api_keys
     if resource is None:
@@ -90,7 +97,12 @@ def build_authenticator(
         from mcp_platform.application.auth.facade.tokens import FacadeTokens
 
         oauth = FacadeTokens(
-            oauth, resource, facade_keys, upstream_issuer=settings.oauth.issuer, required_scopes=settings.oauth.scopes
+            oauth,
+            resource,
+            facade_keys,
+            upstream_issuer=settings.oauth.issuer,
+            required_scopes=settings.oauth.scopes,
+            blocking=blocking,
         )
     return KeyOrToken(api_keys, oauth) if "api_key" in settings.auth_modes else oauth
 
@@ -102,13 +114,14 @@ class Facade:
 
 
 def build_facade(
-    settings: Settings, resource: ProtectedResource | None, store: SessionStore, secretsmanager: Any
+    settings: Settings, resource: ProtectedResource | None, store: SessionStore, secretsmanager: Any, blocking: Blocking
 ) -> Facade | None:
     """The OAuth authorization-server facade (``MCP_OAUTH_FACADE``): its keys now (the endpoint
     verifies its tokens), everything else on the first request to one of its paths."""
     facade_settings = settings.oauth.facade if settings.oauth is not None else None
     if facade_settings is None or resource is None:
         return None
+    # Optional feature: only a stack with the facade loads it.
     from mcp_platform.application.auth.facade import LazyFacade
     from mcp_platform.application.auth.facade.signing import SigningKeys
     from mcp_platform.application.interactive.keys import SecretKeyRing
@@ -116,7 +129,8 @@ def build_facade(
     keys = SigningKeys(SecretKeyRing(secretsmanager, facade_settings.keys_secret, label="OAuth facade key secret"))
     issuer = settings.oauth.issuer if settings.oauth is not None else ""
 
-    def build() -> Any:
+    def build() -> FacadeApp:
+        # On the first request to a facade path, not at start: most requests never reach it.
         from mcp_platform.adapters.dynamodb.facade_store import FacadeStore
         from mcp_platform.adapters.jwks import urllib_fetch
         from mcp_platform.adapters.upstream_idp import UpstreamClient
@@ -142,77 +156,9 @@ def build_facade(
             store.clock,
             machines=settings.oauth is not None and settings.oauth.client_credentials,
         )
-        return FacadeApp(server, resource, body_timeout_seconds=settings.body_timeout_seconds)
+        return FacadeApp(server, resource, body_timeout_seconds=settings.body_timeout_seconds, blocking=blocking)
 
     return Facade(LazyFacade(build), keys)
-
-
-@dataclass
-class Runtime:
-    """What the endpoint and the task worker share: the catalog, the services, the runner."""
-
-    catalog: Catalog
-    services: Services
-    runner: ToolCallRunner
-    producer: EventProducer | None
-    store: SessionStore
-    dynamodb: Any
-
-
-def build_runtime(
-    settings: Settings,
-    *packages: ModuleType,
-    dynamodb: Any | None = None,
-    kinesis: Any | None = None,
-    sqs: Any | None = None,
-    extra_services: dict[str, Any] | None = None,
-    secretsmanager: Any | None = None,
-    max_call_seconds: float | None = None,
-    dax: Any | None = None,
-) -> Runtime:
-    from mcp_platform.adapters.dynamodb.sessions import SessionStore
-    from mcp_platform.adapters.kinesis.producer import EventProducer
-    from mcp_platform.adapters.sqs.dead_letters import DeadLetterQueue
-
-    # Built on the first request that reads or writes the table (a session, an API key, a task):
-    # a stateless call never loads DynamoDB's service model (~40% of the process's start).
-    dynamodb = dynamodb or LazyClient("dynamodb", settings)
-    # ``dax``: an item cache to read and write items through (the local DAX stand-in); without
-    # it the DAX client is built when settings name a cluster (X3, X5).
-    store = SessionStore.from_settings(settings, dynamodb=dynamodb, dax=dax)
-    sqs = sqs or LazyClient("sqs", settings)
-    producer = event_reader = None
-    if settings.event_stream:
-        from mcp_platform.adapters.kinesis.shard_reader import ShardReader
-
-        kinesis = kinesis or LazyClient("kinesis", settings)
-        producer = EventProducer(
-            kinesis,
-            settings.event_stream,
-            DeadLetterQueue(sqs, settings.producer_dlq_url),
-            stream_arn=settings.event_stream_arn,
-        )
-        event_reader = ShardReader(kinesis, settings.event_stream)
-    audit_trail = None
-    if settings.audit_table:
-        from mcp_platform.application.audit.trail import AuditTrail
-
-        audit_trail = AuditTrail(dynamodb, settings.audit_table)
-    catalog = Catalog.discover(*packages)
-    notifications = build_notifications(settings, store, catalog) if settings.subscriptions else None
-    services = Services(
-        sessions=store,
-        audit_trail=audit_trail,
-        event_reader=event_reader,
-        extra=dict(extra_services or {}),
-        notifications=notifications,
-        interactive=build_interactive(settings, store, secretsmanager),
-        tasks=build_tasks(settings, store, sqs) if settings.task_queue_url else None,
-    )
-    # Every call, streamed or plain JSON, is bounded by the stream cap (a tool may declare less).
-    limit = max_call_seconds if max_call_seconds is not None else settings.stream_max_seconds
-    runner = ToolCallRunner(services, producer, max_call_seconds=limit)
-    return Runtime(catalog, services, runner, producer, store, dynamodb)
 
 
 def build_app(
@@ -224,11 +170,13 @@ def build_app(
     sqs: Any | None = None,
     bind_host: str = "127.0.0.1",
     port: int | None = None,
-    extra_services: dict[str, Any] | None = None,
     metrics_stream: TextIO | None = None,
     secretsmanager: Any | None = None,
     dax: Any | None = None,
+    blocking: Blocking | None = None,
 ) -> McpEndpoint:
+    """The endpoint serving ``tools_package`` and ``more_tools``; ``blocking`` overrides how
+    blocking AWS calls run (default: :func:`~mcp_platform.bootstrap.runtime.blocking_strategy`)."""
     runtime = build_runtime(
         settings,
         tools_package,
@@ -236,9 +184,9 @@ def build_app(
         dynamodb=dynamodb,
         kinesis=kinesis,
         sqs=sqs,
-        extra_services=extra_services,
         secretsmanager=secretsmanager,
         dax=dax,
+        blocking=blocking,
     )
     catalog, services, runner, producer = runtime.catalog, runtime.services, runtime.runner, runtime.producer
     machines = settings.oauth is not None and settings.oauth.client_credentials
@@ -261,9 +209,14 @@ def build_app(
         cancel_poll_seconds=settings.cancel_poll_seconds,
     )
     resource = build_protected_resource(settings, catalog)
-    facade = build_facade(settings, resource, runtime.store, secretsmanager or LazyClient("secretsmanager", settings))
+    facade = build_facade(settings, resource, runtime.store, runtime.secretsmanager, runtime.blocking)
     authenticator = build_authenticator(
-        settings, runtime.dynamodb, bind_host=bind_host, resource=resource, facade_keys=facade.keys if facade else None
+        settings,
+        runtime.dynamodb,
+        bind_host=bind_host,
+        resource=resource,
+        facade_keys=facade.keys if facade else None,
+        blocking=runtime.blocking,
     )
     return McpEndpoint(
         server,
@@ -276,69 +229,14 @@ def build_app(
         protected_resource=resource,
         listener=build_streams(settings, services.notifications, server) if services.notifications else None,
         facade=facade.app if facade else None,
-    )
-
-
-def build_tasks(settings: Settings, store: SessionStore, sqs: Any) -> TaskService:
-    """Tasks extension (the stack deploys the task worker and its queue): its items live in the
-    session table, through the store's gateway (retries, throttling typed as elsewhere)."""
-    from mcp_platform.adapters.dynamodb.tasks import TaskStore
-    from mcp_platform.application.tasks.service import TaskService
-
-    tasks = TaskStore(settings.session_table, store.gateway, clock=store.clock)
-    return TaskService(tasks, sqs, settings.task_queue_url, ttl_seconds=settings.task_ttl_seconds)
-
-
-def build_interactive(settings: Settings, store: SessionStore, secretsmanager: Any | None) -> InteractiveServices:
-    """Elicitation, sampling and roots for tools: nothing of it loads, and the request-state secret
-    is not read, until a request asks (the Secrets Manager client is built on first use too)."""
-    from mcp_platform.application.interactive.services import InteractiveServices
-
-    secrets_client = secretsmanager or LazyClient("secretsmanager", settings)
-
-    def vault() -> RequestStateVault:
-        from mcp_platform.adapters.dynamodb.request_state_vault import RequestStateVault
-        from mcp_platform.application.interactive.keys import SecretKeyRing
-        from mcp_platform.application.interactive.ports import StateKeysMissing
-
-        if not settings.request_state_secret:
-            raise StateKeysMissing("no request-state secret is configured (MCP_REQUEST_STATE_SECRET_ARN)")
-        keys = SecretKeyRing(secrets_client, settings.request_state_secret)
-        return RequestStateVault(keys, store.gateway, settings.session_table, clock=store.clock)
-
-    def replies() -> ClientReplies:
-        from mcp_platform.adapters.dynamodb.replies import ClientReplies
-
-        return ClientReplies(settings.session_table, store.gateway, clock=store.clock)
-
-    return InteractiveServices(
-        vault=vault, replies=replies, client_request_timeout_seconds=settings.client_request_timeout_seconds
-    )
-
-
-def build_notifications(settings: Settings, store: SessionStore, catalog: Catalog) -> Notifications:
-    """Stack option ``subscriptions``: the log and the subscription set, in the session table;
-    a resource's updates reach every subscriber or only the announcing principal's, by its
-    declared cache scope. Imported only when on: with it off nothing of it loads (cold start)."""
-    from functools import partial
-
-    from mcp_platform.adapters.dynamodb.notification_log import NotificationLog
-    from mcp_platform.adapters.dynamodb.subscriptions import SessionSubscriptions
-    from mcp_platform.application.notifications import Notifications
-    from mcp_platform.application.subscriptions import audience
-
-    table, gateway = settings.session_table, store.gateway
-    return Notifications(
-        NotificationLog(table, gateway, clock=store.clock),
-        SessionSubscriptions(table, gateway, clock=store.clock),
-        partial(audience, catalog),
+        blocking=runtime.blocking,
     )
 
 
 def build_streams(settings: Settings, notifications: Notifications, server: McpServer) -> NotificationStreams:
     """The GET and subscriptions/listen streams, notifying about what the server advertises."""
+    # Optional feature (stack option ``subscriptions``): loaded only when it is on.
     from mcp_platform.adapters.dynamodb.subscriptions import LiveSessions
-    from mcp_platform.protocol.features import ResourcesFeature
     from mcp_platform.transport.listen import NotificationStreams, Served
     from mcp_platform.transport.stream_pump import StreamPump
 

@@ -15,7 +15,7 @@ from typing import Any
 from mcp_platform.adapters.dynamodb.tasks import TaskStore
 from mcp_platform.application.tasks.worker import TaskWorker
 from mcp_platform.application.tool_calls import ToolCallRunner
-from mcp_platform.bootstrap.endpoint import build_runtime
+from mcp_platform.bootstrap.runtime import build_runtime
 from mcp_platform.config import Settings
 
 # A run is stopped this long before the invocation's own deadline, so its outcome is recorded.

@@ -49,8 +49,6 @@ class CallContext:
     would change each of those sites and decouple nothing.
     """
 
-    # The 2026 endpoint passes the first five positionally (a class called with keywords
-    # gathers them into a dict first): keep them first, in this order.
     principal: str
     protocol_version: str
     modern: bool

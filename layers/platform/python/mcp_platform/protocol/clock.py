@@ -1,10 +1,15 @@
-"""Injectable clock: the store never calls ``time.time()`` directly, so tests control expiry."""
+"""Time, in one shape and one spelling.
+
+The platform's one injectable clock is :class:`Clock` (``now()``: epoch seconds): a component that
+reads the wall clock takes one, so tests control expiry and timestamps. Instants are written as
+text only by :func:`iso_utc`."""
 
 from __future__ import annotations
 
 import threading
 import time
-from typing import Protocol
+from datetime import UTC, datetime
+from typing import Literal, Protocol
 
 
 class Clock(Protocol):
@@ -16,6 +21,9 @@ class Clock(Protocol):
 class SystemClock:
     def now(self) -> float:
         return time.time()
+
+
+SYSTEM_CLOCK = SystemClock()
 
 
 class ManualClock:
@@ -38,23 +46,20 @@ class ManualClock:
             self._now = epoch_seconds
 
 
-_second: tuple[int, str] = (-1, "")  # the last whole second formatted: (epoch second, text)
-_THREE_DIGITS = [f"{n:03d}" for n in range(1000)]  # the microseconds as two table lookups
+TimeSpec = Literal["microseconds", "milliseconds", "auto"]
 
 
-def iso_utc(epoch_seconds: float) -> str:
-    """Fixed-width ISO 8601 UTC (microseconds, ``Z``): sorts lexicographically in time order.
+def iso_utc(epoch_seconds: float, timespec: TimeSpec = "microseconds") -> str:
+    """ISO 8601 UTC text ending in ``Z``: the platform's one way to write an instant.
 
-    Called several times per tools/call (event, record sort key): the date-time part is
-    formatted once per second and the microseconds appended, a third of datetime's cost."""
-    global _second
-    whole = int(epoch_seconds)  # the floor: epoch seconds here are never negative
-    micros = round((epoch_seconds - whole) * 1_000_000)
-    if micros == 1_000_000:
-        whole, micros = whole + 1, 0
-    cached_second, prefix = _second  # one tuple: threads read a consistent pair
-    if cached_second != whole:
-        prefix = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
-        _second = (whole, prefix)
-    # Two lookups and a join: about 1,100 instructions fewer per call than "%06d" formatting.
-    return f"{prefix}.{_THREE_DIGITS[micros // 1000]}{_THREE_DIGITS[micros % 1000]}Z"
+    ``microseconds`` (the default) is fixed width, so the text sorts lexicographically in time
+    order: record sort keys, events, tasks. ``milliseconds`` is the audit trail's sort-key width
+    (existing items sort against new ones) and AWS's failure-record format; ``auto`` drops a zero
+    fraction (the session-expired summary's published format)."""
+    moment = datetime.fromtimestamp(epoch_seconds, tz=UTC)
+    return moment.isoformat(timespec=timespec).removesuffix("+00:00") + "Z"
+
+
+def utc_now_iso(clock: Clock | None = None) -> str:
+    """The current instant as :func:`iso_utc` writes it."""
+    return iso_utc((clock or SYSTEM_CLOCK).now())

@@ -19,6 +19,7 @@ Both keep the last of two members with one key; :func:`repeated_key` tells wheth
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -37,6 +38,14 @@ def dumps(value: Any) -> bytes:
         return orjson.dumps(value, default=str)
     except TypeError:  # orjson.JSONEncodeError is a TypeError: what orjson cannot write
         return _STANDARD.encode(value).encode("ascii")
+
+
+def canonical(value: Any, *, default: Callable[[Any], Any] | None = None) -> str:
+    """The platform's one canonical JSON text, for digests and idempotency tokens: keys sorted, no
+    whitespace, non-ASCII escaped, so equal values give equal text on every instance and release.
+    ``default`` writes what JSON has no type for (``str`` for a tool's arguments); without it such
+    a value is a TypeError. The standard library's, not orjson's: the text must never change."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=default)
 
 
 def loads(data: bytes) -> Any:

@@ -42,8 +42,6 @@ class Services:
 class ToolContext:
     """Per-call context handed to a tool as its ``ctx`` argument."""
 
-    # The fields the runner sets come first, in the order it passes them positionally
-    # (ToolCallRunner._context: a class called with keywords gathers them into a dict first).
     principal: str
     services: Services
     loaded_session: Any = None

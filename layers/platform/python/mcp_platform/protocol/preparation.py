@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mcp_platform.adapters.dynamodb.sessions._core import CALL_RECORD_BUDGET_BYTES
+from mcp_platform.protocol import compact_json
 from mcp_platform.protocol.admission import Inadmissible, check_progress_token, check_storable, check_text
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, JsonRpcError, Request
 from mcp_platform.protocol.tools import ToolCatalog, ToolSpec
@@ -72,15 +73,15 @@ def prepare_call(request: Request, call: CallContext, catalog: ToolCatalog) -> P
             check_progress_token(token)
         except Inadmissible as exc:
             raise JsonRpcError(INVALID_PARAMS, str(exc)) from exc
-    return PreparedCall(  # positional, in field order: keywords would be gathered into a dict first
-        spec,
-        _without_handle(arguments),
-        session_id,
-        _tool_call_id(request, call, spec, session_id, digest),
-        token if isinstance(token, (str, int)) and not isinstance(token, bool) else None,
-        request_bytes,
-        invalid,
-        digest,
+    return PreparedCall(
+        spec=spec,
+        arguments=_without_handle(arguments),
+        session_id=session_id,
+        tool_call_id=_tool_call_id(request, call, spec, session_id, digest),
+        progress_token=token if isinstance(token, (str, int)) and not isinstance(token, bool) else None,
+        request_bytes=request_bytes,
+        invalid_arguments=invalid,
+        request_hash=digest,
     )
 
 
@@ -92,7 +93,7 @@ def _without_handle(arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 def _canonical(arguments: dict[str, Any]) -> str:
-    return json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
+    return compact_json.canonical(arguments, default=str)
 
 
 def admit_arguments(arguments: dict[str, Any], budget: int = CALL_RECORD_BUDGET_BYTES) -> int:

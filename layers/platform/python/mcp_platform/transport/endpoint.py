@@ -16,8 +16,8 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from mcp_platform.adapters.dynamodb.cancellation import CancelFlags
-from mcp_platform.application import blocking
 from mcp_platform.application.auth.base import Authenticator, AuthError, Principal
+from mcp_platform.application.blocking import IN_THREAD, Blocking
 from mcp_platform.application.server import McpServer
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.jsonrpc import INTERNAL_ERROR, JsonRpcError, Request, is_response, parse_message
@@ -70,8 +70,11 @@ class McpEndpoint(HandshakeEra):
         protected_resource: ProtectedResource | None = None,
         listener: NotificationStreams | None = None,
         facade: LazyFacade | None = None,
+        blocking: Blocking = IN_THREAD,
     ) -> None:
         self.server = server
+        self.blocking = blocking
+        """How the 2025 transport-session check runs its blocking read (chosen by the composition root)."""
         self.facade = facade
         """OAuth facade on: its authorization-server paths are routed to it (auth/facade/)."""
         self.listener = listener
@@ -102,8 +105,7 @@ class McpEndpoint(HandshakeEra):
             await serve_metadata(self.protected_resource, HttpRequest(scope), send)  # public: no auth
             return
         if self.facade is not None and scope["path"] in self.facade.paths:
-            with blocking.request():  # the authorization server: public, it authenticates clients itself
-                await self.facade(scope, receive, send)
+            await self.facade(scope, receive, send)  # public: it authenticates clients itself
             return
         request = HttpRequest(scope)
         cors: dict[str, str] = {}
@@ -115,8 +117,7 @@ class McpEndpoint(HandshakeEra):
             await send(message)
 
         try:
-            with blocking.request():  # alone in flight: its AWS calls skip the thread hop
-                await self._route(request, receive, tracked_send, cors)
+            await self._route(request, receive, tracked_send, cors)
         except HttpError as exc:
             exc.headers.update(cors)
             await send_http_error(tracked_send, exc)
@@ -210,7 +211,13 @@ class McpEndpoint(HandshakeEra):
             exc.request_id = message.id
             raise
         declared = message.meta.get(CLIENT_CAPABILITIES_META_KEY)
-        call = CallContext(principal, version, True, log_level, declared if isinstance(declared, dict) else {})
+        call = CallContext(
+            principal=principal,
+            protocol_version=version,
+            modern=True,
+            log_level=log_level,
+            client_capabilities=declared if isinstance(declared, dict) else {},
+        )
         if message.method == "subscriptions/listen" and self.listener is not None:
             await self.listener.listen(request, message, principal, receive, send, cors)  # off: -32601 below
             return

@@ -16,7 +16,7 @@ from typing import Any
 
 from mcp_platform.adapters.dynamodb.cancellation import CancelFlags
 from mcp_platform.adapters.dynamodb.table_schema import KIND_TRANSPORT
-from mcp_platform.application import blocking
+from mcp_platform.application.blocking import Blocking
 from mcp_platform.application.server import McpServer
 from mcp_platform.application.sessions import errors as session_errors
 from mcp_platform.protocol.call import CallContext, TransportSession
@@ -34,6 +34,7 @@ class HandshakeEra:
 
     server: McpServer
     sessions: Any
+    blocking: Blocking
     streamer: ResponseStreamer
     cancel_flags: CancelFlags | None
     _inflight: dict[tuple[str, str, Any], asyncio.Event]
@@ -114,7 +115,7 @@ class HandshakeEra:
             # serves it): a cached live session is a safe answer (its owner never changes; it ends or
             # is extended only through writers that go through DAX), and a cached "missing" or
             # "expired" is confirmed by one consistent read inside get_session before any 404.
-            session = await blocking.call(self.sessions.get_session, session_id, owner=principal, consistent=False)
+            session = await self.blocking(self.sessions.get_session, session_id, owner=principal, consistent=False)
         except session_errors.SessionNotFound as exc:
             raise HttpError(404, "Session not found") from exc
         if session.kind != KIND_TRANSPORT:

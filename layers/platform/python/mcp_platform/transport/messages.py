@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 from typing import Any
 
-from mcp_platform.application.deadlines import first_step
 from mcp_platform.protocol import compact_json
 from mcp_platform.protocol.jsonrpc import INVALID_REQUEST, PARSE_ERROR, JsonRpcError, error_message
 
@@ -54,7 +52,7 @@ class HttpRequest:
         self.path: str = scope["path"]
         self._raw_headers: Headers = scope.get("headers", [])
         self.headers: dict[str, str] = {
-            _NAMES.get(name) or _header_name(name): value.decode("latin-1") for name, value in self._raw_headers
+            _header_name(name): value.decode("latin-1") for name, value in self._raw_headers
         }
         self.has_repeats = len(self.headers) != len(self._raw_headers)
         """Some header name appears more than once (the last value is in ``headers``)."""
@@ -70,26 +68,16 @@ class HttpRequest:
         return _accepts(self.headers.get("accept", ""), media_type)
 
 
-@functools.lru_cache(maxsize=256)
 def _accepts(accept: str, media_type: str) -> bool:
-    """Whether an Accept header admits ``media_type``: a client sends the same header on every
-    request, so each (header, type) pair is parsed once."""
+    """Whether an Accept header admits ``media_type``."""
     accepted = _accepted_ranges(accept)
     major = media_type.split("/")[0]
     return media_type in accepted or f"{major}/*" in accepted or "*/*" in accepted
 
 
-_NAMES: dict[bytes, str] = {}  # a header name as sent -> its lower-cased text
-_MAX_NAMES = 512  # clients send the same few names; a flood of invented ones stops being cached
-
-
 def _header_name(raw: bytes) -> str:
-    """``raw`` decoded and lower-cased, remembered: decoding every name of every request cost
-    more than the dictionary lookup that replaces it."""
-    name = raw.decode("latin-1").lower()
-    if len(_NAMES) < _MAX_NAMES:
-        _NAMES[raw] = name
-    return name
+    """A header name as the transport compares it: decoded and lower-cased."""
+    return raw.decode("latin-1").lower()
 
 
 def _accepted_ranges(accept: str) -> frozenset[str]:
@@ -110,7 +98,6 @@ async def read_body(receive: Any, limit: int, declared: str | None, timeout_seco
     a body still incomplete ``timeout_seconds`` after reading began: uvicorn waits for a declared
     Content-Length indefinitely, so a client that sends less would hold the connection forever.
     The 408 closes the connection (the unread rest of the body cannot be skipped)."""
-    deadline: float | None = None  # set when a read first has to wait
     if declared is not None:
         try:
             if int(declared) > limit:
@@ -119,19 +106,15 @@ async def read_body(receive: Any, limit: int, declared: str | None, timeout_seco
             raise HttpError(400, "Invalid Content-Length") from exc
     chunks: list[bytes] = []
     size = 0
+    # One deadline for the whole body, from when reading began (None: no limit).
+    deadline = None if timeout_seconds is None else asyncio.get_running_loop().time() + timeout_seconds
     while True:
-        budget = None
+        budget = asyncio.timeout_at(deadline)
         try:
-            # A body already buffered is returned without suspending: no timer (deadlines).
-            done, message = first_step(receive())
-            if not done:
-                if deadline is None and timeout_seconds is not None:
-                    deadline = asyncio.get_running_loop().time() + timeout_seconds
-                budget = asyncio.timeout_at(deadline)
-                async with budget:
-                    message = await message
+            async with budget:
+                message = await receive()
         except TimeoutError as exc:
-            if budget is None or not budget.expired():
+            if not budget.expired():
                 raise
             raise HttpError(
                 408, f"Request body not received within {timeout_seconds:g} s", headers={"connection": "close"}

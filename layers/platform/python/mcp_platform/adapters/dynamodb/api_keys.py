@@ -15,8 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
-from mcp_platform.application import blocking
 from mcp_platform.application.auth.base import OAUTH_PRINCIPAL_PREFIX, AuthError, Principal, bearer_token
+from mcp_platform.application.blocking import IN_THREAD, Blocking
 
 KEY_PREFIX = "mcpk_"
 CACHE_LIMIT = 1024
@@ -72,9 +72,15 @@ class ApiKeyStore:
 
 class ApiKeyAuthenticator:
     def __init__(
-        self, store: ApiKeyStore, cache_seconds: float = 60.0, clock: Callable[[], float] = time.monotonic
+        self,
+        store: ApiKeyStore,
+        cache_seconds: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        blocking: Blocking = IN_THREAD,
     ) -> None:
         self.store = store
+        self.blocking = blocking
         self.cache_seconds = cache_seconds
         self._clock = clock
         self._cache: OrderedDict[str, tuple[Principal, float]] = OrderedDict()  # digest: (who, until)
@@ -86,7 +92,7 @@ class ApiKeyAuthenticator:
         cached = self._cache.get(digest)
         if cached is not None and cached[1] > now:
             return cached[0]  # a frozen Principal: shared by the key's requests
-        principal = await blocking.call(self.store.principal_for, key)
+        principal = await self.blocking(self.store.principal_for, key)
         if principal is None or principal.startswith(OAUTH_PRINCIPAL_PREFIX):  # never an OAuth subject
             self._cache.pop(digest, None)
             raise AuthError("Unknown or revoked API key")

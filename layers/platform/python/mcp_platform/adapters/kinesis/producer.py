@@ -3,9 +3,8 @@
 Usage on the endpoint: ``add()`` each tool-call event while serving (cheap: serialize, size
 check, append), then ``await producer.flush_async()`` after the result has been sent and
 before the response stream ends. ``flush`` is a plain blocking method; ``flush_async`` runs it
-in a worker thread (``asyncio.to_thread``) so the event loop never waits on Kinesis, except
-while the request flushing is the only one in flight (Lambda's pattern, see
-:mod:`mcp_platform.application.blocking`), where the hop would buy nothing.
+in a worker thread (``asyncio.to_thread``) so the event loop never waits on Kinesis, and the
+shutdown flush stays bounded by the loop's timer.
 
 Delivery is at-least-once: a timed-out call that did land is resent, so consumers dedupe by
 event id (the ingest function does). **Per-key ordering can change on retry**: a failed record
@@ -27,7 +26,6 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from mcp_platform.adapters.sqs.dead_letters import DeadLetterError, DeadLetterQueue, FailedRecord
-from mcp_platform.application import blocking
 from mcp_platform.application.events.batching import (
     MAX_BYTES_PER_CALL,
     MAX_RECORD_BYTES,
@@ -194,14 +192,11 @@ class EventProducer:
                 self._buffer[:0] = records
 
     async def flush_async(self) -> FlushResult:
-        """``flush`` inline while the calling request is the only one in flight (Lambda's
-        pattern, :mod:`mcp_platform.application.blocking`), else in a worker thread shared by concurrent
-        callers (group commit): a caller that finds a flush running joins the one flush queued
-        behind it, which sends what every waiting caller buffered, so each caller's events are
-        sent (or back in the buffer) when it returns. The shutdown flush has no request in
-        flight: it hops. A shared flush's result and error are every joined caller's."""
-        if blocking.alone():
-            return self.flush()
+        """``flush`` in a worker thread shared by concurrent callers (group commit): a caller that
+        finds a flush running joins the one flush queued behind it, which sends what every
+        waiting caller buffered, so each caller's events are sent (or back in the buffer) when it
+        returns. A shared flush's result and error are every joined caller's. Always a thread,
+        whatever the blocking strategy: the shutdown flush must stay bounded by the loop's timer."""
         loop = asyncio.get_running_loop()
         running = self._running
         if running is not None and (running.done() or running.get_loop() is not loop):

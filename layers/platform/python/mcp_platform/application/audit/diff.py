@@ -18,6 +18,7 @@ from decimal import Decimal
 from typing import Any, cast
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.protocol import compact_json
 
 SUMMARISED_LISTS: frozenset[str] = frozenset({ts.CONTEXT})
 VALUE_LIMIT_BYTES = 2048  # a changed value larger than this is replaced by its size and hash
@@ -74,7 +75,9 @@ def dumps(value: Any, *, canonical: bool = True) -> str:
     ``canonical`` sorts keys so equal values hash alike; whole images skip it (a third of the
     cost) because they are stored as delivered and never compared by hash.
     """
-    return json.dumps(value, default=_json_default, separators=(",", ":"), sort_keys=canonical)
+    if canonical:
+        return compact_json.canonical(value, default=_json_default)
+    return json.dumps(value, default=_json_default, separators=(",", ":"))
 
 
 def value_summary(encoded: str, kind: str) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from mcp_platform.adapters.dynamodb.audit_writer import AuditWriter
 from mcp_platform.application.audit.diff import image_to_plain
 from mcp_platform.application.audit.records import StreamChange
 from mcp_platform.application.events.stream_events import SESSION_EXPIRED_TYPE, SessionExpiredEvent
+from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock, iso_utc
 
 HELD_PREFIXES = (ts.TOOL_RECORD_PREFIX, ts.TOOL_CALL_MARKER_PREFIX)
 EVENT_TYPE = SESSION_EXPIRED_TYPE
@@ -68,7 +69,7 @@ def _epoch(value: Any) -> float | None:
 def _iso(epoch: float | None) -> str | None:
     if epoch is None:
         return None
-    return datetime.fromtimestamp(epoch, tz=UTC).isoformat().replace("+00:00", "Z")
+    return iso_utc(epoch, "auto")
 
 
 def build_summary(change: StreamChange, held_sks: list[str]) -> dict[str, Any]:
@@ -113,7 +114,7 @@ class SessionExpiryHandler:
         publisher: EventPublisher,
         *,
         sleep: Callable[[float], None] = time.sleep,
-        clock: Callable[[], float] = time.time,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._dynamodb = dynamodb
         self._table = session_table
@@ -133,7 +134,7 @@ class SessionExpiryHandler:
         published = False
         if not stored["event_published"]:
             self._publisher.publish(expiry_event(stored))
-            self._writer.mark_event_published(session_id, _iso(self._clock()) or "")
+            self._writer.mark_event_published(session_id, _iso(self._clock.now()) or "")
             published = True
         return ExpiryOutcome(session_id, stored, written, deleted, published)
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.protocol.clock import iso_utc
 
 WireImage = Mapping[str, Mapping[str, Any]]
 
@@ -74,8 +74,7 @@ class StreamChange:
     @property
     def change_time_iso(self) -> str:
         # Fixed width (always milliseconds, always Z) so the audit sort key orders correctly.
-        moment = datetime.fromtimestamp(self.change_epoch, tz=UTC)
-        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+        return iso_utc(self.change_epoch, "milliseconds")
 
     @property
     def is_ttl_removal(self) -> bool:

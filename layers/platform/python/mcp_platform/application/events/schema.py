@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from mcp_platform.protocol import compact_json
+from mcp_platform.protocol.clock import utc_now_iso
 
 SCHEMA_VERSION = 1
 STATUS_OK = "ok"
@@ -30,11 +31,6 @@ TOOL_CALL_TYPE = "tool.call"  # the type of a record without a ``type`` field
 
 class EventSchemaError(ValueError):
     """Bytes that are not a valid stream event (bad UTF-8/JSON, unknown type, missing or mistyped field)."""
-
-
-def utc_now_iso() -> str:
-    """Fixed-width ISO 8601 UTC (microseconds, ``Z``), the session store's sort-key format."""
-    return datetime.now(UTC).isoformat(timespec="microseconds")[:-6] + "Z"  # = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
 def parse_iso8601(value: str, name: str) -> datetime:

@@ -4,15 +4,15 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
+from mcp_platform.protocol import compact_json
 from mcp_platform.protocol.interactive import InputRequest
 from mcp_platform.protocol.jsonrpc import Request
 
 
 def _digest(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str)
+    text = compact_json.canonical(value, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 
 

@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_platform.protocol import compact_json
+
 VERSION = "s1"
 MAX_TOKEN_CHARS = 65_536
 """A round's state (answers included) must fit this; larger answers are refused, not truncated."""
@@ -61,7 +63,7 @@ class RoundState:
 
 
 def canonical(value: Any) -> bytes:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+    return compact_json.canonical(value).encode()
 
 
 def digest(value: Any) -> str:
@@ -143,7 +145,8 @@ def _answers(value: Any) -> dict[str, dict[str, Any]]:
     entries = value.values() if isinstance(value, dict) else [None]
     if not all(isinstance(entry, dict) and isinstance(entry.get("q"), str) for entry in entries):
         raise ValueError("answers")
-    return value
+    answers: dict[str, dict[str, Any]] = value
+    return answers
 
 
 def _pending(value: Any) -> dict[str, str]:

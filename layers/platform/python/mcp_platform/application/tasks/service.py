@@ -17,7 +17,7 @@ import secrets
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from mcp_platform.application import blocking
+from mcp_platform.application.blocking import IN_THREAD, Blocking
 from mcp_platform.application.effects import unavailable
 from mcp_platform.application.tasks.budget import admit_answers, admit_request
 from mcp_platform.application.tasks.ports import MessageQueue, TaskNotFound, TaskRepository, TaskTransitionRefused
@@ -39,8 +39,17 @@ MAX_TASK_ID = 128
 
 
 class TaskService:
-    def __init__(self, store: TaskRepository, sqs: MessageQueue, queue_url: str, *, ttl_seconds: int = 3600) -> None:
+    def __init__(
+        self,
+        store: TaskRepository,
+        sqs: MessageQueue,
+        queue_url: str,
+        *,
+        ttl_seconds: int = 3600,
+        blocking: Blocking = IN_THREAD,
+    ) -> None:
         self.store = store
+        self.blocking = blocking
         self.sqs = sqs
         self.queue_url = queue_url
         self.ttl_seconds = ttl_seconds
@@ -88,13 +97,13 @@ class TaskService:
         admit_answers(answers or {})  # each admitted by check_answer; together within the budget
         task = self.store.new_task(secrets.token_urlsafe(TASK_ID_BYTES), call.principal, task_request, self.ttl_seconds)
         task.input_responses = dict(answers or {})
-        await blocking.call(self.store.create, task)
+        await self.blocking(self.store.create, task)
         try:
-            await blocking.call(self.enqueue, task.task_id)
+            await self.blocking(self.enqueue, task.task_id)
         except Exception as exc:
             logger.exception("task %s could not be queued", task.task_id)
             error = {"code": -31004, "message": "The task could not be queued; call the tool again"}
-            await blocking.call(_fail_quietly, self.store, task.task_id, error)
+            await self.blocking(_fail_quietly, self.store, task.task_id, error)
             raise unavailable("The task could not be queued; retry the call shortly") from exc
         return task.created()
 
@@ -118,11 +127,11 @@ class TaskService:
             return {}  # only keys that are not outstanding: ignored
         admit_answers({**task.input_responses, **answers})
         try:
-            updated = await blocking.call(self.store.deliver_input, task, answers)
+            updated = await self.blocking(self.store.deliver_input, task, answers)
         except TaskTransitionRefused:
             return {}  # another update took this round first (or the task was cancelled)
         if updated.status == "working":  # every question answered: the next run starts
-            await blocking.call(self.enqueue, task.task_id)
+            await self.blocking(self.enqueue, task.task_id)
         return {}
 
     async def cancel(self, request: Request, call: CallContext) -> dict[str, Any]:
@@ -130,7 +139,7 @@ class TaskService:
         if not task.terminal:
             # Reaching a terminal status first makes the cancel a no-op, with the same ack.
             with contextlib.suppress(TaskTransitionRefused):
-                await blocking.call(self.store.cancel, task.task_id, call.principal)
+                await self.blocking(self.store.cancel, task.task_id, call.principal)
         return {}
 
     async def _load(self, request: Request, call: CallContext) -> Task:
@@ -140,7 +149,7 @@ class TaskService:
         if not isinstance(task_id, str) or not 0 < len(task_id) <= MAX_TASK_ID:
             raise JsonRpcError(INVALID_PARAMS, "params.taskId must be a task id string")
         try:
-            return await blocking.call(self.store.get, task_id, call.principal)
+            return await self.blocking(self.store.get, task_id, call.principal)
         except TaskNotFound as exc:
             raise JsonRpcError(INVALID_PARAMS, f"Unknown task: {task_id}") from exc
 

@@ -21,7 +21,6 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
-from mcp_platform.application import blocking
 from mcp_platform.application.auth.facade import (
     AUTHORIZE_PATH,
     CALLBACK_PATH,
@@ -33,6 +32,7 @@ from mcp_platform.application.auth.facade import (
 from mcp_platform.application.auth.facade.errors import OAuthError
 from mcp_platform.application.auth.facade.service import REQUEST_ID, AuthorizationServer, Consent, PageError, Site
 from mcp_platform.application.auth.resource import ProtectedResource, origin
+from mcp_platform.application.blocking import IN_THREAD, Blocking
 from mcp_platform.protocol import compact_json
 from mcp_platform.transport.facade.pages import SECURITY_HEADERS, consent_page, error_page
 from mcp_platform.transport.messages import HttpError, HttpRequest, read_body, send_empty, send_json
@@ -106,8 +106,10 @@ class FacadeApp:
         resource: ProtectedResource,
         *,
         body_timeout_seconds: float = 10.0,
+        blocking: Blocking = IN_THREAD,
     ) -> None:
         self.server = server
+        self.blocking = blocking
         self.resource = resource
         self.body_timeout_seconds = body_timeout_seconds
         self._routes = {
@@ -172,7 +174,7 @@ class FacadeApp:
 
     async def _jwks(self, site: Site, request: HttpRequest, scope: dict[str, Any], receive: Any, send: Any) -> None:
         _require(request, "GET")
-        keys = await blocking.call(self.server.keys.jwks)
+        keys = await self.blocking(self.server.keys.jwks)
         await send_json(send, 200, keys, {**CORS, **PUBLIC_CACHE})
 
     async def _register(self, site: Site, request: HttpRequest, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -182,7 +184,7 @@ class FacadeApp:
             document = compact_json.loads(body)
         except (ValueError, UnicodeDecodeError, RecursionError):
             raise OAuthError("invalid_client_metadata", "the body is not valid JSON") from None
-        registered = await blocking.call(self.server.register, document)
+        registered = await self.blocking(self.server.register, document)
         await send_json(send, 201, registered, {**CORS, **NO_STORE})
 
     async def _token(self, site: Site, request: HttpRequest, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -191,7 +193,7 @@ class FacadeApp:
             raise OAuthError("invalid_request", "one Authorization header at most")
         basic = basic_credentials(request.headers)
         form, repeated = parse_params((await self._body(request, receive, FORM)).decode("latin-1"))
-        answer = await blocking.call(self.server.token, site, form, repeated, basic)
+        answer = await self.blocking(self.server.token, site, form, repeated, basic)
         await send_json(send, 200, answer, {**CORS, **NO_STORE})
 
     # -- browser endpoints -----------------------------------------------------------------------------
@@ -200,7 +202,7 @@ class FacadeApp:
     ) -> None:
         if request.method == "GET":
             query, repeated = parse_params(_query(scope))
-            outcome = await blocking.call(self.server.begin, site, query, repeated)
+            outcome = await self.blocking(self.server.begin, site, query, repeated)
             if not isinstance(outcome, Consent):
                 await _redirect(send, outcome.url)
                 return
@@ -227,7 +229,7 @@ class FacadeApp:
         if repeated or decision not in ("approve", "deny") or not REQUEST_ID.fullmatch(request_id):
             raise PageError("Invalid request", "The consent form was not filled in as sent.")
         secret = cookies(request.headers).get(COOKIE_PREFIX + request_id, "")
-        outcome_redirect = await blocking.call(self.server.decide, site, request_id, secret, decision == "approve")
+        outcome_redirect = await self.blocking(self.server.decide, site, request_id, secret, decision == "approve")
         await _redirect(send, outcome_redirect.url)
 
     async def _callback(self, site: Site, request: HttpRequest, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -239,7 +241,7 @@ class FacadeApp:
         if not REQUEST_ID.fullmatch(request_id):  # also keeps client bytes out of the cookie header
             raise PageError("Sign-in expired", "This authorization request has expired or was already used.")
         secret = cookies(request.headers).get(COOKIE_PREFIX + request_id, "")
-        outcome = await blocking.call(self.server.complete, site, query, secret)
+        outcome = await self.blocking(self.server.complete, site, query, secret)
         # The cookie has served its purpose: the browser forgets it.
         expired = _cookie(site, COOKIE_PREFIX + request_id, "", max_age=0)
         await _redirect(send, outcome.url, {"set-cookie": expired})

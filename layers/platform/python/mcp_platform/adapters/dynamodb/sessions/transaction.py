@@ -8,7 +8,6 @@ which condition failed. Everything else propagates as a typed error or the origi
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,6 +30,7 @@ from mcp_platform.application.sessions.errors import (
     TransactionTooLarge,
 )
 from mcp_platform.application.sessions.retry import Backoff
+from mcp_platform.protocol import compact_json
 
 MAX_ACTIONS = 100
 MAX_BYTES = 4 * 1024 * 1024
@@ -63,7 +63,7 @@ def client_request_token(tool_call_id: str, actions: Sequence[dict[str, Any]]) -
     marker's ``attribute_not_exists``, not the token."""
     if not tool_call_id:
         raise ValueError("tool call id is required")
-    content = json.dumps(actions, sort_keys=True, separators=(",", ":"))
+    content = compact_json.canonical(actions)
     return hashlib.sha256(f"{tool_call_id}\x00{content}".encode()).hexdigest()[:MAX_TOKEN_LENGTH]
 
 

@@ -21,7 +21,6 @@ import json
 import secrets
 from typing import Any
 
-from mcp_platform.application import blocking
 from mcp_platform.application.auth.base import (
     OAUTH_PRINCIPAL_PREFIX,
     Authenticator,
@@ -32,6 +31,7 @@ from mcp_platform.application.auth.base import (
 from mcp_platform.application.auth.facade.signing import ALGORITHM, SigningKeys
 from mcp_platform.application.auth.oauth import LEEWAY_SECONDS, MAX_SUBJECT, token_scopes
 from mcp_platform.application.auth.resource import ProtectedResource, origin
+from mcp_platform.application.blocking import IN_THREAD, Blocking
 
 TOKEN_TYPE = "at+jwt"  # noqa: S105 - RFC 9068 media type, not a secret
 
@@ -88,8 +88,10 @@ class FacadeTokens:
         *,
         upstream_issuer: str,
         required_scopes: tuple[str, ...],
+        blocking: Blocking = IN_THREAD,
     ) -> None:
         self.upstream = upstream
+        self.blocking = blocking
         self.resource = resource
         self.keys = keys
         self.upstream_issuer = upstream_issuer
@@ -127,7 +129,7 @@ class FacadeTokens:
         if header.get("alg") != ALGORITHM:
             raise AuthError("Token algorithm not accepted")
         kid = header.get("kid")
-        key = await blocking.call(self.keys.verifier, kid) if isinstance(kid, str) else None
+        key = await self.blocking(self.keys.verifier, kid) if isinstance(kid, str) else None
         if key is None:
             raise AuthError("Unknown signing key")
         try:

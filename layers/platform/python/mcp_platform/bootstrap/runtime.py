@@ -1,0 +1,180 @@
+"""What the endpoint and the task worker share: adapters built from settings, and the use cases
+wired onto them (the catalog, the tool-facing services, the tool-call runner).
+
+No transport here: the task worker builds through this module and never loads the HTTP layer.
+Everything every start needs is imported at module level; an optional feature (the event stream,
+the audit trail, notifications, tasks) is imported inside the function that builds it, so a stack
+without it never loads it (cold start).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import partial
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from mcp_platform.adapters.aws_clients import LazyClient
+from mcp_platform.adapters.dynamodb.sessions import SessionStore
+from mcp_platform.application.blocking import IN_THREAD, INLINE, Blocking
+from mcp_platform.application.interactive.services import InteractiveServices
+from mcp_platform.application.tool_calls import ToolCallRunner
+from mcp_platform.config import Settings
+from mcp_platform.protocol.catalog import Catalog
+from mcp_platform.protocol.context import Services
+
+if TYPE_CHECKING:
+    from mcp_platform.adapters.dynamodb.replies import ClientReplies
+    from mcp_platform.adapters.dynamodb.request_state_vault import RequestStateVault
+    from mcp_platform.adapters.kinesis.producer import EventProducer
+    from mcp_platform.adapters.kinesis.shard_reader import ShardReader
+    from mcp_platform.application.audit.trail import AuditTrail
+    from mcp_platform.application.notifications import Notifications
+    from mcp_platform.application.tasks.service import TaskService
+
+
+def blocking_strategy(environ: Mapping[str, str] = os.environ) -> Blocking:
+    """Inside Lambda one execution environment serves one request at a time: nobody waits for
+    the event loop, so blocking AWS calls run on it. Anywhere else (local servers, tests) a worker
+    thread keeps the loop free for concurrent requests."""
+    return INLINE if environ.get("AWS_LAMBDA_FUNCTION_NAME") else IN_THREAD
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """What the endpoint and the task worker share."""
+
+    catalog: Catalog
+    services: Services
+    runner: ToolCallRunner
+    producer: EventProducer | None
+    store: SessionStore
+    dynamodb: Any
+    """The DynamoDB client (built on first use unless injected): API keys are read through it."""
+    sqs: Any
+    secretsmanager: Any
+    blocking: Blocking
+
+
+def build_runtime(
+    settings: Settings,
+    *packages: ModuleType,
+    dynamodb: Any | None = None,
+    kinesis: Any | None = None,
+    sqs: Any | None = None,
+    secretsmanager: Any | None = None,
+    max_call_seconds: float | None = None,
+    dax: Any | None = None,
+    blocking: Blocking | None = None,
+) -> Runtime:
+    """``packages``: the feature modules to serve. Clients may be injected (tests, the local
+    platform); each default one is built on its first use, so a stateless call never loads
+    DynamoDB's service model (~40% of the process's start)."""
+    blocking = blocking or blocking_strategy()
+    dynamodb = dynamodb or LazyClient("dynamodb", settings)
+    sqs = sqs or LazyClient("sqs", settings)
+    secretsmanager = secretsmanager or LazyClient("secretsmanager", settings)
+    # ``dax``: an item cache to read and write items through (the local DAX stand-in); without
+    # it the DAX client is built when settings name a cluster (X3, X5).
+    store = SessionStore.from_settings(settings, dynamodb=dynamodb, dax=dax)
+    catalog = Catalog.discover(*packages)
+    producer, event_reader = build_event_stream(settings, kinesis, sqs) if settings.event_stream else (None, None)
+    services = Services(
+        sessions=store,
+        audit_trail=build_audit_trail(settings, dynamodb) if settings.audit_table else None,
+        event_reader=event_reader,
+        notifications=build_notifications(settings, store, catalog) if settings.subscriptions else None,
+        interactive=build_interactive(settings, store, secretsmanager),
+        tasks=build_tasks(settings, store, sqs, blocking) if settings.task_queue_url else None,
+    )
+    # Every call, streamed or plain JSON, is bounded by the stream cap (a tool may declare less).
+    limit = max_call_seconds if max_call_seconds is not None else settings.stream_max_seconds
+    runner = ToolCallRunner(services, producer, max_call_seconds=limit, blocking=blocking)
+    return Runtime(
+        catalog=catalog,
+        services=services,
+        runner=runner,
+        producer=producer,
+        store=store,
+        dynamodb=dynamodb,
+        sqs=sqs,
+        secretsmanager=secretsmanager,
+        blocking=blocking,
+    )
+
+
+def build_event_stream(settings: Settings, kinesis: Any | None, sqs: Any) -> tuple[EventProducer, ShardReader]:
+    """Stack option ``event_stream``: the tool-call event producer (its dead letters to SQS) and
+    the reader tools use to look back at recent events."""
+    from mcp_platform.adapters.kinesis.producer import EventProducer
+    from mcp_platform.adapters.kinesis.shard_reader import ShardReader
+    from mcp_platform.adapters.sqs.dead_letters import DeadLetterQueue
+
+    kinesis = kinesis or LazyClient("kinesis", settings)
+    producer = EventProducer(
+        kinesis,
+        settings.event_stream,
+        DeadLetterQueue(sqs, settings.producer_dlq_url),
+        stream_arn=settings.event_stream_arn,
+    )
+    return producer, ShardReader(kinesis, settings.event_stream)
+
+
+def build_audit_trail(settings: Settings, dynamodb: Any) -> AuditTrail:
+    """Stack option ``audit``: the read side of the audit table, for tools."""
+    from mcp_platform.application.audit.trail import AuditTrail
+
+    return AuditTrail(dynamodb, settings.audit_table)
+
+
+def build_tasks(settings: Settings, store: SessionStore, sqs: Any, blocking: Blocking) -> TaskService:
+    """Tasks extension (the stack deploys the task worker and its queue): its items live in the
+    session table, through the store's gateway (retries, throttling typed as elsewhere)."""
+    from mcp_platform.adapters.dynamodb.tasks import TaskStore
+    from mcp_platform.application.tasks.service import TaskService
+
+    tasks = TaskStore(settings.session_table, store.gateway, clock=store.clock)
+    return TaskService(tasks, sqs, settings.task_queue_url, ttl_seconds=settings.task_ttl_seconds, blocking=blocking)
+
+
+def build_interactive(settings: Settings, store: SessionStore, secretsmanager: Any) -> InteractiveServices:
+    """Elicitation, sampling and roots for tools: each side (the 2026 request-state vault, the 2025
+    reply store) is built, and the request-state secret read, only when a request asks."""
+
+    def vault() -> RequestStateVault:
+        from mcp_platform.adapters.dynamodb.request_state_vault import RequestStateVault
+        from mcp_platform.application.interactive.keys import SecretKeyRing
+        from mcp_platform.application.interactive.ports import StateKeysMissing
+
+        if not settings.request_state_secret:
+            raise StateKeysMissing("no request-state secret is configured (MCP_REQUEST_STATE_SECRET_ARN)")
+        keys = SecretKeyRing(secretsmanager, settings.request_state_secret)
+        return RequestStateVault(keys, store.gateway, settings.session_table, clock=store.clock)
+
+    def replies() -> ClientReplies:
+        from mcp_platform.adapters.dynamodb.replies import ClientReplies
+
+        return ClientReplies(settings.session_table, store.gateway, clock=store.clock)
+
+    return InteractiveServices(
+        vault=vault, replies=replies, client_request_timeout_seconds=settings.client_request_timeout_seconds
+    )
+
+
+def build_notifications(settings: Settings, store: SessionStore, catalog: Catalog) -> Notifications:
+    """Stack option ``subscriptions``: the log and the subscription set, in the session table;
+    a resource's updates reach every subscriber or only the announcing principal's, by its
+    declared cache scope."""
+    from mcp_platform.adapters.dynamodb.notification_log import NotificationLog
+    from mcp_platform.adapters.dynamodb.subscriptions import SessionSubscriptions
+    from mcp_platform.application.notifications import Notifications
+    from mcp_platform.application.subscriptions import audience
+
+    table, gateway = settings.session_table, store.gateway
+    return Notifications(
+        NotificationLog(table, gateway, clock=store.clock),
+        SessionSubscriptions(table, gateway, clock=store.clock),
+        partial(audience, catalog),
+    )
