@@ -14,8 +14,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.kinesis_stream_event import KinesisStreamRecord
 
-from mcp_platform.adapters.aws_clients import aws_client
-from mcp_platform.application.events.ingest import EventIngestor, dedupe_ttl_seconds
+from mcp_platform.bootstrap.ingest import build_event_ingestor
 from mcp_platform.config import Settings
 
 # Built once per execution environment and reused while warm.
@@ -23,11 +22,7 @@ settings = Settings.from_env()
 logger = Logger(service=settings.service_name)
 processor = BatchProcessor(event_type=EventType.KinesisDataStreams)
 # A dedupe marker outlives the stream's retention: a replay from TRIM_HORIZON never counts twice.
-ingestor = EventIngestor(
-    aws_client("dynamodb", settings),
-    settings.session_table,
-    dedupe_ttl_s=dedupe_ttl_seconds(settings.event_retention_hours),
-)
+ingestor = build_event_ingestor(settings)
 
 
 def record_handler(record: KinesisStreamRecord) -> None:

@@ -24,7 +24,8 @@ from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.kinesis.audit_publisher import KinesisEventPublisher
 from mcp_platform.application.audit.expiry import build_summary, expiry_event
 from mcp_platform.application.audit.records import StreamChange
-from mcp_platform.application.events.ingest import EventIngestor, PoisonRecordError
+from mcp_platform.application.events.ingest import PoisonRecordError
+from mcp_platform.bootstrap.ingest import event_ingestor
 from mcp_platform.application.events.schema import ToolCallEvent
 
 TTL_IDENTITY = {"type": ts.TTL_IDENTITY_TYPE, "principalId": ts.TTL_PRINCIPAL}
@@ -118,7 +119,7 @@ def handler(aws_env: None, monkeypatch: pytest.MonkeyPatch, ddb: RecordingDynamo
     monkeypatch.setenv("SESSION_TABLE_NAME", "sessions")
     module = importlib.reload(importlib.import_module("ingest_handler"))
     # The handler's warm-reused ingestor, on the recording fake (no AWS call is possible).
-    monkeypatch.setattr(module, "ingestor", EventIngestor(ddb, "sessions", sleep=lambda _: None))
+    monkeypatch.setattr(module, "ingestor", event_ingestor(ddb, "sessions", sleep=lambda _: None))
     return module
 
 
@@ -140,7 +141,7 @@ def test_a4_session_expired_record_is_acknowledged_not_a_batch_failure(handler: 
 def test_a4_session_expired_is_decoded_as_a_typed_event_with_its_session() -> None:
     """A4: Given the published expiry bytes, when ingest decodes them, then it gets a
     session.expired event naming the session and carrying its deterministic id."""
-    outcome = EventIngestor(RecordingDynamoDB(), "sessions").ingest_record(
+    outcome = event_ingestor(RecordingDynamoDB(), "sessions").ingest_record(
         base64.b64encode(published_expiry_bytes("s9")).decode()
     )
     assert (outcome.event_id, outcome.counted, outcome.record_written) == ("session.expired#s9", False, False)
@@ -185,4 +186,4 @@ def test_a5_malformed_record_next_to_an_expiry_is_still_the_only_failure(
 def test_a5_malformed_expiry_raises_the_typed_poison_error() -> None:
     """A5: Given an expiry event without its version, when decoded, then PoisonRecordError."""
     with pytest.raises(PoisonRecordError):
-        EventIngestor(RecordingDynamoDB(), "sessions").ingest_record(_malformed_expiry(v=None))
+        event_ingestor(RecordingDynamoDB(), "sessions").ingest_record(_malformed_expiry(v=None))

@@ -54,12 +54,10 @@ def build_queues(env: Mapping[str, str], clients: Mapping[str, Any] | None = Non
             clients[service] = aws_client(service, settings)
         return clients[service]
 
-    from mcp_platform.application.events.ingest import EventIngestor, dedupe_ttl_seconds
     from mcp_platform.bootstrap.audit import build_audit_processor
+    from mcp_platform.bootstrap.ingest import build_event_ingestor
 
-    ingestor = EventIngestor(
-        client("dynamodb"), settings.session_table, dedupe_ttl_s=dedupe_ttl_seconds(settings.event_retention_hours)
-    )
+    ingestor = build_event_ingestor(settings, dynamodb=client("dynamodb"))
     audit = (
         build_audit_processor(settings, dynamodb=client("dynamodb"), kinesis=client("kinesis"), sqs=client("sqs"))
         if settings.audit_table
