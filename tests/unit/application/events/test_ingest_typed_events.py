@@ -21,12 +21,12 @@ from typing import Any
 import pytest
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.adapters.dynamodb.stream_images import read_stream_change
 from mcp_platform.adapters.kinesis.audit_publisher import KinesisEventPublisher
 from mcp_platform.application.audit.expiry import build_summary, expiry_event
-from mcp_platform.application.audit.records import StreamChange
 from mcp_platform.application.events.ingest import PoisonRecordError
-from mcp_platform.bootstrap.ingest import event_ingestor
 from mcp_platform.application.events.schema import ToolCallEvent
+from mcp_platform.bootstrap.ingest import event_ingestor
 
 TTL_IDENTITY = {"type": ts.TTL_IDENTITY_TYPE, "principalId": ts.TTL_PRINCIPAL}
 STREAM_ARN = "arn:aws:kinesis:us-east-1:123456789012:stream/tool-events"
@@ -62,25 +62,27 @@ class CapturingKinesis:
 
 def published_expiry_bytes(session_id: str = "s1") -> bytes:
     """The bytes the audit function puts on the stream when ``session_id`` expires by TTL."""
-    removal = StreamChange(
-        event_id="ddb-event-1",
-        event_name="REMOVE",
-        sequence_number="4960000000000000000001",
-        change_epoch=1_795_000_100.0,
-        pk=ts.session_pk(session_id),
-        sk=ts.METADATA_SK,
-        old_image={
-            ts.PK: {"S": ts.session_pk(session_id)},
-            ts.SK: {"S": ts.METADATA_SK},
-            ts.OWNER: {"S": "alice"},
-            ts.VERSION: {"N": "3"},
-            ts.TTL: {"N": "1795000000"},
-            ts.CREATED_AT: {"S": "2026-11-18T10:00:00Z"},
-        },
-        new_image=None,
-        user_identity=TTL_IDENTITY,
+    removal = read_stream_change(
+        {
+            "eventID": "ddb-event-1",
+            "eventName": "REMOVE",
+            "userIdentity": TTL_IDENTITY,
+            "dynamodb": {
+                "Keys": {ts.PK: {"S": ts.session_pk(session_id)}, ts.SK: {"S": ts.METADATA_SK}},
+                "SequenceNumber": "4960000000000000000001",
+                "ApproximateCreationDateTime": 1_795_000_100.0,
+                "OldImage": {
+                    ts.PK: {"S": ts.session_pk(session_id)},
+                    ts.SK: {"S": ts.METADATA_SK},
+                    ts.OWNER: {"S": "alice"},
+                    ts.VERSION: {"N": "3"},
+                    ts.TTL: {"N": "1795000000"},
+                    ts.CREATED_AT: {"S": "2026-11-18T10:00:00Z"},
+                },
+            },
+        }
     )
-    summary = build_summary(removal, ["tool#2026-11-18T10:05:00.000000Z#c1"])
+    summary = build_summary(removal, ["2026-11-18T10:05:00.000000Z"])  # the held tool record's start
     kinesis = CapturingKinesis()
     # As SessionExpiryHandler calls it: with the summary as stored, not yet published.
     KinesisEventPublisher(kinesis, "tool-events").publish(expiry_event({**summary, "event_published": False}))

@@ -196,7 +196,7 @@ def build_runtime(
         event_reader = ShardReader(kinesis, settings.event_stream)
     audit_trail = None
     if settings.audit_table:
-        from mcp_platform.application.audit.trail import AuditTrail
+        from mcp_platform.adapters.dynamodb.audit_trail import AuditTrail
 
         audit_trail = AuditTrail(dynamodb, settings.audit_table)
     catalog = Catalog.discover(*packages)
