@@ -19,17 +19,15 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 from common import row
 
 from mcp_platform.adapters.dynamodb.audit_writer import AuditWriter
+from mcp_platform.adapters.dynamodb.stream_images import STREAM_IMAGES, diff_stream_images, read_stream_change
 from mcp_platform.application.audit.diff import (
     APPENDED_INLINE_BYTES,
     APPENDED_INLINE_ITEMS,
-    SUMMARISED_LISTS,
     VALUE_LIMIT_BYTES,
     ImageDiff,
-    diff_images,
     dumps,
     value_summary,
 )
-from mcp_platform.application.audit.records import StreamChange
 
 RECORDS = 500
 REPEATS = 5
@@ -95,8 +93,8 @@ def _cpu_us_per_record(
 
 def _audit(writer: AuditWriter) -> Callable[[dict[str, Any]], object]:
     def work(record: dict[str, Any]) -> object:
-        change = StreamChange.from_record(record)
-        return writer.put(writer.build_item(change, diff_images(change.old_image, change.new_image)))
+        change = read_stream_change(record)
+        return writer.put(writer.build_item(change, diff_stream_images(change.old_image, change.new_image)))
 
     return work
 
@@ -144,7 +142,8 @@ def _plain_diff(
         before, after = old.get(name), new.get(name)
         if name in old and name in new and before == after:
             continue
-        if name in SUMMARISED_LISTS and isinstance(before, list | None) and isinstance(after, list | None):
+        summarised = name in STREAM_IMAGES.summarised_lists
+        if summarised and isinstance(before, list | None) and isinstance(after, list | None):
             diff.lists[name] = _plain_list_change(before, after)
         elif name not in old:
             diff.added[name] = _plain_bounded(after, next(iter(new_raw[name])))
@@ -165,7 +164,7 @@ def _powertools_audit(writer: AuditWriter) -> Callable[[dict[str, Any]], object]
         stream = DynamoDBRecord(record).dynamodb
         assert stream is not None
         old, new = stream.old_image, stream.new_image
-        change = StreamChange.from_record(record)
+        change = read_stream_change(record)
         diff = _plain_diff(old, new, change.old_image or {}, change.new_image or {})
         return writer.put(writer.build_item(change, diff))
 
@@ -180,9 +179,9 @@ def run() -> list[dict[str, Any]]:
         sample = records[0]
         stream = DynamoDBRecord(sample).dynamodb
         assert stream is not None
-        change = StreamChange.from_record(sample)
+        change = read_stream_change(sample)
         same = _plain_diff(stream.old_image, stream.new_image, change.old_image or {}, change.new_image or {})
-        assert same == diff_images(change.old_image, change.new_image), "the peer must build the same diff"
+        assert same == diff_stream_images(change.old_image, change.new_image), "the peer must build the same diff"
         image_bytes = len(json.dumps(sample["dynamodb"]["NewImage"]))
         ours, peer = _cpu_us_per_record(_audit(writer), _powertools_audit(writer), records)
         rows.append(

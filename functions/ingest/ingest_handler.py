@@ -21,6 +21,7 @@ from mcp_platform.config import Settings
 settings = Settings.from_env()
 logger = Logger(service=settings.service_name)
 processor = BatchProcessor(event_type=EventType.KinesisDataStreams)
+# A dedupe marker outlives the stream's retention: a replay from TRIM_HORIZON never counts twice.
 ingestor = build_ingestor(settings)
 
 

@@ -19,7 +19,7 @@ from local.bootstrap import LocalOptions
 from local.pollers import ShardInfo, TableStreamShards
 from local.ttl import MAX_PAST_S, TtlDeletions, TtlSweeper
 from mcp_platform.adapters.dynamodb import table_schema as ts
-from mcp_platform.application.audit.records import StreamChange
+from mcp_platform.adapters.dynamodb.stream_images import read_stream_change
 
 TABLE = "sessions"
 NOW = 1_795_000_000
@@ -112,8 +112,8 @@ def test_a4_ttl_removes_carry_the_service_identity_and_explicit_deletes_do_not(e
     removes = emulated.removes()
     assert removes["session#s1"]["userIdentity"] == TTL_IDENTITY
     assert "userIdentity" not in removes["session#s2"]
-    assert StreamChange.from_record(removes["session#s1"]).is_session_expiry
-    assert not StreamChange.from_record(removes["session#s2"]).is_ttl_removal
+    assert read_stream_change(removes["session#s1"]).is_session_expiry
+    assert not read_stream_change(removes["session#s2"]).is_ttl_removal
     assert emulated.deletions.owed == 0  # every sweeper delete was matched to its record
 
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import mcp_tools
 from mcp_platform.adapters.dynamodb.codec import attr_size, from_attr, to_attr
-from mcp_platform.application.audit.diff import to_plain
+from mcp_platform.adapters.dynamodb.stream_images import to_plain
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.admission import Inadmissible, check_storable
 from mcp_platform.protocol.call import CallContext

@@ -9,8 +9,7 @@ import pytest
 from mcp_platform.adapters.dynamodb import audit_writer as w
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.audit_writer import AuditWriter
-from mcp_platform.application.audit.diff import diff_images
-from mcp_platform.application.audit.records import StreamChange
+from mcp_platform.adapters.dynamodb.stream_images import diff_stream_images, read_stream_change
 from tests.support.session_stream import AUDIT_TABLE, MotoSessionTable, metadata_item
 
 PK = ts.session_pk("s1")
@@ -18,8 +17,8 @@ DAY = 24 * 3600
 
 
 def _write(writer: AuditWriter, record: dict) -> tuple[dict, bool]:
-    change = StreamChange.from_record(record)
-    item = writer.build_item(change, diff_images(change.old_image, change.new_image))
+    change = read_stream_change(record)
+    item = writer.build_item(change, diff_stream_images(change.old_image, change.new_image))
     return item, writer.put(item)
 
 
@@ -32,7 +31,7 @@ def test_a2_a3_item_is_keyed_by_session_time_and_sequence(tables: MotoSessionTab
     item, written = _write(writer, record)
     # Then pk is the session, sk is "<ISO time>#<zero-padded SequenceNumber>", ttl = change + 30 d
     ddb = record["dynamodb"]
-    change = StreamChange.from_record(record)
+    change = read_stream_change(record)
     assert written
     assert item["pk"] == {"S": PK}
     assert item["sk"]["S"] == f"{change.change_time_iso}#{ddb['SequenceNumber'].zfill(40)}"

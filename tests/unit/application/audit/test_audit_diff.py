@@ -6,7 +6,8 @@ from decimal import Decimal
 from typing import Any
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
-from mcp_platform.application.audit.diff import APPENDED_INLINE_ITEMS, diff_images, dumps, image_to_plain
+from mcp_platform.adapters.dynamodb.stream_images import diff_stream_images, image_to_plain
+from mcp_platform.application.audit.diff import APPENDED_INLINE_ITEMS, dumps
 from tests.support.session_stream import MotoSessionTable, metadata_item
 
 PK = ts.session_pk("s1")
@@ -28,7 +29,7 @@ def test_a3_version_bump_plus_context_append_is_exact(tables: MotoSessionTable) 
         {":one": {"N": "1"}, ":empty": {"L": []}, ":new": {"L": [_message(1)]}},
     )
     (record,) = tables.drain()
-    diff = diff_images(record["dynamodb"]["OldImage"], record["dynamodb"]["NewImage"])
+    diff = diff_stream_images(record["dynamodb"]["OldImage"], record["dynamodb"]["NewImage"])
     # Then the diff is exactly: version 1 -> 2, and context +1 appended item, nothing else
     assert record["eventName"] == "MODIFY"
     assert diff.to_dict() == {
@@ -58,7 +59,7 @@ def test_a3_large_context_append_is_summarised_not_copied(tables: MotoSessionTab
     new = [_message(100 + i, 200) for i in range(APPENDED_INLINE_ITEMS + 1)]
     tables.update(PK, ts.METADATA_SK, "SET context = list_append(context, :new)", {":new": {"L": new}})
     (record,) = tables.drain()
-    change = diff_images(record["dynamodb"]["OldImage"], record["dynamodb"]["NewImage"]).lists["context"]
+    change = diff_stream_images(record["dynamodb"]["OldImage"], record["dynamodb"]["NewImage"]).lists["context"]
     # Then only counts and sizes are kept: neither the list nor the appended items are copied
     assert change["op"] == "append"
     assert (change["before_count"], change["after_count"], change["appended_count"]) == (50, 61, 11)
@@ -72,8 +73,8 @@ def test_a3_insert_and_remove_report_added_and_removed(tables: MotoSessionTable)
     tables.delete(PK, "tool#2026-11-29T10:00:00Z#c1")
     insert, remove = tables.drain()
     # When each record is diffed
-    added = diff_images(None, insert["dynamodb"]["NewImage"])
-    removed = diff_images(remove["dynamodb"]["OldImage"], None)
+    added = diff_stream_images(None, insert["dynamodb"]["NewImage"])
+    removed = diff_stream_images(remove["dynamodb"]["OldImage"], None)
     # Then INSERT lists every attribute as added and REMOVE every attribute as removed
     assert set(added.added) == {"pk", "sk", "n"} and not (added.removed or added.changed)
     assert set(removed.removed) == {"pk", "sk", "n"} and not (removed.added or removed.changed)
@@ -83,9 +84,9 @@ def test_a3_insert_and_remove_report_added_and_removed(tables: MotoSessionTable)
 def test_a3_context_rewrite_truncate_and_unchanged() -> None:
     # Given list values that were rewritten, truncated, or left alone
     one, two, three = _message(1), _message(2), _message(3)
-    rewrite = diff_images({"context": {"L": [one, two]}}, {"context": {"L": [one, three, two]}})
-    truncate = diff_images({"context": {"L": [one, two, three]}}, {"context": {"L": [one]}})
-    same = diff_images({"context": {"L": [one]}, "v": {"N": "1"}}, {"context": {"L": [one]}, "v": {"N": "1"}})
+    rewrite = diff_stream_images({"context": {"L": [one, two]}}, {"context": {"L": [one, three, two]}})
+    truncate = diff_stream_images({"context": {"L": [one, two, three]}}, {"context": {"L": [one]}})
+    same = diff_stream_images({"context": {"L": [one]}, "v": {"N": "1"}}, {"context": {"L": [one]}, "v": {"N": "1"}})
     # Then each is summarised by what happened, and an unchanged image gives an empty diff
     assert rewrite.lists["context"] == {"op": "rewrite", "before_count": 2, "after_count": 3, "common_prefix": 1}
     assert truncate.lists["context"]["op"] == "truncate"
@@ -97,7 +98,7 @@ def test_a3_large_changed_value_is_bounded_and_types_are_json_safe() -> None:
     # Given a changed attribute far above the value limit, and binary/set/fraction values
     big_old, big_new = {"S": "a" * 10_000}, {"S": "b" * 10_000}
     image: dict[str, Any] = {"b": {"B": "AAE="}, "ss": {"SS": ["y", "x"]}, "f": {"N": "0.25"}}
-    diff = diff_images({"blob": big_old}, {"blob": big_new, **image})
+    diff = diff_stream_images({"blob": big_old}, {"blob": big_new, **image})
     # Then the large value is a size + hash summary and the rest serialises to plain JSON
     assert diff.changed["blob"]["old"]["_summary"] == "S"
     assert diff.changed["blob"]["new"]["bytes"] == 10_002

@@ -13,6 +13,8 @@ from botocore.exceptions import ClientError
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.audit_writer import AuditWriter
+from mcp_platform.adapters.dynamodb.session_remains import SessionRemains
+from mcp_platform.adapters.dynamodb.stream_images import read_stream_change
 from mcp_platform.adapters.kinesis.audit_publisher import KinesisEventPublisher
 from mcp_platform.application.audit.expiry import CleanupIncomplete, SessionExpiryHandler
 from mcp_platform.application.audit.records import StreamChange
@@ -50,12 +52,13 @@ def _expired_session(tables: MotoSessionTable, session_id: str = "s1") -> Stream
         tables.put(tool_record(session_id, started, call))
         tables.put(tool_marker(session_id, started, call))
     tables.delete(ts.session_pk(session_id), ts.METADATA_SK)
-    return StreamChange.from_record(as_ttl_removal(tables.drain()[-1]))
+    return read_stream_change(as_ttl_removal(tables.drain()[-1]))
 
 
 def _handler(tables: MotoSessionTable, publisher: Any, client: Any = None) -> SessionExpiryHandler:
     writer = AuditWriter(tables.client, AUDIT_TABLE)
-    return SessionExpiryHandler(client or tables.client, SESSION_TABLE, writer, publisher, sleep=lambda _: None)
+    remains = SessionRemains(client or tables.client, SESSION_TABLE, sleep=lambda _: None)
+    return SessionExpiryHandler(remains, writer, publisher)
 
 
 def test_a4_ttl_expiry_revokes_held_items_writes_summary_and_emits_event(tables: MotoSessionTable) -> None:
@@ -121,8 +124,8 @@ def test_a4_explicit_delete_and_tool_record_ttl_are_not_session_expiry(tables: M
     tables.delete(ts.session_pk("s1"), ts.tool_record_sk(*CALLS[0]))
     explicit_record, tool_record_removal = tables.drain()[-2:]
     # When they are classified
-    explicit = StreamChange.from_record(explicit_record)
-    tool_ttl = StreamChange.from_record(as_ttl_removal(tool_record_removal))
+    explicit = read_stream_change(explicit_record)
+    tool_ttl = read_stream_change(as_ttl_removal(tool_record_removal))
     # Then neither is a session expiry, and the handler refuses to treat them as one
     assert not explicit.is_ttl_removal and not explicit.is_session_expiry
     assert tool_ttl.is_ttl_removal and not tool_ttl.is_session_expiry

@@ -8,10 +8,13 @@ import json
 import pytest
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.adapters.dynamodb.audit_trail import AuditTrail
 from mcp_platform.adapters.dynamodb.audit_writer import AuditWriter
+from mcp_platform.adapters.dynamodb.session_remains import SessionRemains
+from mcp_platform.adapters.dynamodb.stream_images import STREAM_IMAGES, read_stream_change
 from mcp_platform.application.audit.expiry import SessionExpiryHandler
 from mcp_platform.application.audit.processor import AuditProcessor
-from mcp_platform.application.audit.trail import AuditTrail, InvalidCursor
+from mcp_platform.application.audit.trail import InvalidCursor
 from tests.support.session_stream import AUDIT_TABLE, SESSION_TABLE, MotoSessionTable, metadata_item
 
 PK = ts.session_pk("s1")
@@ -30,7 +33,12 @@ def _audit_history(tables: MotoSessionTable, updates: int) -> list[str]:
         tables.update(PK, ts.METADATA_SK, "SET version = version + :one", {":one": {"N": "1"}})
     records = tables.drain()
     writer = AuditWriter(tables.client, AUDIT_TABLE)
-    processor = AuditProcessor(writer, SessionExpiryHandler(tables.client, SESSION_TABLE, writer, NoPublisher()))
+    processor = AuditProcessor(
+        read_stream_change,
+        STREAM_IMAGES,
+        writer,
+        SessionExpiryHandler(SessionRemains(tables.client, SESSION_TABLE), writer, NoPublisher()),
+    )
     for record in reversed(records):  # arrival order must not matter for the trail's order
         processor.process(record)
     writer.put_summary("s1", {"session_id": "s1"}, 0)  # not part of the trail
@@ -101,7 +109,12 @@ def test_a3_trail_returns_summarised_images_of_large_items(tables: MotoSessionTa
     big = [{"M": {"content": {"S": "x" * 3000}}} for _ in range(50)]
     tables.put(metadata_item("s1", extra={ts.CONTEXT: {"L": big}}))
     writer = AuditWriter(tables.client, AUDIT_TABLE)
-    processor = AuditProcessor(writer, SessionExpiryHandler(tables.client, SESSION_TABLE, writer, NoPublisher()))
+    processor = AuditProcessor(
+        read_stream_change,
+        STREAM_IMAGES,
+        writer,
+        SessionExpiryHandler(SessionRemains(tables.client, SESSION_TABLE), writer, NoPublisher()),
+    )
     processor.process(tables.drain()[0])
     # When the trail is read
     (record,) = AuditTrail(tables.client, AUDIT_TABLE).session_trail("s1").records

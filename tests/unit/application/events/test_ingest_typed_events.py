@@ -21,11 +21,12 @@ from typing import Any
 import pytest
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.adapters.dynamodb.stream_images import read_stream_change
 from mcp_platform.adapters.kinesis.audit_publisher import KinesisEventPublisher
 from mcp_platform.application.audit.expiry import build_summary, expiry_event
-from mcp_platform.application.audit.records import StreamChange
-from mcp_platform.application.events.ingest import EventIngestor, PoisonRecordError
+from mcp_platform.application.events.ingest import PoisonRecordError
 from mcp_platform.application.events.schema import ToolCallEvent
+from mcp_platform.bootstrap.ingest import event_ingestor
 
 TTL_IDENTITY = {"type": ts.TTL_IDENTITY_TYPE, "principalId": ts.TTL_PRINCIPAL}
 STREAM_ARN = "arn:aws:kinesis:us-east-1:123456789012:stream/tool-events"
@@ -61,25 +62,27 @@ class CapturingKinesis:
 
 def published_expiry_bytes(session_id: str = "s1") -> bytes:
     """The bytes the audit function puts on the stream when ``session_id`` expires by TTL."""
-    removal = StreamChange(
-        event_id="ddb-event-1",
-        event_name="REMOVE",
-        sequence_number="4960000000000000000001",
-        change_epoch=1_795_000_100.0,
-        pk=ts.session_pk(session_id),
-        sk=ts.METADATA_SK,
-        old_image={
-            ts.PK: {"S": ts.session_pk(session_id)},
-            ts.SK: {"S": ts.METADATA_SK},
-            ts.OWNER: {"S": "alice"},
-            ts.VERSION: {"N": "3"},
-            ts.TTL: {"N": "1795000000"},
-            ts.CREATED_AT: {"S": "2026-11-18T10:00:00Z"},
-        },
-        new_image=None,
-        user_identity=TTL_IDENTITY,
+    removal = read_stream_change(
+        {
+            "eventID": "ddb-event-1",
+            "eventName": "REMOVE",
+            "userIdentity": TTL_IDENTITY,
+            "dynamodb": {
+                "Keys": {ts.PK: {"S": ts.session_pk(session_id)}, ts.SK: {"S": ts.METADATA_SK}},
+                "SequenceNumber": "4960000000000000000001",
+                "ApproximateCreationDateTime": 1_795_000_100.0,
+                "OldImage": {
+                    ts.PK: {"S": ts.session_pk(session_id)},
+                    ts.SK: {"S": ts.METADATA_SK},
+                    ts.OWNER: {"S": "alice"},
+                    ts.VERSION: {"N": "3"},
+                    ts.TTL: {"N": "1795000000"},
+                    ts.CREATED_AT: {"S": "2026-11-18T10:00:00Z"},
+                },
+            },
+        }
     )
-    summary = build_summary(removal, ["tool#2026-11-18T10:05:00.000000Z#c1"])
+    summary = build_summary(removal, ["2026-11-18T10:05:00.000000Z"])  # the held tool record's start
     kinesis = CapturingKinesis()
     # As SessionExpiryHandler calls it: with the summary as stored, not yet published.
     KinesisEventPublisher(kinesis, "tool-events").publish(expiry_event({**summary, "event_published": False}))
@@ -118,7 +121,7 @@ def handler(aws_env: None, monkeypatch: pytest.MonkeyPatch, ddb: RecordingDynamo
     monkeypatch.setenv("SESSION_TABLE_NAME", "sessions")
     module = importlib.reload(importlib.import_module("ingest_handler"))
     # The handler's warm-reused ingestor, on the recording fake (no AWS call is possible).
-    monkeypatch.setattr(module, "ingestor", EventIngestor(ddb, "sessions", sleep=lambda _: None))
+    monkeypatch.setattr(module, "ingestor", event_ingestor(ddb, "sessions", sleep=lambda _: None))
     return module
 
 
@@ -140,7 +143,7 @@ def test_a4_session_expired_record_is_acknowledged_not_a_batch_failure(handler: 
 def test_a4_session_expired_is_decoded_as_a_typed_event_with_its_session() -> None:
     """A4: Given the published expiry bytes, when ingest decodes them, then it gets a
     session.expired event naming the session and carrying its deterministic id."""
-    outcome = EventIngestor(RecordingDynamoDB(), "sessions").ingest_record(
+    outcome = event_ingestor(RecordingDynamoDB(), "sessions").ingest_record(
         base64.b64encode(published_expiry_bytes("s9")).decode()
     )
     assert (outcome.event_id, outcome.counted, outcome.record_written) == ("session.expired#s9", False, False)
@@ -185,4 +188,4 @@ def test_a5_malformed_record_next_to_an_expiry_is_still_the_only_failure(
 def test_a5_malformed_expiry_raises_the_typed_poison_error() -> None:
     """A5: Given an expiry event without its version, when decoded, then PoisonRecordError."""
     with pytest.raises(PoisonRecordError):
-        EventIngestor(RecordingDynamoDB(), "sessions").ingest_record(_malformed_expiry(v=None))
+        event_ingestor(RecordingDynamoDB(), "sessions").ingest_record(_malformed_expiry(v=None))

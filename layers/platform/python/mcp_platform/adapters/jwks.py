@@ -22,18 +22,14 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
+from mcp_platform.application.auth.ports import IssuerUnavailable, Jwk
 from mcp_platform.config import ConfigError, checked_url
 
 logger = logging.getLogger(__name__)
 
 Fetch = Callable[[str], bytes]
-Jwk = dict[str, Any]
 MAX_DOCUMENT_BYTES = 512 * 1024  # a JWKS or metadata document is a few KB; refuse anything huge
 STALE_GRACE_SECONDS = 3600.0
-
-
-class IssuerUnavailable(Exception):
-    """The issuer's metadata or keys could not be fetched or read: not the caller's fault (503)."""
 
 
 def urllib_fetch(timeout_seconds: float = 3.0) -> Fetch:
@@ -61,6 +57,8 @@ def metadata_urls(issuer: str) -> tuple[str, ...]:
 
 
 class JwksCache:
+    """The issuer's keys as the authenticator's :class:`~mcp_platform.application.auth.ports.SigningKeySource`."""
+
     def __init__(
         self,
         issuer: str,

@@ -5,11 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_platform.adapters.aws_clients import aws_client
+from mcp_platform.adapters.dynamodb.audit_trail import AuditTrail
 from mcp_platform.adapters.dynamodb.audit_writer import AuditWriter
+from mcp_platform.adapters.dynamodb.session_remains import SessionRemains
+from mcp_platform.adapters.dynamodb.stream_images import STREAM_IMAGES, read_stream_change
 from mcp_platform.adapters.kinesis.audit_publisher import KinesisEventPublisher
-from mcp_platform.application.audit.expiry import EventPublisher, SessionExpiryHandler
+from mcp_platform.application.audit.expiry import SessionExpiryHandler
+from mcp_platform.application.audit.ports import EventPublisher
 from mcp_platform.application.audit.processor import AuditProcessor
-from mcp_platform.application.audit.trail import AuditTrail
 from mcp_platform.config import ConfigError, EnvVars, Settings
 
 
@@ -41,8 +44,8 @@ def build_audit_processor(
     if retention_seconds is None:
         retention_seconds = settings.audit_retention_days * 86_400
     writer = AuditWriter(dynamodb, settings.audit_table, retention_seconds=retention_seconds)
-    expiry = SessionExpiryHandler(dynamodb, settings.session_table, writer, publisher)
-    return AuditProcessor(writer, expiry)
+    expiry = SessionExpiryHandler(SessionRemains(dynamodb, settings.session_table), writer, publisher)
+    return AuditProcessor(read_stream_change, STREAM_IMAGES, writer, expiry)
 
 
 def build_audit_trail(settings: Settings, *, dynamodb: Any = None) -> AuditTrail:

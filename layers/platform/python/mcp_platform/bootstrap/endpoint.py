@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TextIO
 
-from mcp_platform.adapters.dynamodb.api_keys import ApiKeyAuthenticator, ApiKeyStore
+from mcp_platform.adapters.dynamodb.api_keys import ApiKeyStore
 from mcp_platform.adapters.dynamodb.cancellation import CancelFlags
+from mcp_platform.application.auth.api_keys import ApiKeyAuthenticator
 from mcp_platform.application.auth.base import CLIENT_CREDENTIALS_EXTENSION, Authenticator
 from mcp_platform.application.auth.loopback import LoopbackAuthenticator
 from mcp_platform.application.blocking import Blocking

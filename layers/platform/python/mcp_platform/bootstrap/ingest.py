@@ -1,21 +1,35 @@
-"""Composition root of the ingest function: settings + client in, event ingestor out.
-
-Built once per execution environment (module scope of ``functions/ingest/ingest_handler.py``)
-and reused while warm.
-"""
+"""Builds the ingest function's use case: the event ingestor over the DynamoDB ledger."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 from mcp_platform.adapters.aws_clients import aws_client
-from mcp_platform.application.events.ingest import EventIngestor, dedupe_ttl_seconds
+from mcp_platform.adapters.dynamodb.ingest_ledger import DynamoIngestLedger
+from mcp_platform.application.events.ingest import DEFAULT_DEDUPE_TTL_S, EventIngestor, dedupe_ttl_seconds
 from mcp_platform.config import Settings
 
 
+def event_ingestor(
+    dynamodb: Any,
+    table_name: str,
+    *,
+    dedupe_ttl_s: int = DEFAULT_DEDUPE_TTL_S,
+    max_conflict_retries: int = 3,
+    now: Callable[[], float] = time.time,
+    sleep: Callable[[float], None] = time.sleep,
+) -> EventIngestor:
+    """The ingestor writing through ``dynamodb`` (the plain client: conditions, never DAX)."""
+    ledger = DynamoIngestLedger(dynamodb, table_name, max_conflict_retries=max_conflict_retries, sleep=sleep)
+    return EventIngestor(ledger, dedupe_ttl_s=dedupe_ttl_s, now=now)
+
+
 def build_ingestor(settings: Settings, *, dynamodb: Any = None) -> EventIngestor:
-    # A dedupe marker outlives the stream's retention: a replay from TRIM_HORIZON never counts twice.
-    return EventIngestor(
+    """From settings; a dedupe marker outlives the stream's retention, so a replay from
+    TRIM_HORIZON never counts twice."""
+    return event_ingestor(
         dynamodb if dynamodb is not None else aws_client("dynamodb", settings),
         settings.session_table,
         dedupe_ttl_s=dedupe_ttl_seconds(settings.event_retention_hours),

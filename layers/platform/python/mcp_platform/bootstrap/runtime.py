@@ -26,11 +26,11 @@ from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.context import Services
 
 if TYPE_CHECKING:
+    from mcp_platform.adapters.dynamodb.audit_trail import AuditTrail
     from mcp_platform.adapters.dynamodb.replies import ClientReplies
     from mcp_platform.adapters.dynamodb.request_state_vault import RequestStateVault
     from mcp_platform.adapters.kinesis.producer import EventProducer
     from mcp_platform.adapters.kinesis.shard_reader import ShardReader
-    from mcp_platform.application.audit.trail import AuditTrail
     from mcp_platform.application.notifications import Notifications
     from mcp_platform.application.tasks.service import TaskService
 
@@ -124,7 +124,7 @@ def build_event_stream(settings: Settings, kinesis: Any | None, sqs: Any) -> tup
 
 def build_audit_trail(settings: Settings, dynamodb: Any) -> AuditTrail:
     """Stack option ``audit``: the read side of the audit table, for tools."""
-    from mcp_platform.application.audit.trail import AuditTrail
+    from mcp_platform.adapters.dynamodb.audit_trail import AuditTrail
 
     return AuditTrail(dynamodb, settings.audit_table)
 

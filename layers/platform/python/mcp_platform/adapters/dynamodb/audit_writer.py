@@ -15,7 +15,8 @@ from typing import Any
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.conditional_writes import put_if_absent
 from mcp_platform.application.audit.diff import ImageDiff, dumps, value_summary
-from mcp_platform.application.audit.records import StreamChange, WireImage
+from mcp_platform.application.audit.ports import WireImage
+from mcp_platform.application.audit.records import StreamChange
 
 DEFAULT_RETENTION_SECONDS = 365 * 24 * 3600
 IMAGE_LIMIT_BYTES = 100_000  # per image; larger images are summarised
@@ -80,7 +81,11 @@ def _bounded_diff(diff: ImageDiff, limit: int) -> str:
 
 
 class AuditWriter:
-    """Puts one audit item per stream record; a redelivered record is a silent success (A2)."""
+    """Puts one audit item per stream record; a redelivered record is a silent success (A2).
+
+    The audit's :class:`~mcp_platform.application.audit.ports.AuditLog`: the item layout (key,
+    attribute names, the bounded image and diff texts) is decided here.
+    """
 
     def __init__(
         self,
@@ -134,6 +139,10 @@ class AuditWriter:
         if new is not None:
             item[NEW_IMAGE] = {"S": new}
         return item
+
+    def record(self, change: StreamChange, diff: ImageDiff) -> bool:
+        """True if written, False if this change was already audited (duplicate delivery)."""
+        return self.put(self.build_item(change, diff))
 
     def put(self, item: Mapping[str, Any]) -> bool:
         """True if written, False if this record was already audited (duplicate delivery)."""

@@ -14,9 +14,7 @@ token was used, and the caller revokes the grant (RFC 6749 section 4.1.2, OAuth 
 
 from __future__ import annotations
 
-import hashlib
 import math
-from dataclasses import dataclass
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -25,76 +23,21 @@ from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.aws_errors import CONDITIONAL_CHECK_FAILED, cancellation_reasons, error_code
 from mcp_platform.adapters.dynamodb.codec import from_item, require_epoch_seconds, to_item
 from mcp_platform.application.auth.facade.clients import ClientRecord
+from mcp_platform.application.auth.facade.ports import (
+    CodeGrant,
+    PendingAuthorization,
+    Redemption,
+    RefreshGrant,
+    digest,
+)
 from mcp_platform.protocol.clock import Clock
 
 ALIVE = "attribute_exists(#pk) AND #ttl > :now"
 
 
-def digest(value: str) -> str:
-    return hashlib.sha256(value.encode()).hexdigest()
-
-
-@dataclass(frozen=True)
-class PendingAuthorization:
-    """An authorization request between the consent page and the upstream callback."""
-
-    request_id: str
-    client_id: str
-    client_name: str
-    redirect_uri: str
-    redirect_uri_given: bool
-    state: str
-    code_challenge: str
-    scope: tuple[str, ...]
-    resource: str
-    issuer: str
-    browser_hash: str
-    """SHA-256 of the secret in the consent cookie: only the browser that saw the page continues."""
-    upstream_verifier: str
-    refreshable: bool
-    expires_at: int
-    approved: bool = False
-
-
-@dataclass(frozen=True)
-class CodeGrant:
-    """What an authorization code was issued for; the code itself is never stored."""
-
-    client_id: str
-    redirect_uri: str
-    redirect_uri_given: bool
-    code_challenge: str
-    scope: tuple[str, ...]
-    resource: str
-    issuer: str
-    subject: str
-    refreshable: bool
-    expires_at: int
-    grant_id: str
-    used: bool = False
-
-
-@dataclass(frozen=True)
-class RefreshGrant:
-    grant_id: str
-    client_id: str
-    subject: str
-    scope: tuple[str, ...]
-    resource: str
-    issuer: str
-    expires_at: int
-    used: bool = False
-
-
-class Redemption:
-    """The outcome of redeeming a code or rotating a refresh token."""
-
-    DONE = "done"
-    USED = "used"  # replayed: the grant must be revoked
-    GONE = "gone"  # expired or revoked meanwhile
-
-
 class FacadeStore:
+    """The service's :class:`~mcp_platform.application.auth.facade.ports.AuthorizationStore` in DynamoDB."""
+
     def __init__(self, table_name: str, gateway: Any, clock: Clock) -> None:
         self.table_name = table_name
         self.gateway = gateway

@@ -1,9 +1,11 @@
 """Audit trail from the session table's DynamoDB stream (SPEC A2-A5).
 
-``diff`` compares stream images, ``writer`` stores audit records and session summaries,
-``expiry`` runs the TTL-expiry side effects, ``processor`` ties them per record, ``trail``
-reads a session's trail back, ``factory`` builds them from :class:`~mcp_platform.config.Settings`.
+``processor`` ties the steps per record: the change (``records``), its ``diff``, one audit record,
+and for a TTL expiry the side effects in ``expiry``; ``trail`` is what reading a session's trail
+back returns. They are written against ``ports``: reading the stream's records and images, the
+audit table and the session table's remains are adapters (``mcp_platform.adapters.dynamodb``:
+``stream_images``, ``audit_writer``, ``audit_trail``, ``session_remains``), wired by
+``mcp_platform.bootstrap.audit``.
 
-Nothing is imported here: the endpoint reads the trail (``trail``) without loading the stream
-side (``diff`` needs boto3's deserializer, and boto3 costs ~0.2 s of cold start).
+Nothing is imported here: the endpoint reads the trail without loading the stream side.
 """

@@ -14,34 +14,32 @@ this stream record (retried, then the audit DLQ) rather than reaching the event 
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Any
 
-from mcp_platform.adapters.dynamodb import table_schema as ts
-from mcp_platform.adapters.dynamodb.audit_writer import AuditWriter
-from mcp_platform.application.audit.diff import image_to_plain
+from mcp_platform.application.audit.ports import (
+    AuditLog,
+    CleanupIncomplete,
+    EventPublisher,
+    SessionRemains,
+)
 from mcp_platform.application.audit.records import StreamChange
 from mcp_platform.application.events.stream_events import SESSION_EXPIRED_TYPE, SessionExpiredEvent
 from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock, iso_utc
 
-HELD_PREFIXES = (ts.TOOL_RECORD_PREFIX, ts.TOOL_CALL_MARKER_PREFIX)
+__all__ = [
+    "CleanupIncomplete",
+    "EventPublisher",
+    "ExpiryOutcome",
+    "SessionExpiryHandler",
+    "build_summary",
+    "expiry_event",
+]
+
 EVENT_TYPE = SESSION_EXPIRED_TYPE
-BATCH_DELETE_MAX = 25  # BatchWriteItem limit
-DELETE_ATTEMPTS = 5
-
-
-class EventPublisher(Protocol):
-    """Where "session expired" events go; must raise if the event could not be delivered."""
-
-    def publish(self, event: Mapping[str, Any]) -> None: ...
-
-
-class CleanupIncomplete(RuntimeError):
-    """Some held items stayed unprocessed after every retry; the record must be redelivered."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,28 +70,28 @@ def _iso(epoch: float | None) -> str | None:
     return iso_utc(epoch, "auto")
 
 
-def build_summary(change: StreamChange, held_sks: list[str]) -> dict[str, Any]:
-    """Tool calls, duration created -> expired and last activity, from the removed metadata."""
-    metadata = image_to_plain(change.old_image)
-    created = _epoch(metadata.get(ts.CREATED_AT))
-    expired = _epoch(metadata.get(ts.TTL))
-    activity = [_epoch(metadata.get(ts.UPDATED_AT)), created]
-    tool_sks = [sk for sk in held_sks if sk.startswith(ts.TOOL_RECORD_PREFIX)]
-    # tool#<ISO8601>#<toolCallId>: the start time of each call is in its key (no item read).
-    activity += [_epoch(sk[len(ts.TOOL_RECORD_PREFIX) :].split("#", 1)[0]) for sk in tool_sks]
+def build_summary(change: StreamChange, tool_call_starts: Sequence[str]) -> dict[str, Any]:
+    """Tool calls, duration created -> expired and last activity, from the removed metadata and
+    the start times of the session's recorded tool calls."""
+    if change.expired is None:
+        raise ValueError("not a session TTL expiry")
+    metadata = change.expired
+    created = _epoch(metadata.created_at)
+    expired = _epoch(metadata.expires_at)
+    activity = [_epoch(metadata.updated_at), created]
+    activity += [_epoch(started) for started in tool_call_starts]
     known = [moment for moment in activity if moment is not None]
-    owner = metadata.get(ts.OWNER)
     return {
         "session_id": change.session_id,
-        "owner": str(owner) if owner is not None else None,
-        "kind": str(metadata.get(ts.KIND, ts.KIND_APPLICATION)),
-        "tool_calls": len(tool_sks),
+        "owner": metadata.owner,
+        "kind": metadata.kind,
+        "tool_calls": len(tool_call_starts),
         "created_at": _iso(created),
         "expired_at": _iso(expired),
         "removed_at": _iso(change.change_epoch),
         "duration_seconds": int(expired - created) if created is not None and expired is not None else None,
         "last_activity": _iso(max(known)) if known else None,
-        "final_version": int(metadata[ts.VERSION]) if ts.VERSION in metadata else None,
+        "final_version": metadata.version,
         "sequence_number": change.sequence_number,
     }
 
@@ -108,69 +106,28 @@ class SessionExpiryHandler:
 
     def __init__(
         self,
-        dynamodb: Any,
-        session_table: str,
-        writer: AuditWriter,
+        remains: SessionRemains,
+        writer: AuditLog,
         publisher: EventPublisher,
         *,
-        sleep: Callable[[float], None] = time.sleep,
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
-        self._dynamodb = dynamodb
-        self._table = session_table
+        self._remains = remains
         self._writer = writer
         self._publisher = publisher
-        self._sleep = sleep
         self._clock = clock
 
     def handle(self, change: StreamChange) -> ExpiryOutcome:
         session_id = change.session_id
         if session_id is None or not change.is_session_expiry:
             raise ValueError("not a session TTL expiry")
-        held = list(self._held_sks(change.pk))
-        summary = build_summary(change, held)
+        held = self._remains.held(session_id)
+        summary = build_summary(change, held.tool_call_starts)
         stored, written = self._writer.put_summary(session_id, summary, change.change_epoch)
-        deleted = self._delete(change.pk, held)
+        deleted = self._remains.delete(session_id, held.keys)
         published = False
         if not stored["event_published"]:
             self._publisher.publish(expiry_event(stored))
             self._writer.mark_event_published(session_id, _iso(self._clock.now()) or "")
             published = True
         return ExpiryOutcome(session_id, stored, written, deleted, published)
-
-    def _held_sks(self, pk: str) -> Iterator[str]:
-        # ConsistentRead (X4): what is left to revoke must not come from a stale view.
-        request: dict[str, Any] = {
-            "TableName": self._table,
-            "KeyConditionExpression": "#pk = :pk",
-            "ExpressionAttributeNames": {"#pk": ts.PK, "#sk": ts.SK},
-            "ExpressionAttributeValues": {":pk": {"S": pk}},
-            "ProjectionExpression": "#pk, #sk",
-            "ConsistentRead": True,
-        }
-        while True:
-            page = self._dynamodb.query(**request)
-            for item in page.get("Items", []):
-                sk = item[ts.SK]["S"]
-                if sk.startswith(HELD_PREFIXES):
-                    yield sk
-            if "LastEvaluatedKey" not in page:
-                return
-            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-
-    def _delete(self, pk: str, sks: list[str]) -> int:
-        for start in range(0, len(sks), BATCH_DELETE_MAX):
-            chunk = sks[start : start + BATCH_DELETE_MAX]
-            requests: Mapping[str, Any] = {
-                self._table: [{"DeleteRequest": {"Key": {ts.PK: {"S": pk}, ts.SK: {"S": sk}}}} for sk in chunk]
-            }
-            for attempt in range(DELETE_ATTEMPTS):
-                if attempt:
-                    self._sleep(0.05 * 2 ** (attempt - 1))  # throttled: back off before resending
-                requests = self._dynamodb.batch_write_item(RequestItems=requests).get("UnprocessedItems") or {}
-                if not requests:
-                    break
-            else:
-                left = sum(len(v) for v in requests.values())
-                raise CleanupIncomplete(f"{left} held items of {pk} still unprocessed")
-        return len(sks)

@@ -8,17 +8,20 @@ a batch item failure (A5); redelivery is safe because every step is idempotent.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_platform.adapters.dynamodb.audit_writer import AuditWriter
 from mcp_platform.application.audit.diff import diff_images
 from mcp_platform.application.audit.expiry import ExpiryOutcome, SessionExpiryHandler
+from mcp_platform.application.audit.ports import AuditLog, ImageCodec
 from mcp_platform.application.audit.records import StreamChange
-from mcp_platform.application.audit.trail import AuditTrail, InvalidCursor, TrailPage
+from mcp_platform.application.audit.trail import InvalidCursor, TrailPage
 
-__all__ = ["AuditProcessor", "AuditTrail", "InvalidCursor", "RecordOutcome", "TrailPage"]
+__all__ = ["AuditProcessor", "InvalidCursor", "RecordOutcome", "TrailPage"]
+
+StreamRecordReader = Callable[[Mapping[str, Any]], StreamChange]
+"""One stream record -> the change it describes; MalformedStreamRecord when it is none."""
 
 SKIPPED = "skipped"
 AUDITED = "audited"
@@ -33,16 +36,19 @@ class RecordOutcome:
 
 
 class AuditProcessor:
-    def __init__(self, writer: AuditWriter, expiry: SessionExpiryHandler) -> None:
+    def __init__(
+        self, read: StreamRecordReader, codec: ImageCodec, writer: AuditLog, expiry: SessionExpiryHandler
+    ) -> None:
+        self._read = read
+        self._codec = codec
         self._writer = writer
         self._expiry = expiry
 
     def process(self, record: Mapping[str, Any]) -> RecordOutcome:
-        change = StreamChange.from_record(record)
+        change = self._read(record)
         if change.session_id is None:
             return RecordOutcome(change.sequence_number, SKIPPED)
-        item = self._writer.build_item(change, diff_images(change.old_image, change.new_image))
-        written = self._writer.put(item)
+        written = self._writer.record(change, diff_images(change.old_image, change.new_image, codec=self._codec))
         # Side effects run on duplicates too: a previous delivery may have audited the record
         # and then failed half-way through them.
         expiry = self._expiry.handle(change) if change.is_session_expiry else None

@@ -1,21 +1,20 @@
-"""One DynamoDB Streams record, parsed from the Lambda event shape into what the audit needs.
+"""One change to an item of the session table, as the audit needs it (A2-A4).
 
-The input is the plain mapping Lambda delivers (``{"eventID", "eventName", "dynamodb": {...}}``),
-which is also what the local pollers build. Images stay in DynamoDB JSON (the wire form): the
-diff compares them without converting, and the writer stores them verbatim, so only the values
-that end up in the diff are ever deserialised.
+Built by the adapter that reads the stream's records
+(:func:`mcp_platform.adapters.dynamodb.stream_images.read_stream_change`): it knows the record
+shape, the table's key layout and who DynamoDB's TTL process is; the use case gets the answers.
+Images stay in the stream's wire form (:data:`~.ports.WireImage`): the diff compares them without
+converting and the audit log stores them verbatim, so only the values that end up in the diff
+are ever decoded.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.application.audit.ports import WireImage
 from mcp_platform.protocol.clock import iso_utc
-
-WireImage = Mapping[str, Mapping[str, Any]]
 
 EVENT_NAMES = ("INSERT", "MODIFY", "REMOVE")
 
@@ -25,51 +24,31 @@ class MalformedStreamRecord(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+class ExpiredSession:
+    """What a session's metadata said when TTL removed it: the facts of its summary (A4)."""
+
+    created_at: object  # as stored: epoch seconds or ISO 8601 text (None: absent)
+    expires_at: object  # the ttl, epoch seconds
+    updated_at: object
+    owner: str | None
+    kind: str
+    version: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class StreamChange:
     event_id: str
     event_name: str  # INSERT | MODIFY | REMOVE
     sequence_number: str
     change_epoch: float  # ApproximateCreationDateTime, epoch seconds
-    pk: str
+    pk: str  # the changed item's key, as stored (the audit record names it)
     sk: str
     old_image: WireImage | None
     new_image: WireImage | None
-    user_identity: Mapping[str, Any] | None
-
-    @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> StreamChange:
-        try:
-            ddb = record["dynamodb"]
-            keys = ddb["Keys"]
-            event_name = record["eventName"]
-            sequence_number = ddb["SequenceNumber"]
-            pk = keys[ts.PK]["S"]
-            sk = keys[ts.SK]["S"]
-            change_epoch = float(ddb["ApproximateCreationDateTime"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise MalformedStreamRecord(f"not a DynamoDB stream record: missing or bad {exc}") from exc
-        if event_name not in EVENT_NAMES:
-            raise MalformedStreamRecord(f"unknown eventName {event_name!r}")
-        if not (isinstance(sequence_number, str) and sequence_number.isdigit()):
-            raise MalformedStreamRecord(f"bad SequenceNumber {sequence_number!r}")
-        return cls(
-            event_id=str(record.get("eventID", "")),
-            event_name=event_name,
-            sequence_number=sequence_number,
-            change_epoch=change_epoch,
-            pk=pk,
-            sk=sk,
-            old_image=ddb.get("OldImage"),
-            new_image=ddb.get("NewImage"),
-            user_identity=record.get("userIdentity"),
-        )
-
-    @property
-    def session_id(self) -> str | None:
-        """The session this change belongs to; None for non-session items (never audited)."""
-        if not self.pk.startswith(ts.SESSION_PREFIX):
-            return None
-        return self.pk[len(ts.SESSION_PREFIX) :]
+    session_id: str | None  # None for non-session items (never audited)
+    is_ttl_removal: bool  # a REMOVE by DynamoDB's TTL process, not an explicit delete (A4)
+    who: Mapping[str, str]  # who made the change
+    expired: ExpiredSession | None = None  # set when TTL removed the session's metadata
 
     @property
     def change_time_iso(self) -> str:
@@ -77,28 +56,6 @@ class StreamChange:
         return iso_utc(self.change_epoch, "milliseconds")
 
     @property
-    def is_ttl_removal(self) -> bool:
-        """A REMOVE performed by DynamoDB's TTL process, as opposed to an explicit delete (A4)."""
-        identity = self.user_identity
-        return (
-            self.event_name == "REMOVE"
-            and identity is not None
-            and identity.get("type") == ts.TTL_IDENTITY_TYPE
-            and identity.get("principalId") == ts.TTL_PRINCIPAL
-        )
-
-    @property
     def is_session_expiry(self) -> bool:
         """TTL removed the session's metadata item: the session itself expired."""
-        return self.is_ttl_removal and self.sk == ts.METADATA_SK and self.session_id is not None
-
-    @property
-    def who(self) -> dict[str, str]:
-        # Streams carry an identity only for service deletes (TTL); every other change was made
-        # by the platform's own functions on behalf of the session owner.
-        if self.user_identity is None:
-            return {"type": "Application"}
-        return {
-            "type": str(self.user_identity.get("type", "")),
-            "principal_id": str(self.user_identity.get("principalId", "")),
-        }
+        return self.expired is not None

@@ -1,26 +1,18 @@
 """Reading a session's audit trail back, a page at a time in change order (A3).
 
-Supports the MCP tool ``session_audit``; the tool (not this module) checks that the caller owns
+Supports the MCP tool ``session_audit``; the tool (not the reader) checks that the caller owns
 the session. The cursor is opaque to callers and bound to the session it was issued for, so it
-cannot be replayed against another session's partition.
+cannot be replayed against another session's partition. The reader is
+:class:`mcp_platform.adapters.dynamodb.audit_trail.AuditTrail`, built by the composition root.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
-import re
 from dataclasses import dataclass, field
-from typing import Any
-
-from mcp_platform.adapters.dynamodb import audit_writer as w
-from mcp_platform.adapters.dynamodb import table_schema as ts
-from mcp_platform.application.audit.diff import dumps, image_to_plain
+from typing import Any, Protocol
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 100
-_TRAIL_SK = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z#\d{40,64}")  # ts.audit_sk: 40-digit padding
 
 
 class InvalidCursor(ValueError):
@@ -33,94 +25,12 @@ class TrailPage:
     next_cursor: str | None = None
 
 
-def _encode_cursor(session_id: str, sk: str) -> str:
-    raw = json.dumps({"s": session_id, "k": sk}, separators=(",", ":")).encode("utf-8")
-    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
-
-
-def _decode_cursor(session_id: str, cursor: str) -> str:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        decoded = json.loads(raw)
-    except (binascii.Error, ValueError) as exc:
-        raise InvalidCursor("malformed cursor") from exc
-    if not isinstance(decoded, dict) or decoded.get("s") != session_id or not isinstance(decoded.get("k"), str):
-        raise InvalidCursor("cursor does not belong to this session")
-    sk: str = decoded["k"]
-    # Only a key this trail issued (``ts.audit_sk``): anything else, of any length, would reach
-    # DynamoDB as ExclusiveStartKey (real DynamoDB refuses sort keys over 1,024 bytes: a 5xx).
-    if _TRAIL_SK.fullmatch(sk) is None:
-        raise InvalidCursor("malformed cursor")
-    return sk
-
-
-def _image(item: dict[str, Any], name: str) -> Any:
-    if name not in item:
-        return None
-    stored = json.loads(item[name]["S"])
-    if isinstance(stored.get("_summary"), str):
-        # The image was too large and was kept as a summary; its small scalars are made plain.
-        return {**stored, "kept": json.loads(dumps(image_to_plain(stored["kept"])))}
-    # DynamoDB JSON -> plain, with Decimals made JSON-safe the same way the diff is.
-    return json.loads(dumps(image_to_plain(stored)))
-
-
-def to_record(item: dict[str, Any]) -> dict[str, Any]:
-    """An audit item as the JSON-safe dict callers see."""
-    return {
-        "sequence_number": item[w.SEQUENCE]["S"],
-        "change_time": item[w.CHANGE_TIME]["S"],
-        "event_name": item[w.EVENT_NAME]["S"],
-        "item": item[w.ITEM_SK]["S"],
-        "who": {key: value["S"] for key, value in item[w.WHO]["M"].items()},
-        "owner": item[w.OWNER]["S"] if w.OWNER in item else None,
-        "ttl_expiry": item[w.TTL_EXPIRY]["BOOL"],
-        "diff": json.loads(item[w.DIFF]["S"]),
-        "old_image": _image(item, w.OLD_IMAGE),
-        "new_image": _image(item, w.NEW_IMAGE),
-    }
-
-
-class AuditTrail:
-    def __init__(self, client: Any, table_name: str) -> None:
-        if not table_name:
-            raise ValueError("audit table name is required")
-        self._client = client
-        self._table = table_name
-
+class AuditTrailReader(Protocol):
     def session_trail(self, session_id: str, *, limit: int = DEFAULT_LIMIT, cursor: str | None = None) -> TrailPage:
-        """One page of the session's audit records, oldest first; ``next_cursor`` None at the end."""
-        if not 1 <= limit <= MAX_LIMIT:
-            raise ValueError(f"limit must be between 1 and {MAX_LIMIT}")
-        pk = ts.session_pk(session_id)
-        request: dict[str, Any] = {
-            "TableName": self._table,
-            # sk < "summary": every trail key starts with the ISO year, the summary item does not.
-            "KeyConditionExpression": "#pk = :pk AND #sk < :summary",
-            "ExpressionAttributeNames": {"#pk": ts.AUDIT_PK, "#sk": ts.AUDIT_SK},
-            "ExpressionAttributeValues": {":pk": {"S": pk}, ":summary": {"S": ts.AUDIT_SUMMARY_SK}},
-            "ScanIndexForward": True,
-            # One extra item tells whether another page exists, so the last page has no cursor.
-            "Limit": limit + 1,
-        }
-        if cursor is not None:
-            request["ExclusiveStartKey"] = {
-                ts.AUDIT_PK: {"S": pk},
-                ts.AUDIT_SK: {"S": _decode_cursor(session_id, cursor)},
-            }
-        items: list[dict[str, Any]] = []
-        while len(items) <= limit:
-            response = self._client.query(**request)
-            items.extend(response.get("Items", []))
-            if "LastEvaluatedKey" not in response:
-                break
-            # A 1 MB response page can stop short of Limit: keep reading until the page is full.
-            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
-            request["Limit"] = limit + 1 - len(items)
-        page, more = items[:limit], len(items) > limit
-        next_cursor = _encode_cursor(session_id, page[-1][ts.AUDIT_SK]["S"]) if more and page else None
-        return TrailPage([to_record(item) for item in page], next_cursor)
+        """One page of the session's audit records, oldest first; ``next_cursor`` None at the end.
+        ValueError for a limit outside 1..MAX_LIMIT, :class:`InvalidCursor` for a foreign cursor."""
+        ...
 
     def session_summary(self, session_id: str) -> dict[str, Any] | None:
         """The summary written when the session expired by TTL, if it did."""
-        return w.AuditWriter(self._client, self._table).get_summary(session_id)
+        ...

@@ -8,12 +8,11 @@ server. The two never share a principal (see ``OAUTH_PRINCIPAL_PREFIX``).
 
 from __future__ import annotations
 
-from mcp_platform.adapters.dynamodb.api_keys import ApiKeyAuthenticator
 from mcp_platform.application.auth.base import Authenticator, Principal
 
 
 class KeyOrToken:
-    def __init__(self, api_keys: ApiKeyAuthenticator, oauth: Authenticator) -> None:
+    def __init__(self, api_keys: Authenticator, oauth: Authenticator) -> None:
         self.api_keys = api_keys
         self.oauth = oauth
 

@@ -1,12 +1,12 @@
 """``MCP_AUTH=oauth``: the endpoint as an OAuth 2.1 resource server accepting the issuer's JWTs.
 
 A token is accepted when its signature verifies against the issuer's published key named by its
-``kid`` (:mod:`mcp_platform.adapters.jwks`) with an algorithm from :data:`ALGORITHMS` that fits that
-key's type (so never ``none``, never HMAC keyed with a public key), ``iss`` is the configured
-issuer, ``aud`` names this resource (RFC 8707), ``exp``/``nbf`` hold within
-:data:`LEEWAY_SECONDS`, and it carries the required scopes (``scope``, space separated, or
-``scp``). The principal is ``oauth:<iss>#<sub>``: issuer-qualified, so two issuers never share
-one, and outside the API-key namespace.
+``kid`` (from a :class:`~mcp_platform.application.auth.ports.SigningKeySource`) with an
+algorithm from :data:`ALGORITHMS` that fits that key's type (so never ``none``, never HMAC
+keyed with a public key), ``iss`` is the configured issuer, ``aud`` names this resource
+(RFC 8707), ``exp``/``nbf`` hold within :data:`LEEWAY_SECONDS`, and it carries the required
+scopes (``scope``, space separated, or ``scp``). The principal is ``oauth:<iss>#<sub>``:
+issuer-qualified, so two issuers never share one, and outside the API-key namespace.
 
 PyJWT (with ``cryptography``) costs 0.1-0.2 s to import: it is imported on the first token,
 so a stack serving only API keys never loads it.
@@ -17,7 +17,6 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-from mcp_platform.adapters.jwks import Jwk, JwksCache
 from mcp_platform.application.auth.base import (
     OAUTH_PRINCIPAL_PREFIX,
     AuthError,
@@ -25,6 +24,7 @@ from mcp_platform.application.auth.base import (
     Principal,
     bearer_token,
 )
+from mcp_platform.application.auth.ports import Jwk, SigningKeySource
 from mcp_platform.application.auth.resource import ProtectedResource
 from mcp_platform.config import OAuthSettings
 
@@ -42,7 +42,7 @@ class MisdirectedRequest(AuthError):
 
 
 class OAuthAuthenticator:
-    def __init__(self, settings: OAuthSettings, resource: ProtectedResource, keys: JwksCache) -> None:
+    def __init__(self, settings: OAuthSettings, resource: ProtectedResource, keys: SigningKeySource) -> None:
         self.settings = settings
         self.resource = resource
         self.keys = keys

@@ -15,7 +15,7 @@ A sign-in, as the client and the browser see it::
 Until the client and its redirect URI are known to belong together, errors are shown to the
 user (never redirected: RFC 6749 section 4.1.2.1); after that they go back to the client as
 ``error``/``error_description``/``state``/``iss``. Every step may run on another instance: all
-state is in :class:`.store.FacadeStore`. Methods here block (table, secrets, upstream): the HTTP
+state is in an :class:`.ports.AuthorizationStore`. Methods here block (table, secrets, upstream): the HTTP
 layer runs them off the event loop.
 """
 
@@ -33,15 +33,6 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from mcp_platform.adapters.dynamodb.facade_store import (
-    CodeGrant,
-    FacadeStore,
-    PendingAuthorization,
-    Redemption,
-    RefreshGrant,
-    digest,
-)
-from mcp_platform.adapters.upstream_idp import UpstreamClient
 from mcp_platform.application.auth.facade import AUTHORIZE_PATH, CALLBACK_PATH, JWKS_PATH, REGISTER_PATH, TOKEN_PATH
 from mcp_platform.application.auth.facade.clients import (
     AUTH_METHODS,
@@ -57,6 +48,15 @@ from mcp_platform.application.auth.facade.errors import (
     InvalidClient,
     OAuthError,
     UpstreamUnavailable,
+)
+from mcp_platform.application.auth.facade.ports import (
+    AuthorizationStore,
+    CodeGrant,
+    PendingAuthorization,
+    Redemption,
+    RefreshGrant,
+    UpstreamIdentityProvider,
+    digest,
 )
 from mcp_platform.application.auth.facade.signing import SigningKeys
 from mcp_platform.application.auth.facade.tokens import mint_access_token
@@ -128,9 +128,9 @@ def client_error(pending_uri: str, issuer: str, state: str, error: str, descript
 class AuthorizationServer:
     def __init__(
         self,
-        store: FacadeStore,
+        store: AuthorizationStore,
         documents: ClientDocuments,
-        upstream: UpstreamClient,
+        upstream: UpstreamIdentityProvider,
         keys: SigningKeys,
         settings: FacadeSettings,
         clock: Clock,

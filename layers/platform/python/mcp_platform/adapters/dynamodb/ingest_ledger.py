@@ -1,0 +1,157 @@
+"""The ingest's writes in the session table: the tool-call record and the usage counters.
+
+Each is one TransactWriteItems (:func:`.transact.transact_write`), and each decides
+"exactly once" by its own conditions, never by a read:
+
+1. the record (``session#<id>`` / ``tool#<started_at>#<id>``, D1/D4) with a ConditionCheck that
+   the session is alive (its metadata item exists, has not expired and was not ended, as for
+   D7/D10) and one that the endpoint's ``toolcall#<id>`` marker is absent. It is a transaction of
+   its own because inside the counting one either failure would cancel the counters.
+2. the dedupe marker ``event#<id>`` / ``dedupe`` with ``attribute_not_exists(pk)`` + an Update of
+   ``usage#<principal>`` / ``<day>#<tool>`` ADDing the counters: they move iff the marker is new.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any
+
+from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.adapters.dynamodb.transact import failed_at, transact_write
+from mcp_platform.application.events.ports import RecordWrite
+from mcp_platform.application.events.schema import ToolCallEvent
+
+# The session store's "session alive" condition (D7/D10), on the metadata item.
+SESSION_ALIVE = "attribute_exists(#pk) AND #ttl > :now AND #st = :active"
+# Action order of the record transaction (CancellationReasons follow it).
+_ALIVE_CHECK, _MARKER_CHECK, _RECORD_PUT = 0, 1, 2
+
+
+class DynamoIngestLedger:
+    """The ingest's :class:`~mcp_platform.application.events.ports.IngestLedger`; ``client`` is the
+    plain DynamoDB client (conditions are decided by DynamoDB, not by a cache)."""
+
+    def __init__(
+        self,
+        client: Any,
+        table_name: str,
+        *,
+        max_conflict_retries: int = 3,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._ddb = client
+        self._table = table_name
+        self._retries = max_conflict_retries
+        self._sleep = sleep
+
+    def record_tool_call(self, event: ToolCallEvent, *, now: float) -> RecordWrite:
+        assert event.session_id is not None
+        pk = {"S": ts.session_pk(event.session_id)}
+        item = {
+            ts.PK: pk,
+            ts.SK: {"S": ts.tool_record_sk(event.started_at, event.event_id)},
+            ts.TOOL_CALL_ID: {"S": event.event_id},
+            ts.TOOL_NAME: {"S": event.tool},
+            ts.IS_ERROR: {"BOOL": event.status != "ok"},
+            ts.STARTED_AT: {"S": event.started_at},
+            ts.FINISHED_AT: {"S": event.finished_at},
+            ts.PRINCIPAL: {"S": event.principal},
+            ts.USAGE_REQUEST_BYTES: {"N": str(event.request_bytes)},
+            ts.USAGE_RESPONSE_BYTES: {"N": str(event.response_bytes)},
+            ts.USAGE_DURATION_MS: {"N": _num(event.duration_ms)},
+        }
+        alive_check = {
+            "ConditionCheck": {
+                "TableName": self._table,
+                "Key": {ts.PK: pk, ts.SK: {"S": ts.METADATA_SK}},
+                "ConditionExpression": SESSION_ALIVE,
+                "ExpressionAttributeNames": {"#pk": ts.PK, "#ttl": ts.TTL, "#st": ts.STATUS},
+                "ExpressionAttributeValues": {
+                    # Whole seconds, floored, as the store compares them (D6).
+                    ":now": {"N": str(math.floor(now))},
+                    ":active": {"S": ts.STATUS_ACTIVE},
+                },
+            }
+        }
+        # D4: the endpoint's commit writes the record together with its ``toolcall#<id>`` marker;
+        # when that marker exists the call is recorded, whatever started_at this event carries.
+        marker_check = {
+            "ConditionCheck": {
+                "TableName": self._table,
+                "Key": {ts.PK: pk, ts.SK: {"S": ts.tool_call_marker_sk(event.event_id)}},
+                "ConditionExpression": "attribute_not_exists(#pk)",
+                "ExpressionAttributeNames": {"#pk": ts.PK},
+            }
+        }
+        record_put = {
+            "Put": {
+                "TableName": self._table,
+                "Item": item,
+                "ConditionExpression": "attribute_not_exists(#pk)",
+                "ExpressionAttributeNames": {"#pk": ts.PK},
+            }
+        }
+        actions = [alive_check, marker_check, record_put]
+        reasons = transact_write(self._ddb, actions, max_conflict_retries=self._retries, sleep=self._sleep)
+        if not reasons:
+            return RecordWrite.WRITTEN
+        if failed_at(reasons, _MARKER_CHECK) or failed_at(reasons, _RECORD_PUT):
+            return RecordWrite.ALREADY_RECORDED  # D4: the original stays as is
+        if failed_at(reasons, _ALIVE_CHECK):
+            return RecordWrite.SESSION_GONE
+        raise RuntimeError(f"record transaction cancelled for unexpected reasons {reasons}")
+
+    def count_once(self, event: ToolCallEvent, *, marker_expires_at: int) -> bool:
+        marker = {
+            ts.PK: {"S": ts.event_dedupe_pk(event.event_id)},
+            ts.SK: {"S": ts.EVENT_DEDUPE_SK},
+            ts.TTL: {"N": str(marker_expires_at)},  # epoch seconds (D5)
+            ts.EVENT_ID: {"S": event.event_id},
+        }
+        is_error = 0 if event.status == "ok" else 1
+        items: list[dict[str, Any]] = [
+            {
+                "Put": {
+                    "TableName": self._table,
+                    "Item": marker,
+                    "ConditionExpression": "attribute_not_exists(#pk)",
+                    "ExpressionAttributeNames": {"#pk": ts.PK},
+                }
+            },
+            {
+                "Update": {
+                    "TableName": self._table,
+                    "Key": {
+                        ts.PK: {"S": ts.usage_pk(event.principal)},
+                        ts.SK: {"S": ts.usage_sk(event.started_date, event.tool)},
+                    },
+                    "UpdateExpression": "ADD #c :one, #e :err, #rq :rq, #rs :rs, #d :d",
+                    "ExpressionAttributeNames": {
+                        "#c": ts.USAGE_CALLS,
+                        "#e": ts.USAGE_ERRORS,
+                        "#rq": ts.USAGE_REQUEST_BYTES,
+                        "#rs": ts.USAGE_RESPONSE_BYTES,
+                        "#d": ts.USAGE_DURATION_MS,
+                    },
+                    "ExpressionAttributeValues": {
+                        ":one": {"N": "1"},
+                        ":err": {"N": str(is_error)},
+                        ":rq": {"N": str(event.request_bytes)},
+                        ":rs": {"N": str(event.response_bytes)},
+                        ":d": {"N": _num(event.duration_ms)},
+                    },
+                }
+            },
+        ]
+        reasons = transact_write(self._ddb, items, max_conflict_retries=self._retries, sleep=self._sleep)
+        if reasons and not failed_at(reasons, 0):
+            raise RuntimeError(f"counting transaction cancelled for unexpected reasons {reasons}")
+        return not reasons  # a failed marker condition: already counted
+
+
+def _num(value: float) -> str:
+    """DynamoDB numbers as plain decimal strings (no exponent, no binary float noise)."""
+    return format(Decimal(repr(value)), "f") if isinstance(value, float) else str(value)

@@ -1,0 +1,151 @@
+"""What the authorization server needs from outside: its state store and the upstream issuer.
+
+The values here (an authorization in progress, what a code or a refresh token was issued for)
+are the facade's domain: the store keeps them, the service decides with them. Codes and tokens
+are handed to the store in the clear and stored under their :func:`digest` only.
+
+Implemented by :mod:`mcp_platform.adapters.dynamodb.facade_store` and
+:mod:`mcp_platform.adapters.upstream_idp`, injected by the composition root.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Protocol
+
+from mcp_platform.application.auth.facade.clients import ClientRecord
+
+
+def digest(value: str) -> str:
+    return hashlib.sha256(value.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class PendingAuthorization:
+    """An authorization request between the consent page and the upstream callback."""
+
+    request_id: str
+    client_id: str
+    client_name: str
+    redirect_uri: str
+    redirect_uri_given: bool
+    state: str
+    code_challenge: str
+    scope: tuple[str, ...]
+    resource: str
+    issuer: str
+    browser_hash: str
+    """SHA-256 of the secret in the consent cookie: only the browser that saw the page continues."""
+    upstream_verifier: str
+    refreshable: bool
+    expires_at: int
+    approved: bool = False
+
+
+@dataclass(frozen=True)
+class CodeGrant:
+    """What an authorization code was issued for; the code itself is never stored."""
+
+    client_id: str
+    redirect_uri: str
+    redirect_uri_given: bool
+    code_challenge: str
+    scope: tuple[str, ...]
+    resource: str
+    issuer: str
+    subject: str
+    refreshable: bool
+    expires_at: int
+    grant_id: str
+    used: bool = False
+
+
+@dataclass(frozen=True)
+class RefreshGrant:
+    grant_id: str
+    client_id: str
+    subject: str
+    scope: tuple[str, ...]
+    resource: str
+    issuer: str
+    expires_at: int
+    used: bool = False
+
+
+class Redemption:
+    """The outcome of redeeming a code or rotating a refresh token."""
+
+    DONE = "done"
+    USED = "used"  # replayed: the grant must be revoked
+    GONE = "gone"  # expired or revoked meanwhile
+
+
+class AuthorizationStore(Protocol):
+    """The facade's shared state: any instance serves any step of a sign-in.
+
+    Reads are consistent and never return expired items. One-time use is the store's decision
+    (a conditional write), never a read: of two concurrent redemptions exactly one is
+    :attr:`Redemption.DONE`. Raises :class:`~.errors.FacadeUnavailable` when it cannot answer.
+    """
+
+    def put_client(self, record: ClientRecord) -> None: ...
+
+    def client(self, client_id: str) -> ClientRecord | None: ...
+
+    def extend_client(self, client_id: str, expires_at: int) -> None:
+        """A used registration lives on; an expired one is not resurrected."""
+        ...
+
+    def put_request(self, pending: PendingAuthorization) -> None: ...
+
+    def request(self, request_id: str) -> PendingAuthorization | None: ...
+
+    def approve(self, request_id: str, browser_hash: str) -> bool:
+        """Consent given, once, by the browser holding the cookie (False: not so, or already)."""
+        ...
+
+    def finish(self, request_id: str) -> bool:
+        """The request is over (denied, or its callback arrived): False when it already was."""
+        ...
+
+    def put_code(self, code: str, grant: CodeGrant) -> None: ...
+
+    def code(self, code: str) -> CodeGrant | None: ...
+
+    def redeem_code(self, code: str, refresh: tuple[str, RefreshGrant] | None) -> str:
+        """Mark the code used and, atomically, open its refresh grant and first token: a
+        :class:`Redemption` value."""
+        ...
+
+    def refresh(self, token: str) -> RefreshGrant | None: ...
+
+    def rotate_refresh(self, old: str, new: str, grant: RefreshGrant) -> str:
+        """Retire ``old``, check the grant is alive, put ``new``: all or nothing (a :class:`Redemption`)."""
+        ...
+
+    def revoke_grant(self, grant_id: str) -> None:
+        """Every refresh token of the grant stops working."""
+        ...
+
+
+class UpstreamIdentityProvider(Protocol):
+    """The upstream issuer the facade signs users in with (an OpenID Connect provider). Blocking.
+
+    Raises :class:`~.errors.UpstreamUnavailable` when it cannot be reached or answers nonsense,
+    :class:`~.errors.FacadeUnavailable` when the facade's own credentials cannot be read.
+    """
+
+    def authorization_url(self, redirect_uri: str, state: str, code_challenge: str) -> str:
+        """Where the browser signs in (authorization-code grant with PKCE S256)."""
+        ...
+
+    def subject(self, code: str, redirect_uri: str, code_verifier: str) -> str:
+        """Redeem the upstream code: the signed-in user's ``sub``; ValueError when the upstream
+        refuses the code (expired, replayed: the user must sign in again)."""
+        ...
+
+    def client_credentials(self, client_id: str, client_secret: str, scope: str | None) -> tuple[str, tuple[str, ...]]:
+        """A machine client's own credentials checked by the upstream: (its subject, granted scopes);
+        :class:`~.errors.InvalidClient` or :class:`~.errors.OAuthError` when refused."""
+        ...

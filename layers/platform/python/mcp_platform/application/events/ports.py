@@ -1,0 +1,34 @@
+"""What the ingest needs of storage: the tool-call record and the usage counters, each exactly once.
+
+Implemented by :class:`mcp_platform.adapters.dynamodb.ingest_ledger.DynamoIngestLedger` (the item
+layout, the transactions and their cancellation reasons are its business), injected by the
+composition root. Both writes must be idempotent: redelivery is the normal case, not the rare one.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Protocol
+
+from mcp_platform.application.events.schema import ToolCallEvent
+
+
+class RecordWrite(enum.Enum):
+    """What became of a tool-call record write."""
+
+    WRITTEN = "written"
+    ALREADY_RECORDED = "already_recorded"  # the endpoint's commit or an earlier delivery wrote it (D4)
+    SESSION_GONE = "session_gone"  # the session expired, ended or was deleted: nothing written
+
+
+class IngestLedger(Protocol):
+    def record_tool_call(self, event: ToolCallEvent, *, now: float) -> RecordWrite:
+        """Write the event's immutable tool-call record under its session, only while the session
+        is alive at ``now`` (epoch seconds) and only if the call is not recorded yet."""
+        ...
+
+    def count_once(self, event: ToolCallEvent, *, marker_expires_at: int) -> bool:
+        """Add the event to its principal's usage counters unless it was counted before: True
+        when counted, False for a duplicate. The dedupe marker that decides it lives until
+        ``marker_expires_at`` (epoch seconds)."""
+        ...
