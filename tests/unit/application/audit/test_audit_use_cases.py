@@ -16,6 +16,7 @@ from mcp_platform.application.audit.diff import diff_images
 from mcp_platform.application.audit.expiry import SessionExpiryHandler
 from mcp_platform.application.audit.ports import CleanupIncomplete, HeldItems, WireValue
 from mcp_platform.application.audit.records import ExpiredSession, StreamChange
+from mcp_platform.protocol.clock import ManualClock
 
 T0 = 1_795_000_000.0
 
@@ -129,7 +130,7 @@ def test_expiry_writes_the_summary_before_deleting_and_publishes_once_across_red
     log = MemoryAuditLog()
     remains = MemoryRemains(keys=["record", "marker"], steps=log.steps, fail=True)
     publisher = MemoryPublisher(steps=log.steps)
-    handler = SessionExpiryHandler(remains, log, publisher, clock=lambda: T0 + 200)
+    handler = SessionExpiryHandler(remains, log, publisher, clock=ManualClock(T0 + 200))
     # When the first delivery fails half-way through the cleanup
     with pytest.raises(CleanupIncomplete):
         handler.handle(expiry_change())
