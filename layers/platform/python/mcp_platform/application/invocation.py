@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mcp_platform.application.deadlines import first_step
-from mcp_platform.application.effects import is_throttle, unavailable
+from mcp_platform.application.effects import is_store_throttle, unavailable
 from mcp_platform.application.events.schema import SCHEMA_VERSION, STATUS_ERROR, STATUS_OK
 from mcp_platform.application.interactive import InputRequired
 from mcp_platform.protocol import compact_json
@@ -51,10 +52,19 @@ def admit_result(spec: ToolSpec, result: dict[str, Any]) -> None:
         raise JsonRpcError(TOOL_FAILED, message) from exc
 
 
-async def invoke(spec: ToolSpec, ctx: ToolContext, arguments: dict[str, Any], deadline: float, cap: float) -> Any:
+async def invoke(
+    spec: ToolSpec,
+    ctx: ToolContext,
+    arguments: dict[str, Any],
+    deadline: float,
+    cap: float,
+    *,
+    is_throttle: Callable[[BaseException], bool] = is_store_throttle,
+) -> Any:
     """The tool's CallToolResult; a ``ToolError`` or the time limit (``deadline``, from
     :func:`call_limit` under ``cap``) give an isError result, any other failure a JsonRpcError
-    (never committed, so a retry runs the tool again)."""
+    (never committed, so a retry runs the tool again); ``is_throttle`` picks the failures
+    answered as "throttled, retry shortly"."""
     budget = None
     try:
         # A tool that returns without suspending needs no timer (mcp_platform.application.deadlines).

@@ -168,6 +168,7 @@ def build_runtime(
     max_call_seconds: float | None = None,
     dax: Any | None = None,
 ) -> Runtime:
+    from mcp_platform.adapters.dynamodb.aws_errors import is_throttle
     from mcp_platform.adapters.dynamodb.sessions import SessionStore
     from mcp_platform.adapters.kinesis.producer import EventProducer
     from mcp_platform.adapters.sqs.dead_letters import DeadLetterQueue
@@ -209,7 +210,7 @@ def build_runtime(
     )
     # Every call, streamed or plain JSON, is bounded by the stream cap (a tool may declare less).
     limit = max_call_seconds if max_call_seconds is not None else settings.stream_max_seconds
-    runner = ToolCallRunner(services, producer, max_call_seconds=limit)
+    runner = ToolCallRunner(services, producer, max_call_seconds=limit, is_throttle=is_throttle)
     return Runtime(catalog, services, runner, producer, store, dynamodb)
 
 
