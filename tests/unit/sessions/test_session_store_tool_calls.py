@@ -230,9 +230,7 @@ def test_d10_failed_condition_check_names_the_precondition_and_is_not_retried(
             session,
             call(),
             extra_puts=[ExtraPut({"pk": "resource#r1", "sk": "owner", "by": "alice"}, label="claim")],
-            condition_checks=[
-                ConditionCheck({"pk": "quota#alice", "sk": "metadata"}, exists=True, label="quota")
-            ],
+            condition_checks=[ConditionCheck({"pk": "quota#alice", "sk": "metadata"}, exists=True, label="quota")],
         )
     assert (err.value.index, err.value.label, err.value.code) == (4, "quota", "ConditionalCheckFailed")
     assert recording.ops() == ["transact_write_items"] and sleeps == [] and peek.sks() == before
