@@ -34,6 +34,19 @@ ATTRIBUTES_BUDGET_BYTES = 64 * 1024
 CONTEXT_HAS_ROOM = "(attribute_not_exists(#cb) OR #cb <= :room)"
 
 
+def alive_condition(now: int, owner: str | None = None) -> Expression:
+    """The "alive" condition of a session's metadata item at ``now`` (and, given ``owner``,
+    "owned by"), with its placeholders: what every write that needs a live session carries."""
+    names = {"#pk": ts.PK, "#ttl": ts.TTL, "#st": ts.STATUS}
+    values = {":now": to_attr(now), ":active": to_attr(STATUS_ACTIVE)}
+    expression = ALIVE
+    if owner is not None:
+        expression += " AND #owner = :owner"
+        names["#owner"] = ts.OWNER
+        values[":owner"] = to_attr(owner)
+    return expression, names, values
+
+
 class SessionTable:
     """The session table as the store's parts use it. Mutable settings (``conflict_backoff``,
     ``context_budget_bytes``) are read on every use, so a test may change them on a live store."""
@@ -88,15 +101,8 @@ class SessionTable:
         return requested
 
     def alive(self, owner: str | None = None) -> Expression:
-        """The "alive" condition (and, given ``owner``, "owned by"), with its placeholders."""
-        names = {"#pk": ts.PK, "#ttl": ts.TTL, "#st": ts.STATUS}
-        values = {":now": to_attr(self.now()), ":active": to_attr(STATUS_ACTIVE)}
-        expression = ALIVE
-        if owner is not None:
-            expression += " AND #owner = :owner"
-            names["#owner"] = ts.OWNER
-            values[":owner"] = to_attr(owner)
-        return expression, names, values
+        """The "alive" condition at this store's time (and, given ``owner``, "owned by")."""
+        return alive_condition(self.now(), owner)
 
     def context_growth(self, session_id: str, entries: list[Any]) -> Expression:
         """SET clause, condition and placeholders that append ``entries`` to the context within
