@@ -43,7 +43,7 @@ class Session:
     written before it was kept); lets a commit size the item it updates without walking it."""
     attribute_versions: dict[str, int] | None = None
     """Per attribute name, how many committed changes ``attributes[name]`` has had (absent: 0);
-    None for an item written before they were kept. The arithmetic: :mod:`.store`."""
+    None for an item written before they were kept. The arithmetic: ``adapters.dynamodb.sessions.store``."""
 
     def is_alive(self, now: float) -> bool:
         """The session alive rule (D6/D7): active and its ttl still ahead of ``now``. The store's
