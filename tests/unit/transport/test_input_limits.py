@@ -13,7 +13,6 @@ import pytest
 
 import mcp_tools
 from mcp_platform.adapters.dynamodb.sessions import CallRecordTooLarge
-from mcp_platform.adapters.dynamodb.sessions._core import CALL_RECORD_BUDGET_BYTES
 from mcp_platform.application.effects import store_error
 from mcp_platform.application.invocation import DEFAULT_MAX_CALL_SECONDS
 from mcp_platform.application.tool_calls import ToolCallRunner
@@ -23,7 +22,7 @@ from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.context import Services, ToolContext
 from mcp_platform.protocol.handshake import stored_client_name
 from mcp_platform.protocol.jsonrpc import INVALID_REQUEST, LIMIT_EXCEEDED, Request
-from mcp_platform.protocol.preparation import admit_arguments
+from mcp_platform.protocol.preparation import CALL_RECORD_BUDGET_BYTES, admit_arguments
 from mcp_platform.protocol.tools import ToolCatalog, tool, tool_spec
 from mcp_platform.transport.messages import MAX_JSON_DEPTH, HttpError, HttpRequest, decode_json, read_body
 from mcp_platform.transport.security import RequestGuard, check_single_valued

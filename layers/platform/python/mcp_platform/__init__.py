@@ -17,8 +17,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what the names are, for type checkers and editors
-    from mcp_platform.application.sessions.model import ConditionCheck as ConditionCheck
-    from mcp_platform.application.sessions.model import ExtraPut as ExtraPut
+    from mcp_platform.protocol.context import ConditionCheck as ConditionCheck
+    from mcp_platform.protocol.context import ExtraPut as ExtraPut
     from mcp_platform.protocol.context import ToolContext as ToolContext
     from mcp_platform.protocol.prompts import PromptArgumentError as PromptArgumentError
     from mcp_platform.protocol.prompts import assistant as assistant
@@ -49,8 +49,8 @@ _FACADE: dict[str, str] = {
     "PromptArgumentError": "mcp_platform.protocol.prompts",
     "user": "mcp_platform.protocol.prompts",
     "assistant": "mcp_platform.protocol.prompts",
-    "ExtraPut": "mcp_platform.application.sessions.model",
-    "ConditionCheck": "mcp_platform.application.sessions.model",
+    "ExtraPut": "mcp_platform.protocol.context",
+    "ConditionCheck": "mcp_platform.protocol.context",
 }
 __all__ = sorted(_FACADE)
 

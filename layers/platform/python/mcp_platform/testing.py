@@ -26,12 +26,11 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.application.sessions.errors import SessionNotFound
-from mcp_platform.application.sessions.model import ConditionCheck, ExtraPut, Session
+from mcp_platform.application.sessions.model import KIND_APPLICATION, STATUS_ACTIVE, Session
 from mcp_platform.protocol.catalog import spec_of
 from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock
-from mcp_platform.protocol.context import Services, ToolContext
+from mcp_platform.protocol.context import ConditionCheck, ExtraPut, Services, ToolContext
 from mcp_platform.protocol.conversion import jsonable
 from mcp_platform.protocol.prompts import PromptSpec, messages
 from mcp_platform.protocol.resources import ResourceSpec, ResourceTemplateSpec, contents, expand_template
@@ -56,14 +55,14 @@ class InMemorySessions:
         owner: str,
         *,
         session_id: str | None = None,
-        kind: str = ts.KIND_APPLICATION,
+        kind: str = KIND_APPLICATION,
         attributes: dict[str, Any] | None = None,
         context: list[Any] | None = None,
     ) -> Session:
         session = Session(
             id=session_id or uuid.uuid4().hex,
             owner=owner,
-            status=ts.STATUS_ACTIVE,
+            status=STATUS_ACTIVE,
             version=1,
             ttl=int(self._clock.now()) + SESSION_SECONDS,
             context=list(context or []),
@@ -222,7 +221,7 @@ class ToolHarness:
         if whole is not None:
             attributes = dict(whole)
         elif by_attribute is not None:
-            attributes.update(by_attribute.changes(session))
+            attributes.update(by_attribute.changes(session.attributes))
         self._store.sessions[session.id] = dataclasses.replace(
             session,
             context=[*session.context, *ctx.context_append],

@@ -18,6 +18,7 @@ from mcp_platform.adapters.dynamodb.sessions import (
     ToolCall,
     VersionConflict,
 )
+from mcp_platform.adapters.dynamodb.sessions.items import session_from_item
 
 
 def call(call_id: str) -> ToolCall:
@@ -84,7 +85,7 @@ def test_a_commit_conditioned_on_the_attributes_it_read_ignores_appends_and_othe
     assert "#v = :expected" not in update["ConditionExpression"]
     assert update["ConditionExpression"].endswith("AND attribute_not_exists(#avs.#a0)")
     assert update["UpdateExpression"].endswith("#at.#a0 = :new0, #avs.#a0 = :next0")
-    stored = Session.from_item(peek.item(f"session#{held.id}", "metadata"))
+    stored = session_from_item(peek.item(f"session#{held.id}", "metadata"))
     assert stored.attributes == {"title": "u", "counters": {"c": 1}}
     assert stored.attribute_versions == {"title": 1, "counters": 1}
     assert stored.version == held.version + 3 and stored.context == ["a"]

@@ -230,9 +230,7 @@ def test_d10_failed_condition_check_names_the_precondition_and_is_not_retried(
             session,
             call(),
             extra_puts=[ExtraPut({"pk": "resource#r1", "sk": "owner", "by": "alice"}, label="claim")],
-            condition_checks=[
-                ConditionCheck({"pk": "quota#alice", "sk": "metadata"}, "attribute_exists(pk)", label="quota")
-            ],
+            condition_checks=[ConditionCheck({"pk": "quota#alice", "sk": "metadata"}, exists=True, label="quota")],
         )
     assert (err.value.index, err.value.label, err.value.code) == (4, "quota", "ConditionalCheckFailed")
     assert recording.ops() == ["transact_write_items"] and sleeps == [] and peek.sks() == before
@@ -243,7 +241,7 @@ def test_d10_extra_put_is_written_atomically_and_its_condition_reported(store: S
     tool calls claim it, Then the first commits everything and the second fails with the
     claim's label and writes nothing."""
     session = store.create_session("alice")
-    claim = ExtraPut({"pk": "resource#r1", "sk": "owner"}, condition="attribute_not_exists(pk)", label="claim")
+    claim = ExtraPut({"pk": "resource#r1", "sk": "owner"}, if_absent=True, label="claim")
     done = store.commit_tool_call(session, call("c1"), extra_puts=[claim])
     assert peek.item("resource#r1", "owner") is not None
     with pytest.raises(PreconditionFailed) as err:

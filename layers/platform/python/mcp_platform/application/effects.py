@@ -13,9 +13,6 @@ from collections import Counter
 from collections.abc import AsyncIterator
 from typing import Any
 
-from botocore.exceptions import ClientError
-
-from mcp_platform.adapters.dynamodb.aws_errors import THROTTLING_CODES, error_code
 from mcp_platform.application.sessions import errors as session_errors
 from mcp_platform.application.sessions.retry import Backoff
 from mcp_platform.protocol.jsonrpc import (
@@ -43,10 +40,11 @@ def unavailable(message: str) -> JsonRpcError:
     return JsonRpcError(UNAVAILABLE, message, {"retryable": True, "retryAfterSeconds": RETRY_AFTER_SECONDS}, 503)
 
 
-def is_throttle(exc: BaseException) -> bool:
-    return isinstance(exc, session_errors.StoreThrottled) or (
-        isinstance(exc, ClientError) and error_code(exc) in THROTTLING_CODES
-    )
+def is_store_throttle(exc: BaseException) -> bool:
+    """Whether ``exc`` says the session store throttled. What a throttled AWS call looks like
+    otherwise is the adapters' knowledge: the composition root passes their classifier
+    (``adapters.dynamodb.aws_errors.is_throttle``) to the use cases that need it."""
+    return isinstance(exc, session_errors.StoreThrottled)
 
 
 def store_error(exc: session_errors.SessionStoreError) -> JsonRpcError:

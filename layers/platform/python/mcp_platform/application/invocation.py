@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from mcp_platform.application.effects import is_throttle, unavailable
-from mcp_platform.application.events.schema import SCHEMA_VERSION, STATUS_ERROR, STATUS_OK
+from mcp_platform.application.effects import is_store_throttle, unavailable
+from mcp_platform.application.events.schema import STATUS_ERROR, STATUS_OK, ToolCallEvent
 from mcp_platform.protocol import compact_json
 from mcp_platform.protocol.admission import Inadmissible, check_storable
 from mcp_platform.protocol.clock import iso_utc
@@ -50,10 +51,19 @@ def admit_result(spec: ToolSpec, result: dict[str, Any]) -> None:
         raise JsonRpcError(TOOL_FAILED, message) from exc
 
 
-async def invoke(spec: ToolSpec, ctx: ToolContext, arguments: dict[str, Any], deadline: float, cap: float) -> Any:
+async def invoke(
+    spec: ToolSpec,
+    ctx: ToolContext,
+    arguments: dict[str, Any],
+    deadline: float,
+    cap: float,
+    *,
+    is_throttle: Callable[[BaseException], bool] = is_store_throttle,
+) -> Any:
     """The tool's CallToolResult; a ``ToolError`` or the time limit (``deadline``, from
     :func:`call_limit` under ``cap``) give an isError result, any other failure a JsonRpcError
-    (never committed, so a retry runs the tool again)."""
+    (never committed, so a retry runs the tool again); ``is_throttle`` picks the failures
+    answered as "throttled, retry shortly"."""
     budget = asyncio.timeout_at(deadline)
     try:
         async with budget:
@@ -87,28 +97,26 @@ async def invoke(spec: ToolSpec, ctx: ToolContext, arguments: dict[str, Any], de
 def call_event(
     prepared: PreparedCall, call: CallContext, result: dict[str, Any], started: float, finished: float
 ) -> bytes:
-    """The tool-call event of a finished call, as the record data the stream carries (ingest reads
-    it back as a :class:`~mcp_platform.application.events.schema.ToolCallEvent`, which validates it). Written
-    straight from the call, not through a ToolCallEvent: one is built on every tools/call.
+    """The tool-call event of a finished call, as the record data the stream carries: a
+    :class:`~mcp_platform.application.events.schema.ToolCallEvent` (the one writer of the format),
+    built from typed values and therefore not re-validated per call (ingest validates it).
     ``emitted_at`` is ``finished_at`` (one timestamp formatted less). A wall clock stepped back
     during the call gives a zero duration, never an event that ingest would refuse
     (``finished_at`` before ``started_at``)."""
     if finished < started:
         finished = started
     finished_at = iso_utc(finished)
-    body = {
-        "event_id": prepared.tool_call_id,
-        "principal": call.principal,
-        "tool": prepared.spec.name,
-        "status": STATUS_ERROR if result.get("isError") else STATUS_OK,
-        "started_at": iso_utc(started),
-        "finished_at": finished_at,
-        "request_bytes": prepared.request_bytes,
-        "response_bytes": len(compact_json.dumps(result)),
-        "duration_ms": round((finished - started) * 1_000_000) / 1000,  # to the µs (round(x, 3) costs twice this)
-        "emitted_at": finished_at,
-        "v": SCHEMA_VERSION,
-    }
-    if prepared.session_id is not None:
-        body["session_id"] = prepared.session_id
-    return compact_json.dumps(body)
+    event = ToolCallEvent(
+        event_id=prepared.tool_call_id,
+        principal=call.principal,
+        tool=prepared.spec.name,
+        status=STATUS_ERROR if result.get("isError") else STATUS_OK,
+        started_at=iso_utc(started),
+        finished_at=finished_at,
+        request_bytes=prepared.request_bytes,
+        response_bytes=len(compact_json.dumps(result)),
+        duration_ms=round((finished - started) * 1_000_000) / 1000,  # to the µs (round(x, 3) costs twice this)
+        session_id=prepared.session_id,
+        emitted_at=finished_at,
+    )
+    return event.to_bytes()

@@ -24,15 +24,16 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+from collections.abc import Callable
 from typing import Any, Protocol
 
-from mcp_platform.adapters.dynamodb.table_schema import KIND_TRANSPORT
 from mcp_platform.application.blocking import IN_THREAD, Blocking
-from mcp_platform.application.effects import RERUN_BACKOFF, SessionLocks, store_error
+from mcp_platform.application.effects import RERUN_BACKOFF, SessionLocks, is_store_throttle, store_error
 from mcp_platform.application.events.batching import partition_key
 from mcp_platform.application.invocation import DEFAULT_MAX_CALL_SECONDS, admit_result, call_event, call_limit, invoke
 from mcp_platform.application.sessions import errors as session_errors
-from mcp_platform.application.sessions.model import ToolCall
+from mcp_platform.application.sessions.model import KIND_TRANSPORT, Session, ToolCall
+from mcp_platform.application.sessions.ports import SessionRepository
 from mcp_platform.application.sessions.retry import Backoff
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock
@@ -61,26 +62,34 @@ class ToolCallRunner:
         rerun_backoff: Backoff = RERUN_BACKOFF,
         max_call_seconds: float = DEFAULT_MAX_CALL_SECONDS,
         blocking: Blocking = IN_THREAD,
+        is_throttle: Callable[[BaseException], bool] = is_store_throttle,
     ) -> None:
+        """``is_throttle`` tells a throttled AWS call from other failures of a tool (the
+        composition root passes the adapters' reading of SDK errors): answered as retryable."""
         self.services = services
         self.blocking = blocking
         self.events = events
         self._clock = clock
         self._rerun = rerun_backoff
         self.max_call_seconds = max_call_seconds
+        self.is_throttle = is_throttle
         self._locks = SessionLocks()
         self._pending: set[asyncio.Future[dict[str, Any]]] = set()
 
     prepare = staticmethod(prepare_call)
 
-    async def set_log_level(self, session: Any, level: str, principal: str) -> None:
-        def apply(current: Any) -> Any:
+    @property
+    def sessions(self) -> SessionRepository:
+        """The session store (``Services.sessions``) as this use case needs it."""
+        repository: SessionRepository = self.services.sessions
+        return repository
+
+    async def set_log_level(self, session: Session, level: str, principal: str) -> None:
+        def apply(current: Session) -> Session:
             return dataclasses.replace(current, attributes={**current.attributes, "log_level": level})
 
         # D2 optimistic lock; the session read by this request is the starting version.
-        await asyncio.to_thread(
-            self.services.sessions.update_metadata, session.id, apply, owner=principal, current=session
-        )
+        await asyncio.to_thread(self.sessions.update_metadata, session.id, apply, owner=principal, current=session)
 
     async def load(self, prepared: PreparedCall, call: CallContext) -> None:
         """One consistent BatchGetItem (X4): the session and the call's idempotency marker."""
@@ -88,7 +97,7 @@ class ToolCallRunner:
             return
         try:
             session, prior = await self.blocking(
-                self.services.sessions.load_for_tool_call,
+                self.sessions.load_for_tool_call,
                 prepared.session_id,
                 prepared.tool_call_id,
                 owner=call.principal,
@@ -130,14 +139,14 @@ class ToolCallRunner:
         async with self._locks.hold(session.id):
             return await self._run_read_modify_write(prepared, call, session)
 
-    async def _slide_expiry(self, session: Any, call: CallContext) -> Any:
+    async def _slide_expiry(self, session: Session, call: CallContext) -> Session:
         """D7 for a read-only call: the session's ttl slides too (a ttl-only write, made only when
         less than half of the lifetime remains; ``SessionStore.slide_expiry``), so a session that
         is only read does not expire while in use. The tool sees the extended ttl. A failed slide
         never fails the read (the session was alive when loaded): it is logged, and the next
         read past half the lifetime tries again."""
         try:
-            slid: Any = await self.blocking(self.services.sessions.slide_expiry, session, owner=call.principal)
+            slid: Session = await self.blocking(self.sessions.slide_expiry, session, owner=call.principal)
         except session_errors.SessionStoreError as exc:
             logger.warning("sliding the expiry of a read session failed: %s", type(exc).__name__)
             return session
@@ -154,7 +163,9 @@ class ToolCallRunner:
         while self._pending:
             await asyncio.wait(list(self._pending))
 
-    async def _run_read_modify_write(self, prepared: PreparedCall, call: CallContext, session: Any) -> dict[str, Any]:
+    async def _run_read_modify_write(
+        self, prepared: PreparedCall, call: CallContext, session: Session
+    ) -> dict[str, Any]:
         """D2: on a lost race the *tool runs again* on the state that won, so no result computed
         from stale state is ever committed; bounded, then CONFLICT. After the backoff the state
         is read again (one consistent GetItem): the state the failed commit returned is older
@@ -172,17 +183,15 @@ class ToolCallRunner:
                 await asyncio.sleep(delay)
                 session = await self._reread(exc.current, call)
 
-    async def _reread(self, session: Any, call: CallContext) -> Any:
+    async def _reread(self, session: Session, call: CallContext) -> Session:
         """The session as stored now (X4: a consistent read decides the next commit's condition)."""
         try:
-            return await self.blocking(
-                self.services.sessions.get_session, session.id, owner=call.principal, consistent=True
-            )
+            return await self.blocking(self.sessions.get_session, session.id, owner=call.principal, consistent=True)
         except session_errors.SessionStoreError as exc:
             raise store_error(exc) from exc
 
     async def _run_and_commit(
-        self, prepared: PreparedCall, call: CallContext, session: Any, *, append_only: bool
+        self, prepared: PreparedCall, call: CallContext, session: Session, *, append_only: bool
     ) -> dict[str, Any]:
         started = self._clock.now()
         ctx = self._context(prepared, call, session)
@@ -201,7 +210,7 @@ class ToolCallRunner:
             commit.add_done_callback(_log_orphaned_failure)
             raise
 
-    def _context(self, prepared: PreparedCall, call: CallContext, session: Any) -> ToolContext:
+    def _context(self, prepared: PreparedCall, call: CallContext, session: Session | None) -> ToolContext:
         return ToolContext(
             principal=call.principal,
             services=self.services,
@@ -223,7 +232,9 @@ class ToolCallRunner:
         deadline = prepared.deadline  # set by run: one budget per request
         if deadline is None:
             deadline = asyncio.get_running_loop().time() + self.call_limit(prepared.spec)
-        result: dict[str, Any] = await invoke(prepared.spec, ctx, prepared.arguments, deadline, self.max_call_seconds)
+        result: dict[str, Any] = await invoke(
+            prepared.spec, ctx, prepared.arguments, deadline, self.max_call_seconds, is_throttle=self.is_throttle
+        )
         return result
 
     async def _commit(
@@ -231,7 +242,7 @@ class ToolCallRunner:
         prepared: PreparedCall,
         call: CallContext,
         ctx: ToolContext,
-        session: Any,
+        session: Session,
         result: dict[str, Any],
         started: float,
         finished: float,
@@ -257,7 +268,7 @@ class ToolCallRunner:
             # Always in a worker thread: a cancellation posted while the commit runs must be
             # read meanwhile (the call then ends without a response, its event still flushed).
             done = await asyncio.to_thread(
-                self.services.sessions.commit_tool_call,
+                self.sessions.commit_tool_call,
                 session,
                 call_record,
                 owner=call.principal,

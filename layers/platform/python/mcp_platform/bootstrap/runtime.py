@@ -17,6 +17,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from mcp_platform.adapters.aws_clients import LazyClient
+from mcp_platform.adapters.dynamodb.aws_errors import is_throttle
 from mcp_platform.adapters.dynamodb.sessions import SessionStore
 from mcp_platform.application.blocking import IN_THREAD, INLINE, Blocking
 from mcp_platform.application.interactive.services import InteractiveServices
@@ -91,7 +92,7 @@ def build_runtime(
     )
     # Every call, streamed or plain JSON, is bounded by the stream cap (a tool may declare less).
     limit = max_call_seconds if max_call_seconds is not None else settings.stream_max_seconds
-    runner = ToolCallRunner(services, producer, max_call_seconds=limit, blocking=blocking)
+    runner = ToolCallRunner(services, producer, max_call_seconds=limit, blocking=blocking, is_throttle=is_throttle)
     return Runtime(
         catalog=catalog,
         services=services,

@@ -10,7 +10,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mcp_platform.application.sessions.model import AttributeWrites, ConditionCheck, ExtraPut
 from mcp_platform.protocol.call import Notify, discard_notification
 from mcp_platform.protocol.jsonrpc import notification_message
 
@@ -20,6 +19,64 @@ if TYPE_CHECKING:  # the interactive API loads on a tool's first question, not a
 # DynamoDB allows longer attribute names; a tool's attribute is a short key.
 MAX_ATTRIBUTE_NAME = 255
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+@dataclass(frozen=True)
+class ExtraPut:
+    """An item a tool writes inside the commit transaction (D10), in plain values.
+
+    What must hold for the write is said as intent, never as a condition expression (the store
+    builds that): ``if_absent`` writes only when no item with its key exists; ``expect`` only
+    when the stored item has each of these attribute values. ``label`` names it in
+    PreconditionFailed; ``table`` defaults to the session table, and ``partition_key`` (which
+    ``if_absent`` tests) to that table's partition key.
+    """
+
+    item: Mapping[str, Any]
+    if_absent: bool = False
+    expect: Mapping[str, Any] = field(default_factory=dict)
+    label: str = ""
+    table: str | None = None
+    partition_key: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.if_absent and self.expect:
+            raise ValueError("an item written only if absent has no attributes to expect")
+
+
+@dataclass(frozen=True)
+class ConditionCheck:
+    """A precondition on an item the transaction does not otherwise touch (D10): the item at
+    ``key`` must exist (``exists=True``) or must not (``exists=False``), and when it exists, have
+    each attribute value of ``expect``. ``label`` names it in PreconditionFailed; ``table``
+    defaults to the session table."""
+
+    key: Mapping[str, Any]
+    exists: bool = True
+    expect: Mapping[str, Any] = field(default_factory=dict)
+    label: str = ""
+    table: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.key:
+            raise ValueError("a condition check needs the key of the item it checks")
+        if not self.exists and self.expect:
+            raise ValueError("an item that must not exist has no attributes to expect")
+
+
+@dataclass(frozen=True)
+class AttributeWrites:
+    """A read-modify-write commit conditioned attribute by attribute instead of on the session's
+    version: ``seen`` is the version of each attribute the run read or writes (0: never
+    changed), ``values`` the new value of each attribute it writes (the store's arithmetic)."""
+
+    seen: Mapping[str, int]
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+    def changes(self, held: Mapping[str, Any]) -> dict[str, Any]:
+        """The written values that differ from ``held`` (the attributes the run read): only these
+        are stored and counted; an unchanged value is still conditioned on, not written."""
+        return {name: value for name, value in self.values.items() if name not in held or held[name] != value}
 
 
 @dataclass

@@ -13,7 +13,6 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mcp_platform.adapters.dynamodb.sessions._core import CALL_RECORD_BUDGET_BYTES
 from mcp_platform.protocol import compact_json
 from mcp_platform.protocol.admission import Inadmissible, check_progress_token, check_storable, check_text
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, JsonRpcError, Request
@@ -24,6 +23,12 @@ if TYPE_CHECKING:
     from mcp_platform.protocol.call import CallContext
 
 MAX_IDEMPOTENCY_KEY = 128
+# One tool call is stored as two items, the record (its arguments) and the marker (its result,
+# which replay reads): together they get this budget, so each stays far below DynamoDB's 400 KB
+# item limit and a commit (both + the metadata item) far below the 4 MB transaction limit. Sizes
+# follow DynamoDB's rules (``admission.check_storable``): the endpoint refuses larger arguments
+# before the tool runs and a larger result before the commit; the store checks it again.
+CALL_RECORD_BUDGET_BYTES = 128 * 1024
 
 
 @dataclass(slots=True)  # one per tool call: no per-instance __dict__ to fill

@@ -13,7 +13,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from mcp_platform.application.sessions.errors import CancellationReason
+from botocore.exceptions import ClientError
+
+from mcp_platform.application.sessions.errors import CancellationReason, StoreThrottled
 
 CONDITIONAL_CHECK_FAILED = "ConditionalCheckFailed"
 TRANSACTION_CONFLICT = "TransactionConflict"
@@ -32,6 +34,12 @@ def error_code(exc: BaseException) -> str:
         if code:
             return str(code)
     return str(getattr(exc, "code", "") or "")
+
+
+def is_throttle(exc: BaseException) -> bool:
+    """Whether ``exc`` is a throttled AWS call: the store's own StoreThrottled, or an SDK error
+    (boto3 or DAX) with a throttling code. The use cases get this classifier injected."""
+    return isinstance(exc, StoreThrottled) or (isinstance(exc, ClientError) and error_code(exc) in THROTTLING_CODES)
 
 
 def old_item(exc: BaseException) -> dict[str, Any] | None:

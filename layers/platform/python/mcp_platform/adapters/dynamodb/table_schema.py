@@ -63,6 +63,11 @@ import hashlib
 import json
 import re
 
+from mcp_platform.application.sessions.model import KIND_APPLICATION as KIND_APPLICATION
+from mcp_platform.application.sessions.model import KIND_TRANSPORT as KIND_TRANSPORT
+from mcp_platform.application.sessions.model import STATUS_ACTIVE as STATUS_ACTIVE
+from mcp_platform.application.sessions.model import STATUS_ENDED as STATUS_ENDED
+
 # -- session table -------------------------------------------------------------------------
 PK = "pk"
 SK = "sk"
@@ -95,11 +100,8 @@ SUBSCRIPTION_STREAM_SK = "stream"
 # GSI for "sessions expiring in the next N minutes" (D8)
 STATUS_TTL_INDEX = "status-ttl-index"
 
-STATUS_ACTIVE = "active"
-STATUS_ENDED = "ended"
-
-KIND_APPLICATION = "application"
-KIND_TRANSPORT = "transport"
+# The values of ``status`` (STATUS_ACTIVE, STATUS_ENDED) and ``kind`` (KIND_APPLICATION,
+# KIND_TRANSPORT) are the session domain's, imported above: one spelling, there.
 
 # -- audit table (A3) ------------------------------------------------------------------------
 # pk = "session#<id>", sk = "<ISO8601 change time>#<stream SequenceNumber>": a session's trail

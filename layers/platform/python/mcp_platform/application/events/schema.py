@@ -87,7 +87,9 @@ def typed_fields(
     return kwargs
 
 
-# field name -> accepted types; bool is excluded from ints by typed_fields.
+# The one description of the wire fields, in wire order (the dataclass below must have exactly
+# these, and ``schema_version`` as ``v``): field name -> accepted types; bool is excluded from
+# ints by typed_fields. Read by ``from_dict`` (checked) and ``to_dict`` (written).
 _REQUIRED: dict[str, tuple[type, ...]] = {
     "event_id": (str,),
     "principal": (str,),
@@ -116,8 +118,8 @@ class ToolCallEvent:
     dedupe marker all name the same call. ``started_at`` is byte-for-byte the timestamp the
     session store puts in the record's sort key ``tool#<started_at>#<event_id>``.
 
-    A value, though not a frozen dataclass: one is built on every tools/call, and a frozen
-    ``__init__`` (an ``object.__setattr__`` per field) cost three times as much.
+    A value, though not a frozen dataclass: one is built on every tools/call (``call_event``), and
+    a frozen ``__init__`` (an ``object.__setattr__`` per field) cost three times as much.
     """
 
     event_id: str
@@ -162,30 +164,14 @@ class ToolCallEvent:
         return parse_iso8601(self.started_at, "started_at").astimezone(UTC).date().isoformat()
 
     def to_dict(self) -> dict[str, Any]:
-        # Field by field, not dataclasses.asdict: every value is a scalar, and asdict's
-        # recursive deep copy cost ~50 us per event on the tools/call path. The optional fields
-        # are written only when set (tested against _OPTIONAL, so none is forgotten).
-        body: dict[str, Any] = {
-            "event_id": self.event_id,
-            "principal": self.principal,
-            "tool": self.tool,
-            "status": self.status,
-            "started_at": self.started_at,
-            "finished_at": self.finished_at,
-            "request_bytes": self.request_bytes,
-            "response_bytes": self.response_bytes,
-            "duration_ms": self.duration_ms,
-        }
-        if self.session_id is not None:
-            body["session_id"] = self.session_id
-        if self.tenant is not None:
-            body["tenant"] = self.tenant
-        if self.error_code is not None:
-            body["error_code"] = self.error_code
-        if self.first_byte_ms is not None:
-            body["first_byte_ms"] = self.first_byte_ms
-        if self.emitted_at is not None:
-            body["emitted_at"] = self.emitted_at
+        """The wire form: the one writer of a tool-call event (the endpoint's events too, through
+        :func:`mcp_platform.application.invocation.call_event`). Its fields are those of
+        ``_REQUIRED`` and ``_OPTIONAL``, the optional ones only when set, then ``v``."""
+        body: dict[str, Any] = {name: getattr(self, name) for name in _REQUIRED}
+        for name in _OPTIONAL:
+            value = getattr(self, name)
+            if value is not None:
+                body[name] = value
         body["v"] = self.schema_version
         return body
 

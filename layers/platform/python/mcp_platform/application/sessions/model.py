@@ -1,4 +1,8 @@
-"""Value objects of the session store and their mapping to table items (layout: table_schema)."""
+"""The session domain: a session's state, its tool calls, and what "alive" means.
+
+Plain values: how they are stored (item layout, attribute names) is the adapter's business
+(:mod:`mcp_platform.adapters.dynamodb.sessions.items`).
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from mcp_platform.adapters.dynamodb import table_schema as ts
-from mcp_platform.adapters.dynamodb.codec import AttributeValue, from_item
+from mcp_platform.application.sessions.errors import SessionEnded, SessionExpired
+
+# A session's lifecycle status: active until ended explicitly (or expired by its ttl).
+STATUS_ACTIVE = "active"
+STATUS_ENDED = "ended"
+
+# What a session is for: an application session (a handle tools pass around) or the 2025
+# transport session behind an ``Mcp-Session-Id``.
+KIND_APPLICATION = "application"
+KIND_TRANSPORT = "transport"
+SESSION_KINDS = (KIND_APPLICATION, KIND_TRANSPORT)
 
 
 @dataclass(frozen=True)
@@ -20,7 +33,7 @@ class Session:
     version: int
     ttl: int
     context: list[Any] = field(default_factory=list)
-    kind: str = ts.KIND_APPLICATION
+    kind: str = KIND_APPLICATION
     attributes: dict[str, Any] = field(default_factory=dict)
     created_at: str = ""
     updated_at: str = ""
@@ -30,10 +43,19 @@ class Session:
     written before it was kept); lets a commit size the item it updates without walking it."""
     attribute_versions: dict[str, int] | None = None
     """Per attribute name, how many committed changes ``attributes[name]`` has had (absent: 0);
-    None for an item written before they were kept. The arithmetic: :mod:`.store`."""
+    None for an item written before they were kept. The arithmetic: ``adapters.dynamodb.sessions.store``."""
 
     def is_alive(self, now: float) -> bool:
-        return self.status == ts.STATUS_ACTIVE and self.ttl > now
+        """The session alive rule (D6/D7): active and its ttl still ahead of ``now``. The store's
+        writes carry the same rule as their condition, built from the same constants."""
+        return self.status == STATUS_ACTIVE and self.ttl > now
+
+    def require_alive(self, now: float) -> None:
+        """Raise the precise not-found error unless :meth:`is_alive` (ended before expired)."""
+        if self.status != STATUS_ACTIVE:
+            raise SessionEnded(self.id)
+        if self.ttl <= now:
+            raise SessionExpired(self.id)  # D6: whatever the table has or hasn't deleted yet
 
     def attribute_version(self, name: str) -> int:
         """The version of ``attributes[name]`` in this state (0: never changed)."""
@@ -72,29 +94,6 @@ class Session:
         versions = {**newer.attribute_versions, **{n: older.attribute_versions[n] for n in fresher}}
         return replace(newer, attributes=attributes, attribute_versions=versions)
 
-    @classmethod
-    def from_item(cls, item: Mapping[str, AttributeValue]) -> Session:
-        values = from_item(item)
-        return cls(
-            id=ts.session_id_from_pk(values[ts.PK]),
-            owner=values.get(ts.OWNER, ""),
-            status=values.get(ts.STATUS, ""),
-            version=int(values.get(ts.VERSION, 0)),
-            ttl=int(values.get(ts.TTL, 0)),
-            context=list(values.get(ts.CONTEXT) or []),
-            kind=values.get(ts.KIND, ts.KIND_APPLICATION),
-            attributes=dict(values.get(ts.ATTRIBUTES) or {}),
-            created_at=values.get(ts.CREATED_AT, ""),
-            updated_at=values.get(ts.UPDATED_AT, ""),
-            tool_calls=int(values.get(ts.TOOL_CALLS, 0)),
-            context_bytes=int(values[ts.CONTEXT_BYTES]) if ts.CONTEXT_BYTES in values else None,
-            attribute_versions=(
-                {name: int(v) for name, v in values[ts.ATTRIBUTE_VERSIONS].items()}
-                if ts.ATTRIBUTE_VERSIONS in values
-                else None
-            ),
-        )
-
 
 @dataclass(frozen=True)
 class ToolCall:
@@ -128,19 +127,6 @@ class ToolCallResult:
         request (tool and arguments) is a replay; another one reused the id."""
         return self.request_hash == request_hash
 
-    @classmethod
-    def from_marker_item(cls, item: Mapping[str, AttributeValue]) -> ToolCallResult:
-        values = from_item(item)
-        return cls(
-            tool_call_id=values[ts.TOOL_CALL_ID],
-            tool_name=values.get(ts.TOOL_NAME, ""),
-            result=values.get(ts.RESULT),
-            is_error=bool(values.get(ts.IS_ERROR, False)),
-            record_sk=values.get(ts.RECORD_SK, ""),
-            committed_at=values.get(ts.COMMITTED_AT, ""),
-            request_hash=values.get(ts.REQUEST_HASH, ""),
-        )
-
 
 @dataclass(frozen=True)
 class ToolCallRecord:
@@ -156,21 +142,6 @@ class ToolCallRecord:
     sk: str
     result_sk: str = ""
     result_bytes: int = 0
-
-    @classmethod
-    def from_item(cls, item: Mapping[str, AttributeValue]) -> ToolCallRecord:
-        values = from_item(item)
-        return cls(
-            tool_call_id=values[ts.TOOL_CALL_ID],
-            tool_name=values.get(ts.TOOL_NAME, ""),
-            arguments=dict(values.get(ts.ARGUMENTS) or {}),
-            is_error=bool(values.get(ts.IS_ERROR, False)),
-            started_at=values.get(ts.STARTED_AT, ""),
-            finished_at=values.get(ts.FINISHED_AT, ""),
-            sk=values[ts.SK],
-            result_sk=values.get(ts.RESULT_SK, ""),
-            result_bytes=int(values.get(ts.RESULT_BYTES, 0)),
-        )
 
 
 @dataclass(frozen=True)
@@ -199,50 +170,3 @@ class CommitResult:
     exact: bool = True
     """False unless committed under the session's version (append-only, or conditioned
     attribute by attribute): ``session`` is then a lower bound of what is stored."""
-
-
-@dataclass(frozen=True)
-class ExtraPut:
-    """An item a tool writes inside the commit transaction (plain Python values).
-
-    ``condition`` may use ``names``/``values`` placeholders; ``label`` names it in
-    PreconditionFailed. ``table`` defaults to the session table.
-    """
-
-    item: Mapping[str, Any]
-    condition: str | None = None
-    names: Mapping[str, str] = field(default_factory=dict)
-    values: Mapping[str, Any] = field(default_factory=dict)
-    label: str = ""
-    table: str | None = None
-
-
-@dataclass(frozen=True)
-class AttributeWrites:
-    """A read-modify-write commit conditioned attribute by attribute instead of on the session's
-    version: ``seen`` is the version of each attribute the run read or writes (0: never
-    changed), ``values`` the new value of each attribute it writes (the store's arithmetic)."""
-
-    seen: Mapping[str, int]
-    values: Mapping[str, Any] = field(default_factory=dict)
-
-    def changes(self, held: Session) -> dict[str, Any]:
-        """The written values that differ from ``held`` (the state the run read): only these are
-        stored and counted; an unchanged value is still conditioned on, not written."""
-        return {
-            name: value
-            for name, value in self.values.items()
-            if name not in held.attributes or held.attributes[name] != value
-        }
-
-
-@dataclass(frozen=True)
-class ConditionCheck:
-    """A precondition on an item the transaction does not otherwise touch (D10)."""
-
-    key: Mapping[str, Any]
-    condition: str
-    names: Mapping[str, str] = field(default_factory=dict)
-    values: Mapping[str, Any] = field(default_factory=dict)
-    label: str = ""
-    table: str | None = None

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_platform.adapters.dynamodb.sessions._core import CALL_RECORD_BUDGET_BYTES
 from mcp_platform.protocol.admission import Inadmissible, TooLarge, check_within
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, LIMIT_EXCEEDED, TOOL_FAILED, JsonRpcError
+from mcp_platform.protocol.preparation import CALL_RECORD_BUDGET_BYTES
 from mcp_platform.protocol.tasks import FAILED
 
 ITEM_LIMIT_BYTES = 400 * 1024

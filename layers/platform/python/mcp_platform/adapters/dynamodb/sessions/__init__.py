@@ -1,5 +1,8 @@
 """Session store: DynamoDB session state with optimistic locking, idempotent tool calls,
-transactions, TTL and optional DAX (SPEC.md D1-D11, X3-X5). See :mod:`.store`."""
+transactions, TTL and optional DAX (SPEC.md D1-D11, X3-X5). See :mod:`.store`.
+
+The values and errors are the application's and the tool-facing effect types the protocol's;
+they are re-exported here for the store's callers."""
 
 from mcp_platform.adapters.dynamodb.clients import DynamoClients, build_dynamo_clients
 from mcp_platform.adapters.dynamodb.gateway import DynamoGateway
@@ -26,11 +29,8 @@ from mcp_platform.application.sessions.errors import (
     VersionConflict,
 )
 from mcp_platform.application.sessions.model import (
-    AttributeWrites,
     CommitResult,
-    ConditionCheck,
     ExpiringSession,
-    ExtraPut,
     Session,
     ToolCall,
     ToolCallPage,
@@ -39,6 +39,7 @@ from mcp_platform.application.sessions.model import (
 )
 from mcp_platform.application.sessions.retry import Backoff
 from mcp_platform.protocol.clock import Clock, ManualClock, SystemClock
+from mcp_platform.protocol.context import AttributeWrites, ConditionCheck, ExtraPut
 
 __all__ = [
     "AttributeWrites",

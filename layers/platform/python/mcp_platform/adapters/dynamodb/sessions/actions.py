@@ -10,20 +10,29 @@ from typing import Any
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.codec import AttributeValue, attr_size, to_attr, to_item
-from mcp_platform.adapters.dynamodb.sessions._core import ATTRIBUTES_BUDGET_BYTES, CONTEXT_HAS_ROOM, StoreCore
+from mcp_platform.adapters.dynamodb.sessions.items import meta_key
+from mcp_platform.adapters.dynamodb.sessions.table import ATTRIBUTES_BUDGET_BYTES, CONTEXT_HAS_ROOM, SessionTable
 from mcp_platform.application.sessions.errors import CallRecordTooLarge, InvalidCursor, SessionCapacityExceeded
-from mcp_platform.application.sessions.model import AttributeWrites, ExtraPut, Session, ToolCall, ToolCallResult
+from mcp_platform.application.sessions.model import Session, ToolCall, ToolCallResult
 from mcp_platform.protocol.clock import iso_utc
+from mcp_platform.protocol.context import AttributeWrites, ConditionCheck, ExtraPut
 
 METADATA = 2  # position of the metadata Update after the record [0] and marker [1] Puts
 _NOT_EXISTS = "attribute_not_exists(#pk)"
 
 
-class ActionBuilders(StoreCore):
-    def _tool_puts(self, session_id: str, call: ToolCall) -> tuple[list[dict[str, Any]], ToolCallResult]:
+class CommitActions:
+    """The TransactWriteItems actions of a tool-call commit: the record and marker Puts, the
+    metadata Update (the version arithmetic: :mod:`.store`), and the tool's own writes and checks,
+    whose intent (``ExtraPut``, ``ConditionCheck``) becomes condition expressions here."""
+
+    def __init__(self, table: SessionTable) -> None:
+        self.table = table
+
+    def tool_puts(self, session_id: str, call: ToolCall) -> tuple[list[dict[str, Any]], ToolCallResult]:
         if not call.id:
             raise ValueError("tool call id is required")
-        now = self.clock.now()
+        now = self.table.clock.now()
         started = iso_utc(call.started_at if call.started_at is not None else now)
         record_sk = ts.tool_record_sk(started, call.id)
         committed = iso_utc(now)
@@ -32,8 +41,8 @@ class ActionBuilders(StoreCore):
         arguments, stored_result = to_attr(call.arguments), to_attr(call.result)
         result_bytes = attr_size(stored_result)
         stored = attr_size(arguments) + result_bytes
-        if stored > self.record_budget_bytes:
-            raise CallRecordTooLarge(call.id, self.record_budget_bytes, stored)
+        if stored > self.table.record_budget_bytes:
+            raise CallRecordTooLarge(call.id, self.table.record_budget_bytes, stored)
         marker_sk = ts.tool_call_marker_sk(call.id)
         common = {ts.PK: ts.session_pk(session_id), ts.TOOL_CALL_ID: call.id, ts.TOOL_NAME: call.name}
         record = to_item(
@@ -63,7 +72,7 @@ class ActionBuilders(StoreCore):
         actions = [
             {
                 "Put": {
-                    "TableName": self.table_name,
+                    "TableName": self.table.table_name,
                     "Item": record,
                     "ConditionExpression": _NOT_EXISTS,
                     "ExpressionAttributeNames": names,
@@ -71,7 +80,7 @@ class ActionBuilders(StoreCore):
             },
             {
                 "Put": {
-                    "TableName": self.table_name,
+                    "TableName": self.table.table_name,
                     "Item": marker,
                     "ConditionExpression": _NOT_EXISTS,
                     "ExpressionAttributeNames": names,
@@ -82,7 +91,7 @@ class ActionBuilders(StoreCore):
         result = ToolCallResult(call.id, call.name, call.result, call.is_error, record_sk, committed, call.request_hash)
         return actions, result
 
-    def _metadata_update(
+    def metadata_update(
         self,
         session: Session,
         context_append: list[Any],
@@ -100,21 +109,21 @@ class ActionBuilders(StoreCore):
         read, so appends and writes to other attributes never conflict with it."""
         if by_attribute is not None and (expected_version is not None or attributes is not None):
             raise ValueError("a commit is conditioned on the session's version or on attributes, not both")
-        condition, names, values = self._alive()
+        condition, names, values = self.table.alive()
         names.update({"#v": ts.VERSION, "#ua": ts.UPDATED_AT, "#tc": ts.TOOL_CALLS})
         values.update(
             {
                 ":one": to_attr(1),
                 ":zero": to_attr(0),
-                ":ttl": to_attr(self._next_ttl()),
-                ":ua": to_attr(self._iso_now()),
+                ":ttl": to_attr(self.table.next_ttl()),
+                ":ua": to_attr(self.table.iso_now()),
             }
         )
         # The committed-call counter rides in the same Update (no extra write, exact under retry:
         # a replayed id never reaches this action because its marker Put fails first).
         expression = "SET #v = #v + :one, #ttl = :ttl, #ua = :ua, #tc = if_not_exists(#tc, :zero) + :one"
         if context_append:
-            clause, more_names, more_values = self._context_growth(session.id, context_append)
+            clause, more_names, more_values = self.table.context_growth(session.id, context_append)
             expression += ", " + clause
             names.update(more_names)
             values.update(more_values)
@@ -136,8 +145,8 @@ class ActionBuilders(StoreCore):
             expression = ", ".join([expression, *sets])
         return {
             "Update": {
-                "TableName": self.table_name,
-                "Key": self._meta_key(session.id),
+                "TableName": self.table.table_name,
+                "Key": meta_key(session.id),
                 "UpdateExpression": expression,
                 "ConditionExpression": condition,
                 "ExpressionAttributeNames": names,
@@ -157,7 +166,7 @@ class ActionBuilders(StoreCore):
         unconditioned = writes.values.keys() - writes.seen.keys()
         if unconditioned:
             raise ValueError(f"written attributes must be conditioned on the version read: {sorted(unconditioned)}")
-        changes = writes.changes(session)
+        changes = writes.changes(session.attributes)
         # The whole map as this run knows it: exact for what it read; attributes written
         # meanwhile by other runs are counted as loaded (DynamoDB's item limit bounds the rest).
         self._admit_attributes(session.id, {**session.attributes, **changes})
@@ -187,17 +196,30 @@ class ActionBuilders(StoreCore):
             raise SessionCapacityExceeded(session_id, "attributes", ATTRIBUTES_BUDGET_BYTES, attr_size(stored))
         return stored
 
-    def _extra_put(self, put: ExtraPut) -> dict[str, Any]:
-        body: dict[str, Any] = {"TableName": put.table or self.table_name, "Item": to_item(put.item)}
-        if put.condition:
-            body["ConditionExpression"] = put.condition
-        if put.names:
-            body["ExpressionAttributeNames"] = dict(put.names)
-        if put.values:
-            body["ExpressionAttributeValues"] = to_item(put.values)
+    def extra_put(self, put: ExtraPut) -> dict[str, Any]:
+        body: dict[str, Any] = {"TableName": put.table or self.table.table_name, "Item": to_item(put.item)}
+        if put.if_absent:
+            body["ConditionExpression"] = "attribute_not_exists(#pk)"
+            body["ExpressionAttributeNames"] = {"#pk": put.partition_key or ts.PK}
+        elif put.expect:
+            _add_condition(body, *_equals(put.expect))
         return {"Put": body}
 
-    def _condition_check(
+    def condition_check(self, check: ConditionCheck) -> dict[str, Any]:
+        key = to_item(check.key)
+        if check.exists:
+            # Any key attribute of ``key`` exists on the item exactly when the item does.
+            names = {"#key": next(iter(key))}
+            parts = ["attribute_exists(#key)"]
+            values: dict[str, AttributeValue] = {}
+            if check.expect:
+                equals, more_names, values = _equals(check.expect)
+                parts.append(equals)
+                names.update(more_names)
+            return self.check_item(key, " AND ".join(parts), names, values, check.table)
+        return self.check_item(key, "attribute_not_exists(#key)", {"#key": next(iter(key))}, {}, check.table)
+
+    def check_item(
         self,
         key: dict[str, Any],
         condition: str,
@@ -206,7 +228,7 @@ class ActionBuilders(StoreCore):
         table: str | None = None,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
-            "TableName": table or self.table_name,
+            "TableName": table or self.table.table_name,
             "Key": key,
             "ConditionExpression": condition,
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
@@ -216,6 +238,24 @@ class ActionBuilders(StoreCore):
         if values:
             body["ExpressionAttributeValues"] = values
         return {"ConditionCheck": body}
+
+
+def _equals(expect: Mapping[str, Any]) -> tuple[str, dict[str, str], dict[str, AttributeValue]]:
+    """``#e0 = :e0 AND ...``: each attribute of ``expect`` has its value."""
+    names: dict[str, str] = {}
+    values: dict[str, AttributeValue] = {}
+    parts: list[str] = []
+    for i, (name, value) in enumerate(expect.items()):
+        names[f"#e{i}"] = name
+        values[f":e{i}"] = to_attr(value)
+        parts.append(f"#e{i} = :e{i}")
+    return " AND ".join(parts), names, values
+
+
+def _add_condition(body: dict[str, Any], condition: str, names: dict[str, str], values: dict[str, Any]) -> None:
+    body["ConditionExpression"] = condition
+    body["ExpressionAttributeNames"] = names
+    body["ExpressionAttributeValues"] = values
 
 
 def reject_repeated_keys(actions: list[dict[str, Any]]) -> None:

@@ -10,36 +10,49 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.aws_errors import error_code, old_item
-from mcp_platform.adapters.dynamodb.codec import attr_size, from_attr, require_epoch_seconds, to_attr, to_item
-from mcp_platform.adapters.dynamodb.sessions._core import CONTEXT_HAS_ROOM, StoreCore
+from mcp_platform.adapters.dynamodb.codec import attr_size, from_attr, require_epoch_seconds, to_attr
+from mcp_platform.adapters.dynamodb.sessions.items import meta_key, session_item
+from mcp_platform.adapters.dynamodb.sessions.table import CONTEXT_HAS_ROOM, SessionTable
 from mcp_platform.application.sessions.errors import (
     ExpiryNotExtended,
     SessionAlreadyExists,
     SessionCapacityExceeded,
     VersionConflict,
 )
-from mcp_platform.application.sessions.model import ExpiringSession, Session
+from mcp_platform.application.sessions.model import (
+    KIND_APPLICATION,
+    STATUS_ACTIVE,
+    STATUS_ENDED,
+    ExpiringSession,
+    Session,
+)
 
 _CCF = "ConditionalCheckFailedException"
 
 
-class LifecycleOps(StoreCore):
+class SessionLifecycle:
+    """A session's life: created, read, appended to, updated under its version, extended, ended;
+    and the sessions about to expire."""
+
+    def __init__(self, table: SessionTable) -> None:
+        self.table = table
+
     def create_session(
         self,
         owner: str,
         *,
         session_id: str | None = None,
-        kind: str = ts.KIND_APPLICATION,
+        kind: str = KIND_APPLICATION,
         attributes: dict[str, Any] | None = None,
     ) -> Session:
         """Put a new metadata item (version 1) with ``attribute_not_exists(pk)``."""
-        new_id = self._new_session_id(owner, kind, session_id)
-        ttl = self._next_ttl()  # D5: refuses a millisecond value before anything is written
-        now = self._iso_now()
+        new_id = self.table.new_session_id(owner, kind, session_id)
+        ttl = self.table.next_ttl()  # D5: refuses a millisecond value before anything is written
+        now = self.table.iso_now()
         session = Session(
             id=new_id,
             owner=owner,
-            status=ts.STATUS_ACTIVE,
+            status=STATUS_ACTIVE,
             version=1,
             ttl=ttl,
             context=[],
@@ -49,26 +62,11 @@ class LifecycleOps(StoreCore):
             updated_at=now,
             attribute_versions={},
         )
-        item = to_item(
-            {
-                ts.PK: ts.session_pk(session.id),
-                ts.SK: ts.METADATA_SK,
-                ts.OWNER: session.owner,
-                ts.STATUS: session.status,
-                ts.VERSION: session.version,
-                ts.TTL: session.ttl,
-                ts.CONTEXT: session.context,
-                ts.KIND: session.kind,
-                ts.ATTRIBUTES: session.attributes,
-                ts.ATTRIBUTE_VERSIONS: {},  # the initial attributes count as never changed
-                ts.CREATED_AT: now,
-                ts.UPDATED_AT: now,
-            }
-        )
+        item = session_item(session)
         try:
-            self.gateway.call(
+            self.table.gateway.call(
                 "put_item",
-                TableName=self.table_name,
+                TableName=self.table.table_name,
                 Item=item,
                 ConditionExpression="attribute_not_exists(#pk)",
                 ExpressionAttributeNames={"#pk": ts.PK},
@@ -82,13 +80,13 @@ class LifecycleOps(StoreCore):
     def append_context(self, session_id: str, messages: Sequence[Any], *, owner: str | None = None) -> int:
         """D3: one UpdateItem with ``list_append`` (no read), within the context byte budget;
         bumps and returns the version."""
-        clause, names, values = self._context_growth(session_id, list(messages))
+        clause, names, values = self.table.context_growth(session_id, list(messages))
         response = self._update_if_alive(
             session_id,
             owner,
             f"SET {clause}, #v = #v + :one, #ua = :ua",
             {**names, "#v": ts.VERSION, "#ua": ts.UPDATED_AT},
-            {**values, ":one": to_attr(1), ":ua": to_attr(self._iso_now())},
+            {**values, ":one": to_attr(1), ":ua": to_attr(self.table.iso_now())},
             also=CONTEXT_HAS_ROOM,
             ReturnValues="UPDATED_NEW",
         )
@@ -105,9 +103,9 @@ class LifecycleOps(StoreCore):
         """D2: ConsistentRead read (skipped when ``current`` is given), ``#v = :expected``,
         ``SET #v = #v + :one``; on a lost race re-read, recompute, retry (3x, 50 ms backoff),
         then VersionConflict. ``mutate`` may change status, context and attributes."""
-        session = current if current is not None else self.get_session(session_id, owner=owner, consistent=True)
+        session = current if current is not None else self.table.get_session(session_id, owner=owner, consistent=True)
         expected = session.version
-        for _ in self.backoff.attempts():
+        for _ in self.table.backoff.attempts():
             expected = session.version
             changed = mutate(session)
             if (changed.id, changed.owner, changed.kind, changed.created_at) != (
@@ -122,16 +120,16 @@ class LifecycleOps(StoreCore):
             except ClientError as exc:
                 if error_code(exc) != _CCF:
                     raise
-                item = old_item(exc) or self._read_item(session_id, consistent=True)
-                session = self._visible(session_id, item, owner)  # not alive any more: raise
+                item = old_item(exc) or self.table.read_item(session_id, consistent=True)
+                session = self.table.visible(session_id, item, owner)  # not alive any more: raise
         raise VersionConflict(session_id, expected, session)
 
     def _write_version(self, session: Session, changed: Session, owner: str | None) -> Session:
-        condition, names, values = self._alive(owner)
-        now = self._iso_now()
+        condition, names, values = self.table.alive(owner)
+        now = self.table.iso_now()
         context = to_attr(changed.context)
-        if attr_size(context) > self.context_budget_bytes:
-            raise SessionCapacityExceeded(session.id, "context", self.context_budget_bytes, attr_size(context))
+        if attr_size(context) > self.table.context_budget_bytes:
+            raise SessionCapacityExceeded(session.id, "context", self.table.context_budget_bytes, attr_size(context))
         # Under ``#v = :expected`` the held attributes are exactly the stored ones, so the
         # attribute versions can be computed here: one more for each attribute that changes.
         versions = session.versions_after(changed.attributes)
@@ -157,10 +155,10 @@ class LifecycleOps(StoreCore):
                 ":ua": to_attr(now),
             }
         )
-        self.gateway.call(
+        self.table.gateway.call(
             "update_item",
-            TableName=self.table_name,
-            Key=self._meta_key(session.id),
+            TableName=self.table.table_name,
+            Key=meta_key(session.id),
             UpdateExpression=(
                 "SET #v = #v + :one, #ctx = :ctx, #cb = :cb, #at = :at, #avs = :avs, #st = :status, #ua = :ua"
             ),
@@ -177,7 +175,7 @@ class LifecycleOps(StoreCore):
         it guards context/status/attributes, and the ttl is written by condition alone."""
         if seconds is not None and seconds <= 0:
             raise ValueError(f"seconds must be positive, got {seconds}")
-        new_ttl = self._next_ttl(seconds)
+        new_ttl = self.table.next_ttl(seconds)
         self._update_if_alive(session_id, owner, "SET #ttl = :ttl", {}, {":ttl": to_attr(new_ttl)})
         return new_ttl
 
@@ -188,15 +186,15 @@ class LifecycleOps(StoreCore):
         otherwise). A ttl-only UpdateItem: no version is touched, so it never conflicts with a
         commit's conditions; conditioned on alive (an expired session is never resurrected) and
         on moving the ttl forward (a later extension is never undone)."""
-        if (session.ttl - self._now()) * 2 >= self.ttl_seconds:
+        if (session.ttl - self.table.now()) * 2 >= self.table.ttl_seconds:
             return session
-        new_ttl = self._next_ttl()
-        condition, names, values = self._alive(owner)
+        new_ttl = self.table.next_ttl()
+        condition, names, values = self.table.alive(owner)
         try:
-            self.gateway.call(
+            self.table.gateway.call(
                 "update_item",
-                TableName=self.table_name,
-                Key=self._meta_key(session.id),
+                TableName=self.table.table_name,
+                Key=meta_key(session.id),
                 UpdateExpression="SET #ttl = :ttl",
                 ConditionExpression=f"{condition} AND #ttl < :ttl",
                 ExpressionAttributeNames=names,
@@ -206,8 +204,8 @@ class LifecycleOps(StoreCore):
         except ClientError as exc:
             if error_code(exc) != _CCF:
                 raise ExpiryNotExtended(f"{session.id}: {error_code(exc)}") from exc
-            item = old_item(exc) or self._read_item(session.id, consistent=True)
-            current = self._visible(session.id, item, owner)  # not alive any more: raise
+            item = old_item(exc) or self.table.read_item(session.id, consistent=True)
+            current = self.table.visible(session.id, item, owner)  # not alive any more: raise
             return replace(session, ttl=max(session.ttl, current.ttl))  # extended further meanwhile
         except BotoCoreError as exc:  # the connection, not DynamoDB: the same answer
             raise ExpiryNotExtended(f"{session.id}: {type(exc).__name__}") from exc
@@ -220,7 +218,7 @@ class LifecycleOps(StoreCore):
             owner,
             "SET #st = :ended, #v = #v + :one, #ua = :ua",
             {"#v": ts.VERSION, "#ua": ts.UPDATED_AT},
-            {":ended": to_attr(ts.STATUS_ENDED), ":one": to_attr(1), ":ua": to_attr(self._iso_now())},
+            {":ended": to_attr(STATUS_ENDED), ":one": to_attr(1), ":ua": to_attr(self.table.iso_now())},
         )
 
     def _update_if_alive(
@@ -236,14 +234,14 @@ class LifecycleOps(StoreCore):
         """One UpdateItem conditioned on "alive" (D7) and ``also``; a failed condition is
         explained by the item DynamoDB returns (ALL_OLD): the precise not-alive error, or, for a
         live session, the context budget (the only other condition used)."""
-        condition, alive_names, alive_values = self._alive(owner)
+        condition, alive_names, alive_values = self.table.alive(owner)
         if also:
             condition += f" AND {also}"
         try:
-            return self.gateway.call(
+            return self.table.gateway.call(
                 "update_item",
-                TableName=self.table_name,
-                Key=self._meta_key(session_id),
+                TableName=self.table.table_name,
+                Key=meta_key(session_id),
                 UpdateExpression=expression,
                 ConditionExpression=condition,
                 ExpressionAttributeNames={**alive_names, **names},
@@ -255,19 +253,17 @@ class LifecycleOps(StoreCore):
             if error_code(exc) == _CCF:
                 item = old_item(exc)
                 if also and item is not None:
-                    self._visible(session_id, item, owner)  # raises unless alive and owned
-                    raise SessionCapacityExceeded(session_id, "context", self.context_budget_bytes) from exc
-                self._raise_not_alive(session_id, item, owner)
+                    self.table.visible(session_id, item, owner)  # raises unless alive and owned
+                    raise SessionCapacityExceeded(session_id, "context", self.table.context_budget_bytes) from exc
+                self.table.raise_not_alive(session_id, item, owner)
             raise
 
-    def expiring_within(
-        self, minutes: int, *, status: str = ts.STATUS_ACTIVE, limit: int = 100
-    ) -> list[ExpiringSession]:
+    def expiring_within(self, minutes: int, *, status: str = STATUS_ACTIVE, limit: int = 100) -> list[ExpiringSession]:
         """D8: sessions whose ttl falls in (now, now + minutes], from the status/ttl index.
         Already-expired items are excluded by the key condition and filtered again (D6)."""
-        now = self._now()
+        now = self.table.now()
         params: dict[str, Any] = {
-            "TableName": self.table_name,
+            "TableName": self.table.table_name,
             "IndexName": ts.STATUS_TTL_INDEX,
             "KeyConditionExpression": "#st = :st AND #ttl BETWEEN :lo AND :hi",
             "ExpressionAttributeNames": {"#st": ts.STATUS, "#ttl": ts.TTL},
@@ -279,10 +275,10 @@ class LifecycleOps(StoreCore):
         }
         found: list[ExpiringSession] = []
         while len(found) < limit:
-            response = self.gateway.call("query", Limit=limit - len(found), **params)
+            response = self.table.gateway.call("query", Limit=limit - len(found), **params)
             for raw in response.get("Items", []):
                 row = {name: from_attr(attr) for name, attr in raw.items()}
-                if int(row[ts.TTL]) > self.clock.now() and row[ts.PK].startswith(ts.SESSION_PREFIX):
+                if int(row[ts.TTL]) > self.table.clock.now() and row[ts.PK].startswith(ts.SESSION_PREFIX):
                     found.append(
                         ExpiringSession(
                             session_id=ts.session_id_from_pk(row[ts.PK]),

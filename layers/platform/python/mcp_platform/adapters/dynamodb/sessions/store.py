@@ -6,6 +6,12 @@ Construct it once per process and inject the client(s)::
     store = SessionStore("table", client=moto_client)        # tests
     store.gateway.calls                                      # AWS calls made, per operation
 
+It is composed of three parts over one :class:`~.table.SessionTable` (table, gateway, clock,
+budgets, the "alive" condition): :class:`~.lifecycle.SessionLifecycle` (create, read, append,
+update, extend, end), :class:`~.commits.ToolCallCommits` (load, record, commit, list tool calls)
+and, inside the latter, :class:`~.actions.CommitActions` (the transaction's actions). The store
+only forwards to them; it implements the application's ``SessionRepository`` port.
+
 Which reads may be served by DAX, and which must use ConsistentRead (X4)
 -------------------------------------------------------------------------
 With DAX on, every item operation goes through the DAX client (X3), so writes are
@@ -26,7 +32,7 @@ May be served by DAX (eventually consistent, tolerates <= 5 min staleness):
     while a session is alive, so a cached *live* answer is a safe answer for auth and for
     display. A cached "missing" or "expired" answer may be stale (a negative-cache entry, an
     extension written elsewhere), so that case is confirmed with one consistent read.
-  * the 2025 ``Mcp-Session-Id`` check on every request (``http/legacy.py``), and
+  * the 2025 ``Mcp-Session-Id`` check on every request (``transport/legacy.py``), and
     ``load_for_tool_call(..., consistent=False)`` for a read-only tool declared
     ``consistency="eventual"`` (X6): both only decide "exists, is the caller's, is alive";
   * ``list_tool_calls(..., consistent=False)``: records are immutable; a page may miss a
@@ -73,9 +79,209 @@ is None): its first per-attribute commit falls back to ``version = :expected`` a
 
 from __future__ import annotations
 
-from mcp_platform.adapters.dynamodb.sessions.lifecycle import LifecycleOps
-from mcp_platform.adapters.dynamodb.sessions.tool_calls import ToolCallOps
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from mcp_platform.adapters.dynamodb.clients import build_dynamo_clients
+from mcp_platform.adapters.dynamodb.gateway import DynamoGateway
+from mcp_platform.adapters.dynamodb.sessions.commits import ToolCallCommits
+from mcp_platform.adapters.dynamodb.sessions.lifecycle import SessionLifecycle
+from mcp_platform.adapters.dynamodb.sessions.table import DEFAULT_CONTEXT_BUDGET_BYTES, SessionTable
+from mcp_platform.application.sessions.model import (
+    KIND_APPLICATION,
+    STATUS_ACTIVE,
+    CommitResult,
+    ExpiringSession,
+    Session,
+    ToolCall,
+    ToolCallPage,
+    ToolCallResult,
+)
+from mcp_platform.application.sessions.retry import CONFLICT_BACKOFF, Backoff
+from mcp_platform.config import Settings
+from mcp_platform.protocol.clock import Clock, SystemClock
+from mcp_platform.protocol.context import AttributeWrites, ConditionCheck, ExtraPut
+from mcp_platform.protocol.preparation import CALL_RECORD_BUDGET_BYTES
 
 
-class SessionStore(LifecycleOps, ToolCallOps):
+class SessionStore:
     """Create/get/append/update/extend/end sessions; record, commit and list tool calls."""
+
+    def __init__(
+        self,
+        table_name: str,
+        *,
+        client: Any | None = None,
+        control_client: Any | None = None,
+        gateway: DynamoGateway | None = None,
+        ttl_seconds: int = 3600,
+        clock: Clock | None = None,
+        backoff: Backoff | None = None,
+        context_budget_bytes: int = DEFAULT_CONTEXT_BUDGET_BYTES,
+        conflict_backoff: Backoff | None = None,
+        record_budget_bytes: int = CALL_RECORD_BUDGET_BYTES,
+    ) -> None:
+        """``gateway``, or the ``client`` (and ``control_client``) to build one from: the store is
+        given its clients (:meth:`from_settings` builds them from settings), never finds them."""
+        if gateway is None:
+            if client is None:
+                raise TypeError("SessionStore needs a gateway or a client (SessionStore.from_settings builds them)")
+            gateway = DynamoGateway(client, control_client)
+        self._table = SessionTable(
+            table_name,
+            gateway,
+            ttl_seconds=ttl_seconds,
+            clock=clock or SystemClock(),
+            backoff=backoff or Backoff(),
+            # TransactionConflict retries: a longer budget when the default policy is used.
+            conflict_backoff=conflict_backoff or (backoff if backoff is not None else CONFLICT_BACKOFF),
+            context_budget_bytes=context_budget_bytes,
+            record_budget_bytes=record_budget_bytes,
+        )
+        self.lifecycle = SessionLifecycle(self._table)
+        self.commits = ToolCallCommits(self._table)
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        *,
+        dynamodb: Any | None = None,
+        dax: Any | None = None,
+        clock: Clock | None = None,
+        backoff: Backoff | None = None,
+    ) -> SessionStore:
+        """Build the store with the DAX client when ``settings.dax_endpoint`` is set (X3/X5)."""
+        clients = build_dynamo_clients(settings, dynamodb=dynamodb, dax=dax)
+        return cls(
+            settings.session_table,
+            gateway=DynamoGateway(clients.data, clients.control),
+            ttl_seconds=settings.session_ttl_seconds,
+            clock=clock,
+            backoff=backoff,
+        )
+
+    # -- what the other adapters built on this table share -----------------------------------
+    @property
+    def table_name(self) -> str:
+        return self._table.table_name
+
+    @property
+    def gateway(self) -> DynamoGateway:
+        return self._table.gateway
+
+    @property
+    def clock(self) -> Clock:
+        return self._table.clock
+
+    @property
+    def ttl_seconds(self) -> int:
+        return self._table.ttl_seconds
+
+    @property
+    def conflict_backoff(self) -> Backoff:
+        return self._table.conflict_backoff
+
+    @conflict_backoff.setter
+    def conflict_backoff(self, backoff: Backoff) -> None:
+        self._table.conflict_backoff = backoff
+
+    @property
+    def context_budget_bytes(self) -> int:
+        return self._table.context_budget_bytes
+
+    @context_budget_bytes.setter
+    def context_budget_bytes(self, budget: int) -> None:
+        self._table.context_budget_bytes = budget
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def create_session(
+        self,
+        owner: str,
+        *,
+        session_id: str | None = None,
+        kind: str = KIND_APPLICATION,
+        attributes: dict[str, Any] | None = None,
+    ) -> Session:
+        return self.lifecycle.create_session(owner, session_id=session_id, kind=kind, attributes=attributes)
+
+    def get_session(self, session_id: str, *, owner: str | None = None, consistent: bool) -> Session:
+        return self._table.get_session(session_id, owner=owner, consistent=consistent)
+
+    def append_context(self, session_id: str, messages: Sequence[Any], *, owner: str | None = None) -> int:
+        return self.lifecycle.append_context(session_id, messages, owner=owner)
+
+    def update_metadata(
+        self,
+        session_id: str,
+        mutate: Callable[[Session], Session],
+        *,
+        owner: str | None = None,
+        current: Session | None = None,
+    ) -> Session:
+        return self.lifecycle.update_metadata(session_id, mutate, owner=owner, current=current)
+
+    def extend_expiry(self, session_id: str, *, owner: str | None = None, seconds: int | None = None) -> int:
+        return self.lifecycle.extend_expiry(session_id, owner=owner, seconds=seconds)
+
+    def slide_expiry(self, session: Session, *, owner: str | None = None) -> Session:
+        return self.lifecycle.slide_expiry(session, owner=owner)
+
+    def end_session(self, session_id: str, *, owner: str | None = None) -> None:
+        self.lifecycle.end_session(session_id, owner=owner)
+
+    def expiring_within(self, minutes: int, *, status: str = STATUS_ACTIVE, limit: int = 100) -> list[ExpiringSession]:
+        return self.lifecycle.expiring_within(minutes, status=status, limit=limit)
+
+    # -- tool calls ---------------------------------------------------------------------------
+    def load_for_tool_call(
+        self,
+        session_id: str,
+        tool_call_id: str,
+        *,
+        owner: str | None,
+        request_hash: str | None = None,
+        consistent: bool = True,
+    ) -> tuple[Session, ToolCallResult | None]:
+        return self.commits.load_for_tool_call(
+            session_id, tool_call_id, owner=owner, request_hash=request_hash, consistent=consistent
+        )
+
+    def record_tool_call(self, session_id: str, call: ToolCall, *, owner: str | None = None) -> ToolCallResult:
+        return self.commits.record_tool_call(session_id, call, owner=owner)
+
+    def commit_tool_call(
+        self,
+        session: Session | str,
+        call: ToolCall,
+        *,
+        owner: str | None = None,
+        append_only: bool = False,
+        context_append: Sequence[Any] = (),
+        attributes: Mapping[str, Any] | None = None,
+        by_attribute: AttributeWrites | None = None,
+        extra_puts: Sequence[ExtraPut] = (),
+        condition_checks: Sequence[ConditionCheck] = (),
+    ) -> CommitResult:
+        return self.commits.commit_tool_call(
+            session,
+            call,
+            owner=owner,
+            append_only=append_only,
+            context_append=context_append,
+            attributes=attributes,
+            by_attribute=by_attribute,
+            extra_puts=extra_puts,
+            condition_checks=condition_checks,
+        )
+
+    def list_tool_calls(
+        self,
+        session_id: str,
+        *,
+        owner: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+        consistent: bool,
+    ) -> ToolCallPage:
+        return self.commits.list_tool_calls(session_id, owner=owner, limit=limit, cursor=cursor, consistent=consistent)

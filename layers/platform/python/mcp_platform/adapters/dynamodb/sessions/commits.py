@@ -1,4 +1,4 @@
-"""Tool-call operations: the idempotent read, record (D4), commit (D10) and listing."""
+"""Tool-call commits: the idempotent read, record (D4), commit (D10) and listing."""
 
 from __future__ import annotations
 
@@ -10,11 +10,13 @@ from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.codec import AttributeValue, attr_size, from_attr, item_size, to_attr, to_item
 from mcp_platform.adapters.dynamodb.sessions.actions import (
     METADATA,
-    ActionBuilders,
+    CommitActions,
     decode_cursor,
     encode_cursor,
     reject_repeated_keys,
 )
+from mcp_platform.adapters.dynamodb.sessions.items import marker_from_item, marker_key, meta_key, record_from_item
+from mcp_platform.adapters.dynamodb.sessions.table import SessionTable
 from mcp_platform.adapters.dynamodb.sessions.transaction import (
     ConditionFailed,
     TokenMismatch,
@@ -28,29 +30,25 @@ from mcp_platform.application.sessions.errors import (
     IdempotencyTokenReused,
     PreconditionFailed,
     SessionCapacityExceeded,
-    SessionEnded,
-    SessionExpired,
     SessionNotFound,
     StoreThrottled,
     TransactionFailed,
     VersionConflict,
 )
-from mcp_platform.application.sessions.model import (
-    AttributeWrites,
-    CommitResult,
-    ConditionCheck,
-    ExtraPut,
-    Session,
-    ToolCall,
-    ToolCallPage,
-    ToolCallRecord,
-    ToolCallResult,
-)
+from mcp_platform.application.sessions.model import CommitResult, Session, ToolCall, ToolCallPage, ToolCallResult
+from mcp_platform.protocol.context import AttributeWrites, ConditionCheck, ExtraPut
 
 RECORD, MARKER = 0, 1  # fixed positions of the store's own transaction actions (METADATA = 2)
 
 
-class ToolCallOps(ActionBuilders):
+class ToolCallCommits:
+    """A session's tool calls: loaded with the session, recorded, committed with their effects,
+    listed."""
+
+    def __init__(self, table: SessionTable) -> None:
+        self.table = table
+        self.actions = CommitActions(table)
+
     def load_for_tool_call(
         self,
         session_id: str,
@@ -67,25 +65,25 @@ class ToolCallOps(ActionBuilders):
         fetched again. ``consistent=False`` (X6, a read-only tool that declared it may read a
         cached session): served by the DAX item cache; a cached missing or expired session is
         confirmed by the consistent read before it is an answer."""
-        keys = [self._meta_key(session_id), self._marker_key(session_id, tool_call_id)]
+        keys = [meta_key(session_id), marker_key(session_id, tool_call_id)]
         found: dict[str, dict[str, AttributeValue]] = {}
-        request: dict[str, Any] = {self.table_name: {"Keys": keys, "ConsistentRead": consistent}}
-        for _ in self.backoff.attempts():
-            response = self.gateway.call("batch_get_item", RequestItems=request)
-            for item in response.get("Responses", {}).get(self.table_name, []):
+        request: dict[str, Any] = {self.table.table_name: {"Keys": keys, "ConsistentRead": consistent}}
+        for _ in self.table.backoff.attempts():
+            response = self.table.gateway.call("batch_get_item", RequestItems=request)
+            for item in response.get("Responses", {}).get(self.table.table_name, []):
                 found[item[ts.SK]["S"]] = item
             request = response.get("UnprocessedKeys") or {}
             if not request:
                 break
         if request:
             raise StoreThrottled("batch_get_item left keys unprocessed on every attempt")
-        if not consistent and not self._cached_alive(found.get(ts.METADATA_SK)):
+        if not consistent and not self.table.cached_alive(found.get(ts.METADATA_SK)):
             return self.load_for_tool_call(session_id, tool_call_id, owner=owner, request_hash=request_hash)
-        session = self._visible(session_id, found.get(ts.METADATA_SK), owner)
+        session = self.table.visible(session_id, found.get(ts.METADATA_SK), owner)
         marker = found.get(ts.tool_call_marker_sk(tool_call_id))
         if marker is None:
             return session, None
-        prior = ToolCallResult.from_marker_item(marker)
+        prior = marker_from_item(marker)
         if request_hash is not None and not prior.answers(request_hash):
             raise IdempotencyKeyReused(tool_call_id)
         return session, prior
@@ -94,19 +92,21 @@ class ToolCallOps(ActionBuilders):
         """D4: write the record and its marker with ``attribute_not_exists`` (plus a
         ConditionCheck that the session is alive). A replayed id is a silent success that
         returns the original result (for the same request; another one: IdempotencyKeyReused)."""
-        actions, result = self._tool_puts(session_id, call)
-        condition, names, values = self._alive(owner)
-        actions.append(self._condition_check(self._meta_key(session_id), condition, names, values))
+        actions, result = self.actions.tool_puts(session_id, call)
+        condition, names, values = self.table.alive(owner)
+        actions.append(self.actions.check_item(meta_key(session_id), condition, names, values))
         try:
-            transact_write(self.gateway, actions, client_request_token(call.id, actions), self.conflict_backoff)
+            transact_write(
+                self.table.gateway, actions, client_request_token(call.id, actions), self.table.conflict_backoff
+            )
         except ConditionFailed as cancel:
             failed = {r.index: r for r in cancel.failed()}
             original = self._original(session_id, call.id, failed)
             if original is not None:
                 return _same_request(original, call)
             if METADATA in failed:
-                item = failed[METADATA].item or self._read_item(session_id, consistent=True)
-                self._raise_not_alive(session_id, item, owner)
+                item = failed[METADATA].item or self.table.read_item(session_id, consistent=True)
+                self.table.raise_not_alive(session_id, item, owner)
             raise TransactionFailed(cancel.reasons) from cancel
         except TokenMismatch as exc:
             return _same_request(self._replayed(session_id, call.id, exc), call)
@@ -142,13 +142,11 @@ class ToolCallOps(ActionBuilders):
         (changed) transaction never reuses a token. An id already committed raises
         DuplicateToolCall for the same request, IdempotencyKeyReused for another one."""
         if isinstance(session, str):
-            session = self.get_session(session, owner=owner, consistent=True)
+            session = self.table.get_session(session, owner=owner, consistent=True)
         elif owner is not None and session.owner != owner:
             raise SessionNotFound(session.id)
-        elif session.status != ts.STATUS_ACTIVE:
-            raise SessionEnded(session.id)
-        elif session.ttl <= self.clock.now():
-            raise SessionExpired(session.id)  # known locally: no call needed
+        else:
+            session.require_alive(self.table.clock.now())  # known locally: no call needed
         held_attributes = dict(attributes) if attributes is not None else None
         if by_attribute is not None and session.attribute_versions is None:
             # An item written before attribute versions were kept: this one commit is conditioned
@@ -156,9 +154,9 @@ class ToolCallOps(ActionBuilders):
             held_attributes = {**session.attributes, **by_attribute.values} if by_attribute.values else None
             by_attribute = None
         expected = None if append_only or by_attribute is not None else session.version
-        actions, result = self._tool_puts(session.id, call)
+        actions, result = self.actions.tool_puts(session.id, call)
         actions.append(
-            self._metadata_update(
+            self.actions.metadata_update(
                 session,
                 list(context_append),
                 expected_version=expected,
@@ -166,17 +164,16 @@ class ToolCallOps(ActionBuilders):
                 by_attribute=by_attribute,
             )
         )
-        actions.extend(self._extra_put(put) for put in extra_puts)
-        actions.extend(
-            self._condition_check(to_item(c.key), c.condition, dict(c.names), to_item(c.values), c.table)
-            for c in condition_checks
-        )
+        actions.extend(self.actions.extra_put(put) for put in extra_puts)
+        actions.extend(self.actions.condition_check(check) for check in condition_checks)
         labels = [p.label or f"extra_puts[{i}]" for i, p in enumerate(extra_puts)]
         labels += [c.label or f"condition_checks[{i}]" for i, c in enumerate(condition_checks)]
         reject_repeated_keys(actions)
         check_limits(actions, extra_bytes=_held_bytes(session))
         try:
-            transact_write(self.gateway, actions, client_request_token(call.id, actions), self.conflict_backoff)
+            transact_write(
+                self.table.gateway, actions, client_request_token(call.id, actions), self.table.conflict_backoff
+            )
         except ConditionFailed as cancel:
             raise self._commit_failure(session, call, cancel, labels, owner, expected, by_attribute) from cancel
         except TokenMismatch as exc:
@@ -186,7 +183,7 @@ class ToolCallOps(ActionBuilders):
         if held_attributes is not None:
             attributes_now, versions_now = held_attributes, session.versions_after(held_attributes)
         elif by_attribute is not None:
-            changes = by_attribute.changes(session)
+            changes = by_attribute.changes(session.attributes)
             attributes_now = {**session.attributes, **changes}
             versions_now = {**(session.attribute_versions or {}), **{n: by_attribute.seen[n] + 1 for n in changes}}
         updated = replace(
@@ -220,10 +217,10 @@ class ToolCallOps(ActionBuilders):
         if not 1 <= limit <= 1000:
             raise ValueError(f"limit must be 1..1000, got {limit}")
         start = decode_cursor(cursor) if cursor else None  # refused before any AWS call
-        self.get_session(session_id, owner=owner, consistent=consistent)
+        self.table.get_session(session_id, owner=owner, consistent=consistent)
         pk = to_attr(ts.session_pk(session_id))
         params: dict[str, Any] = {
-            "TableName": self.table_name,
+            "TableName": self.table.table_name,
             "KeyConditionExpression": "#pk = :pk AND begins_with(#sk, :prefix)",
             "ExpressionAttributeNames": {"#pk": ts.PK, "#sk": ts.SK},
             "ExpressionAttributeValues": {":pk": pk, ":prefix": to_attr(ts.TOOL_RECORD_PREFIX)},
@@ -232,8 +229,8 @@ class ToolCallOps(ActionBuilders):
         }
         if start is not None:
             params["ExclusiveStartKey"] = {ts.PK: pk, ts.SK: to_attr(start)}
-        response = self.gateway.call("query", **params)
-        records = [ToolCallRecord.from_item(item) for item in response.get("Items", [])]
+        response = self.table.gateway.call("query", **params)
+        records = [record_from_item(item) for item in response.get("Items", [])]
         last = response.get("LastEvaluatedKey")
         return ToolCallPage(records=records, next_cursor=encode_cursor(last[ts.SK]["S"]) if last else None)
 
@@ -256,9 +253,9 @@ class ToolCallOps(ActionBuilders):
                 return IdempotencyKeyReused(call.id)
             return DuplicateToolCall(original)
         if METADATA in failed:
-            item = failed[METADATA].item or self._read_item(session.id, consistent=True)
+            item = failed[METADATA].item or self.table.read_item(session.id, consistent=True)
             try:
-                current = self._visible(session.id, item, owner)
+                current = self.table.visible(session.id, item, owner)
             except SessionNotFound as gone:
                 return gone
             if expected is not None and current.version != expected:
@@ -267,7 +264,7 @@ class ToolCallOps(ActionBuilders):
             if changed:
                 return VersionConflict(session.id, session.version, current, attributes=changed)
             # Alive and at the versions expected: the context budget refused it.
-            return SessionCapacityExceeded(session.id, "context", self.context_budget_bytes)
+            return SessionCapacityExceeded(session.id, "context", self.table.context_budget_bytes)
         extras = sorted(index for index in failed if index > METADATA)
         if extras:
             reason = failed[extras[0]]
@@ -277,7 +274,7 @@ class ToolCallOps(ActionBuilders):
     def _original(self, session_id: str, call_id: str, failed: dict[int, Any]) -> ToolCallResult | None:
         """The committed result when the marker (or record) condition failed, else None."""
         if MARKER in failed and failed[MARKER].item:
-            return ToolCallResult.from_marker_item(failed[MARKER].item)
+            return marker_from_item(failed[MARKER].item)
         if MARKER in failed or RECORD in failed:
             return self._read_marker(session_id, call_id)
         return None
@@ -289,11 +286,11 @@ class ToolCallOps(ActionBuilders):
         return original
 
     def _read_marker(self, session_id: str, call_id: str) -> ToolCallResult | None:
-        response = self.gateway.call(  # X4: deciding "already committed?" needs the latest value
-            "get_item", TableName=self.table_name, Key=self._marker_key(session_id, call_id), ConsistentRead=True
+        response = self.table.gateway.call(  # X4: deciding "already committed?" needs the latest value
+            "get_item", TableName=self.table.table_name, Key=marker_key(session_id, call_id), ConsistentRead=True
         )
         item = response.get("Item")
-        return ToolCallResult.from_marker_item(item) if item else None
+        return marker_from_item(item) if item else None
 
 
 def _same_request(original: ToolCallResult, call: ToolCall) -> ToolCallResult:

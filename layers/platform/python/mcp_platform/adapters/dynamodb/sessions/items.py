@@ -1,0 +1,105 @@
+"""The session domain's values as items of the session table, and back (layout: table_schema).
+
+The one place that knows which attribute of an item holds which field of a
+:class:`~mcp_platform.application.sessions.model.Session`, a tool-call marker or a record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.adapters.dynamodb.codec import AttributeValue, Item, from_item, to_item
+from mcp_platform.application.sessions.errors import SessionNotFound
+from mcp_platform.application.sessions.model import KIND_APPLICATION, Session, ToolCallRecord, ToolCallResult
+
+Key = dict[str, AttributeValue]
+
+
+def meta_key(session_id: str) -> Key:
+    """The key of a session's metadata item. Every read and write of a session builds it first:
+    an id that cannot have been minted is "not found" here, before any AWS call (no key of
+    client-chosen size)."""
+    if not ts.is_session_id(session_id):
+        raise SessionNotFound(str(session_id)[:64])
+    return {ts.PK: {"S": ts.session_pk(session_id)}, ts.SK: {"S": ts.METADATA_SK}}
+
+
+def marker_key(session_id: str, tool_call_id: str) -> Key:
+    if not ts.is_session_id(session_id):
+        raise SessionNotFound(str(session_id)[:64])
+    return {ts.PK: {"S": ts.session_pk(session_id)}, ts.SK: {"S": ts.tool_call_marker_sk(tool_call_id)}}
+
+
+def session_item(session: Session) -> Item:
+    """The metadata item of a new session (its initial attributes count as never changed)."""
+    return to_item(
+        {
+            ts.PK: ts.session_pk(session.id),
+            ts.SK: ts.METADATA_SK,
+            ts.OWNER: session.owner,
+            ts.STATUS: session.status,
+            ts.VERSION: session.version,
+            ts.TTL: session.ttl,
+            ts.CONTEXT: session.context,
+            ts.KIND: session.kind,
+            ts.ATTRIBUTES: session.attributes,
+            ts.ATTRIBUTE_VERSIONS: dict(session.attribute_versions or {}),
+            ts.CREATED_AT: session.created_at,
+            ts.UPDATED_AT: session.updated_at,
+        }
+    )
+
+
+def session_from_item(item: Mapping[str, AttributeValue]) -> Session:
+    values = from_item(item)
+    return Session(
+        id=ts.session_id_from_pk(values[ts.PK]),
+        owner=values.get(ts.OWNER, ""),
+        status=values.get(ts.STATUS, ""),
+        version=int(values.get(ts.VERSION, 0)),
+        ttl=int(values.get(ts.TTL, 0)),
+        context=list(values.get(ts.CONTEXT) or []),
+        kind=values.get(ts.KIND, KIND_APPLICATION),
+        attributes=dict(values.get(ts.ATTRIBUTES) or {}),
+        created_at=values.get(ts.CREATED_AT, ""),
+        updated_at=values.get(ts.UPDATED_AT, ""),
+        tool_calls=int(values.get(ts.TOOL_CALLS, 0)),
+        context_bytes=int(values[ts.CONTEXT_BYTES]) if ts.CONTEXT_BYTES in values else None,
+        attribute_versions=(
+            {name: int(v) for name, v in values[ts.ATTRIBUTE_VERSIONS].items()}
+            if ts.ATTRIBUTE_VERSIONS in values
+            else None
+        ),
+    )
+
+
+def marker_from_item(item: Mapping[str, AttributeValue]) -> ToolCallResult:
+    """What a tool call's idempotency marker (``sk=toolcall#<id>``) holds."""
+    values = from_item(item)
+    return ToolCallResult(
+        tool_call_id=values[ts.TOOL_CALL_ID],
+        tool_name=values.get(ts.TOOL_NAME, ""),
+        result=values.get(ts.RESULT),
+        is_error=bool(values.get(ts.IS_ERROR, False)),
+        record_sk=values.get(ts.RECORD_SK, ""),
+        committed_at=values.get(ts.COMMITTED_AT, ""),
+        request_hash=values.get(ts.REQUEST_HASH, ""),
+    )
+
+
+def record_from_item(item: Mapping[str, AttributeValue]) -> ToolCallRecord:
+    """An immutable tool-call record (``sk=tool#<ISO8601>#<id>``)."""
+    values: dict[str, Any] = from_item(item)
+    return ToolCallRecord(
+        tool_call_id=values[ts.TOOL_CALL_ID],
+        tool_name=values.get(ts.TOOL_NAME, ""),
+        arguments=dict(values.get(ts.ARGUMENTS) or {}),
+        is_error=bool(values.get(ts.IS_ERROR, False)),
+        started_at=values.get(ts.STARTED_AT, ""),
+        finished_at=values.get(ts.FINISHED_AT, ""),
+        sk=values[ts.SK],
+        result_sk=values.get(ts.RESULT_SK, ""),
+        result_bytes=int(values.get(ts.RESULT_BYTES, 0)),
+    )

@@ -1,0 +1,65 @@
+"""The port the tool-call use case is written against: what it needs of a session store.
+
+The DynamoDB store (:class:`mcp_platform.adapters.dynamodb.sessions.SessionStore`) implements it
+structurally; the composition root hands it in through ``Services.sessions``. Every failure it
+reports on purpose is a :class:`~mcp_platform.application.sessions.errors.SessionStoreError`:
+the adapter translates the SDK's errors, so the use case never sees one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+from mcp_platform.application.sessions.model import CommitResult, Session, ToolCall, ToolCallResult
+from mcp_platform.protocol.context import AttributeWrites, ConditionCheck, ExtraPut
+
+
+class SessionRepository(Protocol):
+    def get_session(self, session_id: str, *, owner: str | None = None, consistent: bool) -> Session:
+        """The caller's live session (SessionNotFound otherwise); ``consistent`` bypasses caches."""
+        ...
+
+    def load_for_tool_call(
+        self,
+        session_id: str,
+        tool_call_id: str,
+        *,
+        owner: str | None,
+        request_hash: str | None = None,
+        consistent: bool = True,
+    ) -> tuple[Session, ToolCallResult | None]:
+        """The session and, when this call id is committed already, its stored result (replay)."""
+        ...
+
+    def slide_expiry(self, session: Session, *, owner: str | None = None) -> Session:
+        """``session`` with its ttl slid forward when less than half its lifetime remains (D7)."""
+        ...
+
+    def update_metadata(
+        self,
+        session_id: str,
+        mutate: Callable[[Session], Session],
+        *,
+        owner: str | None = None,
+        current: Session | None = None,
+    ) -> Session:
+        """``mutate`` applied under the session's version (D2), retried on a lost race."""
+        ...
+
+    def commit_tool_call(
+        self,
+        session: Session | str,
+        call: ToolCall,
+        *,
+        owner: str | None = None,
+        append_only: bool = False,
+        context_append: Sequence[Any] = (),
+        attributes: Mapping[str, Any] | None = None,
+        by_attribute: AttributeWrites | None = None,
+        extra_puts: Sequence[ExtraPut] = (),
+        condition_checks: Sequence[ConditionCheck] = (),
+    ) -> CommitResult:
+        """The call and its effects in one atomic commit (D10); a lost race is VersionConflict,
+        an id committed already DuplicateToolCall (same request) or IdempotencyKeyReused."""
+        ...

@@ -1,0 +1,188 @@
+"""The tool-call use case (load -> run -> commit -> emit) against an in-memory SessionRepository:
+the port is all it needs; a lost race reruns the tool on the state read again; the throttle
+classifier it is given decides which tool failures are answered as "retry shortly"."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from mcp_platform.application.sessions.errors import SessionNotFound, VersionConflict
+from mcp_platform.application.sessions.model import CommitResult, Session, ToolCall, ToolCallResult
+from mcp_platform.application.sessions.ports import SessionRepository
+from mcp_platform.application.sessions.retry import Backoff
+from mcp_platform.application.tool_calls import ToolCallRunner
+from mcp_platform.protocol.call import CallContext
+from mcp_platform.protocol.catalog import Catalog
+from mcp_platform.protocol.context import AttributeWrites, ConditionCheck, ExtraPut, Services, ToolContext
+from mcp_platform.protocol.jsonrpc import TOOL_FAILED, UNAVAILABLE, JsonRpcError, Request
+from mcp_platform.protocol.tools import tool
+
+SESSION_ID = "s" * 32
+
+
+class MemorySessions:
+    """The SessionRepository port in memory: per-attribute versions checked like the store's."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.commits: list[ToolCall] = []
+        self.before_commit: Callable[[], None] = lambda: None
+
+    def get_session(self, session_id: str, *, owner: str | None = None, consistent: bool) -> Session:
+        if session_id != self.session.id or (owner is not None and owner != self.session.owner):
+            raise SessionNotFound(session_id)
+        return self.session
+
+    def load_for_tool_call(
+        self,
+        session_id: str,
+        tool_call_id: str,
+        *,
+        owner: str | None,
+        request_hash: str | None = None,
+        consistent: bool = True,
+    ) -> tuple[Session, ToolCallResult | None]:
+        return self.get_session(session_id, owner=owner, consistent=consistent), None
+
+    def slide_expiry(self, session: Session, *, owner: str | None = None) -> Session:
+        return session
+
+    def update_metadata(
+        self,
+        session_id: str,
+        mutate: Callable[[Session], Session],
+        *,
+        owner: str | None = None,
+        current: Session | None = None,
+    ) -> Session:
+        self.session = mutate(self.session)
+        return self.session
+
+    def commit_tool_call(
+        self,
+        session: Session | str,
+        call: ToolCall,
+        *,
+        owner: str | None = None,
+        append_only: bool = False,
+        context_append: Sequence[Any] = (),
+        attributes: Mapping[str, Any] | None = None,
+        by_attribute: AttributeWrites | None = None,
+        extra_puts: Sequence[ExtraPut] = (),
+        condition_checks: Sequence[ConditionCheck] = (),
+    ) -> CommitResult:
+        assert isinstance(session, Session) and by_attribute is not None
+        self.before_commit()
+        changed = self.session.changed_attributes(by_attribute.seen)
+        if changed:
+            raise VersionConflict(session.id, session.version, self.session, attributes=changed)
+        changes = by_attribute.changes(session.attributes)
+        versions = {**(self.session.attribute_versions or {}), **{n: by_attribute.seen[n] + 1 for n in changes}}
+        self.session = replace(
+            self.session,
+            version=self.session.version + 1,
+            attributes={**self.session.attributes, **changes},
+            attribute_versions=versions,
+        )
+        self.commits.append(call)
+        result = ToolCallResult(call.id, call.name, call.result, call.is_error, "", "")
+        return CommitResult(session=self.session, result=result)
+
+
+class Events:
+    def __init__(self) -> None:
+        self.records: list[dict[str, Any]] = []
+
+    def add_record(self, data: bytes, partition_key: str) -> None:
+        self.records.append(json.loads(data))
+
+
+@tool(description="Adds one to the session's counter.", session="required", effect="read_modify_write")
+async def bump(ctx: ToolContext) -> int:
+    value: int = ctx.attribute("n", 0) + 1
+    ctx.set_attribute("n", value)
+    return value
+
+
+def run_call(runner: ToolCallRunner, name: str = "bump") -> dict[str, Any]:
+    call = CallContext("alice", "2026-07-28", True)
+    catalog = Catalog.of([bump, failing]).tools
+    arguments = {"session": SESSION_ID} if name == "bump" else {}
+    prepared = runner.prepare(Request("tools/call", {"name": name, "arguments": arguments}, 1), call, catalog)
+
+    async def load_and_run() -> dict[str, Any]:
+        await runner.load(prepared, call)
+        return await runner.run(prepared, call)
+
+    return asyncio.run(load_and_run())
+
+
+def a_session() -> Session:
+    return Session(id=SESSION_ID, owner="alice", status="active", version=1, ttl=4_000_000_000, attribute_versions={})
+
+
+def test_a_call_is_loaded_run_committed_and_emitted_through_the_port() -> None:
+    # Given a session in memory behind the port
+    sessions = MemorySessions(a_session())
+    repository: SessionRepository = sessions  # the fake is the port, structurally
+    events = Events()
+    runner = ToolCallRunner(Services(sessions=repository), events)
+    # When bump is called
+    result = run_call(runner)
+    # Then it ran once, committed its write, and its event names the call and its session
+    assert result["structuredContent"] == {"result": 1} or result["content"][0]["text"] == "1"
+    assert sessions.session.attributes == {"n": 1} and len(sessions.commits) == 1
+    (event,) = events.records
+    assert (event["event_id"], event["session_id"], event["tool"]) == (sessions.commits[0].id, SESSION_ID, "bump")
+
+
+def test_a_lost_race_reruns_the_tool_on_the_state_read_again() -> None:
+    # Given another writer that sets the counter to 10 just before this call's first commit
+    sessions = MemorySessions(a_session())
+    raced = [False]
+
+    def other_writer() -> None:
+        if not raced[0]:
+            raced[0] = True
+            sessions.session = replace(sessions.session, attributes={"n": 10}, attribute_versions={"n": 1}, version=2)
+
+    sessions.before_commit = other_writer
+    events = Events()
+    runner = ToolCallRunner(
+        Services(sessions=sessions), events, rerun_backoff=Backoff(jitter=False, sleep=lambda _: None)
+    )
+    # When bump is called / Then it ran again on 10, committed 11 once, and emitted one event
+    run_call(runner)
+    assert sessions.session.attributes == {"n": 11} and len(sessions.commits) == 1
+    assert len(events.records) == 1
+
+
+class Throttled(Exception):
+    """What some SDK raises when throttled (the use case does not know which)."""
+
+
+@tool(description="Fails as a throttled AWS call would.")
+async def failing(ctx: ToolContext) -> str:
+    raise Throttled("slow down")
+
+
+def is_throttled(exc: BaseException) -> bool:
+    return isinstance(exc, Throttled)
+
+
+@pytest.mark.parametrize(("classifier", "code"), [(None, TOOL_FAILED), (is_throttled, UNAVAILABLE)])
+def test_the_injected_classifier_decides_what_is_a_throttle(
+    classifier: Callable[[BaseException], bool] | None, code: int
+) -> None:
+    # Given a runner with or without the classifier the composition root passes
+    runner = ToolCallRunner(Services()) if classifier is None else ToolCallRunner(Services(), is_throttle=classifier)
+    # When a tool fails with a throttle / Then only a runner that recognises it answers "retry shortly"
+    with pytest.raises(JsonRpcError) as failed:
+        run_call(runner, "failing")
+    assert failed.value.code == code
