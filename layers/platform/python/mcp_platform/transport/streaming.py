@@ -14,9 +14,9 @@ completed, was cancelled, hit the duration cap or failed. A JSON body is sent wi
 Content-Length before the flush, so the client already holds the whole answer.
 
 2025 cancellation across instances: a ``notifications/cancelled`` that reaches another instance
-leaves a cancel flag in the table (:mod:`mcp_platform.adapters.dynamodb.cancellation`); a streamed 2025
-call checks for its flag every ``cancel_poll_seconds`` and, when found, stops exactly as a
-local cancellation does.
+is kept where the instance running the call can find it; a streamed call is watched for it
+(:meth:`mcp_platform.application.cancellation.CallCancellation.watch`) and, when found, stops
+exactly as a local cancellation does.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from asyncio import FIRST_COMPLETED
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from mcp_platform.adapters.dynamodb.cancellation import CancelCheckFailed, CancelFlags
+from mcp_platform.application.cancellation import CallCancellation
 from mcp_platform.application.effects import RETRY_AFTER_SECONDS
 from mcp_platform.application.metrics import (
     ERROR_TYPE,
@@ -87,15 +87,14 @@ class ResponseStreamer:
         *,
         keepalive_seconds: float = 15.0,
         max_stream_seconds: float = 840.0,
-        cancel_flags: CancelFlags | None = None,
-        cancel_poll_seconds: float = 2.0,
+        cancellation: CallCancellation | None = None,
     ) -> None:
         self.metrics = metrics
         self.flush_events = flush_events
         self.keepalive_seconds = keepalive_seconds
         self.max_stream_seconds = max_stream_seconds
-        self.cancel_flags = cancel_flags
-        self.cancel_poll_seconds = cancel_poll_seconds
+        self.cancellation = cancellation
+        """2025: what watches a streamed call for a cancellation posted to another instance."""
 
     async def respond(
         self,
@@ -165,10 +164,8 @@ class ResponseStreamer:
         task = asyncio.create_task(run())
         cancelled = asyncio.create_task(call.cancelled.wait())
         watcher = asyncio.create_task(_cancel_on_disconnect(receive, call.cancelled)) if receive else None
-        flag_watcher = None
-        if self.cancel_flags is not None and not call.modern and call.transport_session_id:
-            flag = self._cancel_on_flag(self.cancel_flags, call.transport_session_id, request_id, call)
-            flag_watcher = asyncio.create_task(flag)
+        watch = self.cancellation.watch(call, request_id) if self.cancellation is not None else None
+        flag_watcher = asyncio.create_task(watch) if watch is not None else None
         getter: asyncio.Future[tuple[bool, dict[str, Any]]] | None = None
         try:
             await send({"type": "http.response.body", "body": FIRST_EVENT, "more_body": True})
@@ -214,20 +211,6 @@ class ResponseStreamer:
                 await end_body(send)
             except (OSError, RuntimeError):
                 pass  # the client is gone: nothing to end
-
-    async def _cancel_on_flag(self, flags: CancelFlags, session_id: str, request_id: Any, call: CallContext) -> None:
-        """2025: the cancellation may have been posted to another instance (a flag in the table).
-        The first check waits one interval: most calls finish before it and cost no read."""
-        while not call.cancelled.is_set():
-            await asyncio.sleep(self.cancel_poll_seconds)
-            try:
-                found = await asyncio.to_thread(flags.is_requested, session_id, request_id, owner=call.principal)
-            except CancelCheckFailed:
-                # A missed tick delays the cancellation by one interval; the call goes on.
-                logger.warning("cancel flag check failed; checking again next tick", exc_info=True)
-                continue
-            if found:
-                call.cancelled.set()
 
     def _ttfb(self, started: float) -> None:
         if self.metrics is not None:
