@@ -130,6 +130,14 @@ def test_the_binding_tells_the_transport_what_a_request_needs() -> None:
     assert refused.value.code == INVALID_PARAMS
     listing = bind("tools/list", {})
     assert not listing.streams and not listing.validates_transport_session
+    # The tool a tools/call names (its argument headers are checked), even when refused otherwise
+    assert on_transport_session.tool is not None and on_transport_session.tool.name == "note"
+    bad_token = bind("tools/call", {"name": "plain", "_meta": {"progressToken": [1]}}, MODERN)
+    assert bad_token.tool is not None and bad_token.tool.name == "plain"
+    with pytest.raises(JsonRpcError):
+        asyncio.run(bad_token.admit())
+    assert unknown.tool is None and listing.tool is None
+    assert bind("subscriptions/listen", {}, MODERN).opens_listen_stream and not listing.opens_listen_stream
 
 
 def test_modern_results_carry_result_type_and_cache_hints() -> None:

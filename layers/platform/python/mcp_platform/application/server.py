@@ -96,7 +96,9 @@ class McpServer:
             # Preparing reads nothing the transport-session check changes, so it may run first.
             prepared = self.runner.prepare(request, call, self.catalog.tools)
         except JsonRpcError as refused:
-            return BoundRequest(request, admit=refusal(refused), streams=True)
+            name = request.params.get("name")
+            named = self.catalog.tools.get(name) if isinstance(name, str) else None
+            return BoundRequest(request=request, admit=refusal(refused), streams=True, tool=named)
         on_transport_session = (
             call.transport_session_id is not None
             and prepared.invalid_arguments is None  # refused before any read
@@ -108,6 +110,7 @@ class McpServer:
             admit=lambda: self._admit_tool_call(request, prepared, call),
             streams=True,
             validates_transport_session=on_transport_session,
+            tool=prepared.spec,
         )
 
     async def _admit_tool_call(self, request: Request, prepared: PreparedCall, call: CallContext) -> Work:

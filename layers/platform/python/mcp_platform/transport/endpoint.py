@@ -217,9 +217,6 @@ class McpEndpoint:
         try:
             version = check_envelope(request, message)
             log_level = requested_log_level(message)
-            if message.method == "tools/call":
-                spec = self.server.catalog.tools.get(str(message.params.get("name")))
-                check_param_headers(request, message, spec.mirrored_headers if spec is not None else ())
         except HttpError as exc:
             exc.request_id = message.id
             raise
@@ -231,11 +228,17 @@ class McpEndpoint:
             log_level=log_level,
             client_capabilities=declared if isinstance(declared, dict) else {},
         )
-        if message.method == "subscriptions/listen" and self.listener is not None:
+        bound = self.server.bind(message, call)  # no I/O and no refusal: the checks below come first
+        if bound.tool is not None:
+            try:
+                check_param_headers(request, message, bound.tool.mirrored_headers)
+            except HttpError as exc:
+                exc.request_id = message.id
+                raise
+        if bound.opens_listen_stream and self.listener is not None:
             await self.listener.listen(request, message, principal, receive, send, cors)  # off: -32601 below
             return
         # 2026: closing the response stream is how a client cancels.
-        bound = self.server.bind(message, call)
         await self.streamer.respond(request, bound, call, send, cors, http_status_errors=True, receive=receive)
 
     async def _lifespan(self, receive: Any, send: Any) -> None:
