@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mcp_platform.application.auth.base import Authenticator, AuthError, Principal
 from mcp_platform.application.blocking import IN_THREAD, Blocking
@@ -23,6 +23,7 @@ from mcp_platform.application.transport_sessions import TransportSessions
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.jsonrpc import INTERNAL_ERROR, JsonRpcError, Request, is_response, parse_message
 from mcp_platform.protocol.versions import CLIENT_CAPABILITIES_META_KEY, is_modern
+from mcp_platform.transport.asgi import Message, Receive, Scope, Send
 from mcp_platform.transport.legacy import HandshakeEra
 from mcp_platform.transport.messages import HttpError, HttpRequest, decode_json, read_body, send_empty, send_http_error
 from mcp_platform.transport.messages import send_json as _send_json
@@ -103,7 +104,7 @@ class McpEndpoint:
         )
         """The 2025 era: transport sessions, notifications/cancelled, replies to our requests."""
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
             return
@@ -122,7 +123,7 @@ class McpEndpoint:
         cors: dict[str, str] = {}
         started = False
 
-        async def tracked_send(message: dict[str, Any]) -> None:
+        async def tracked_send(message: Message) -> None:
             nonlocal started
             started = started or message["type"] == "http.response.start"
             await send(message)
@@ -143,7 +144,7 @@ class McpEndpoint:
                 )
                 await send_http_error(tracked_send, unavailable)
 
-    async def _route(self, request: HttpRequest, receive: Any, send: Any, cors: dict[str, str]) -> None:
+    async def _route(self, request: HttpRequest, receive: Receive, send: Send, cors: dict[str, str]) -> None:
         """``cors`` is filled in place, so refusals raised later still carry the CORS headers."""
         if request.path != self.path:
             raise HttpError(404, "Not found")
@@ -175,7 +176,7 @@ class McpEndpoint:
             raise HttpError(exc.status, str(exc), headers={"www-authenticate": exc.www_authenticate}) from exc
 
     async def _post(
-        self, request: HttpRequest, caller: Principal, modern: bool, receive: Any, send: Any, cors: dict[str, str]
+        self, request: HttpRequest, caller: Principal, modern: bool, receive: Receive, send: Send, cors: dict[str, str]
     ) -> None:
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type != "application/json":
@@ -208,7 +209,7 @@ class McpEndpoint:
             await self.handshake.post(request, message, caller.id, version_header, receive, send, cors)
 
     async def _post_modern(
-        self, request: HttpRequest, message: Request, principal: str, receive: Any, send: Any, cors: dict[str, str]
+        self, request: HttpRequest, message: Request, principal: str, receive: Receive, send: Send, cors: dict[str, str]
     ) -> None:
         if message.id is None:  # a notification
             check_notification_version(request)
@@ -241,7 +242,7 @@ class McpEndpoint:
         # 2026: closing the response stream is how a client cancels.
         await self.streamer.respond(request, bound, call, send, cors, http_status_errors=True, receive=receive)
 
-    async def _lifespan(self, receive: Any, send: Any) -> None:
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":

@@ -22,6 +22,7 @@ from mcp_platform.application.transport_sessions import TransportSessions
 from mcp_platform.protocol.call import CallContext, TransportSession
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, Request, error_message, result_message
 from mcp_platform.protocol.versions import DEFAULT_HANDSHAKE_VERSION, HANDSHAKE_VERSIONS, is_modern
+from mcp_platform.transport.asgi import Receive, Send
 from mcp_platform.transport.messages import HttpError, HttpRequest, send_empty
 from mcp_platform.transport.messages import send_json as _send_json
 from mcp_platform.transport.streaming import ResponseStreamer
@@ -58,8 +59,8 @@ class HandshakeEra:
         message: Request,
         principal: str,
         version_header: str | None,
-        receive: Any,
-        send: Any,
+        receive: Receive,
+        send: Send,
         cors: dict[str, str],
     ) -> None:
         if version_header is not None and version_header not in HANDSHAKE_VERSIONS:
@@ -91,7 +92,7 @@ class HandshakeEra:
             # reach a client whose stream closed: a disconnect the transport sees stops the call.
             await self.streamer.respond(request, bound, call, send, headers, http_status_errors=False, receive=receive)
 
-    async def _initialize(self, message: Request, principal: str, send: Any, cors: dict[str, str]) -> None:
+    async def _initialize(self, message: Request, principal: str, send: Send, cors: dict[str, str]) -> None:
         if message.is_notification:
             raise HttpError(400, "initialize must be a request")
         try:
@@ -103,7 +104,7 @@ class HandshakeEra:
         body = result_message(message.id if message.id is not None else 0, initialized.result)
         await _send_json(send, 200, body, {**cors, SESSION_HEADER: session.id})
 
-    async def delete(self, request: HttpRequest, principal: str, send: Any, cors: dict[str, str]) -> None:
+    async def delete(self, request: HttpRequest, principal: str, send: Send, cors: dict[str, str]) -> None:
         session_id = request.headers.get(SESSION_HEADER)
         if not session_id:
             raise HttpError(400, "Missing Mcp-Session-Id header")
@@ -140,7 +141,7 @@ class HandshakeEra:
         reply: dict[str, Any],
         principal: str,
         version_header: str | None,
-        send: Any,
+        send: Send,
         cors: dict[str, str],
     ) -> None:
         """A client's response to one of our server-to-client requests (202), whichever instance

@@ -57,6 +57,7 @@ from mcp_platform.protocol.jsonrpc import (
     error_message,
     result_message,
 )
+from mcp_platform.transport.asgi import Receive, Send
 from mcp_platform.transport.messages import HttpError, HttpRequest, end_body, send_json, sse_event, start_sse
 
 logger = logging.getLogger(__name__)
@@ -101,11 +102,11 @@ class ResponseStreamer:
         request: HttpRequest,
         bound: BoundRequest,
         call: CallContext,
-        send: Any,
+        send: Send,
         headers: dict[str, str],
         *,
         http_status_errors: bool,
-        receive: Any = None,
+        receive: Receive | None = None,
     ) -> None:
         """``receive`` given: a client disconnect the transport sees cancels a streamed call
         (2026-07-28 semantics; in 2025 too, where no stream is resumable here)."""
@@ -143,10 +144,10 @@ class ResponseStreamer:
         work: Callable[[], Awaitable[dict[str, Any]]],
         request_id: Any,
         call: CallContext,
-        send: Any,
+        send: Send,
         headers: dict[str, str],
         started: float,
-        receive: Any,
+        receive: Receive | None,
         outcome: dict[str, Any],
     ) -> None:
         queue: asyncio.Queue[tuple[bool, dict[str, Any]]] = asyncio.Queue()
@@ -163,7 +164,7 @@ class ResponseStreamer:
         self._ttfb(started)
         task = asyncio.create_task(run())
         cancelled = asyncio.create_task(call.cancelled.wait())
-        watcher = asyncio.create_task(_cancel_on_disconnect(receive, call.cancelled)) if receive else None
+        watcher = asyncio.create_task(_cancel_on_disconnect(receive, call.cancelled)) if receive is not None else None
         watch = self.cancellation.watch(call, request_id) if self.cancellation is not None else None
         flag_watcher = asyncio.create_task(watch) if watch is not None else None
         getter: asyncio.Future[tuple[bool, dict[str, Any]]] | None = None
@@ -201,7 +202,7 @@ class ResponseStreamer:
                         await pending
             await self._end(send)  # S3, after the flush of whatever the call committed
 
-    async def _end(self, send: Any) -> None:
+    async def _end(self, send: Send) -> None:
         """Flush the events, then send the last byte: inside the invocation on every path."""
         try:
             if self.flush_events is not None:
@@ -253,7 +254,7 @@ def _error_status(code: int, http_status_errors: bool) -> tuple[int, dict[str, s
     return status, ({"retry-after": str(RETRY_AFTER_SECONDS)} if status == 503 else {})
 
 
-async def _cancel_on_disconnect(receive: Any, cancelled: asyncio.Event) -> None:
+async def _cancel_on_disconnect(receive: Receive, cancelled: asyncio.Event) -> None:
     """The body has been read: the next ASGI message can only be the client going away.
     (Behind the Lambda Web Adapter no disconnect reaches the app; the duration cap applies.)"""
     while (await receive())["type"] != "http.disconnect":
@@ -261,7 +262,7 @@ async def _cancel_on_disconnect(receive: Any, cancelled: asyncio.Event) -> None:
     cancelled.set()
 
 
-async def _send_chunk(send: Any, body: bytes) -> None:
+async def _send_chunk(send: Send, body: bytes) -> None:
     await send({"type": "http.response.body", "body": body, "more_body": True})
 
 
