@@ -98,7 +98,8 @@ class McpServer:
         except JsonRpcError as refused:
             name = request.params.get("name")
             named = self.catalog.tools.get(name) if isinstance(name, str) else None
-            return BoundRequest(request=request, admit=refusal(refused), streams=True, tool=named)
+            mirrors = named.mirrored_headers if named is not None else ()
+            return BoundRequest(request=request, admit=refusal(refused), streams=True, header_mirrors=mirrors)
         on_transport_session = (
             call.transport_session_id is not None
             and prepared.invalid_arguments is None  # refused before any read
@@ -110,7 +111,7 @@ class McpServer:
             admit=lambda: self._admit_tool_call(request, prepared, call),
             streams=True,
             validates_transport_session=on_transport_session,
-            tool=prepared.spec,
+            header_mirrors=prepared.spec.mirrored_headers,
         )
 
     async def _admit_tool_call(self, request: Request, prepared: PreparedCall, call: CallContext) -> Work:

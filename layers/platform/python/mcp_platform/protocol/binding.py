@@ -1,7 +1,7 @@
 """What the protocol layer tells the transport about one request before anything can refuse it:
 :class:`BoundRequest`, returned by ``McpServer.bind``. The transport decides from it, never from
 a method's name, whether to check the transport session itself, whether to offer a stream,
-which argument headers to check (the tool the request names) and whether the request opens
+which argument headers to check (those of the tool the request names) and whether the request opens
 a notification stream.
 """
 
@@ -9,12 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcp_platform.protocol.jsonrpc import JsonRpcError, Request
-
-if TYPE_CHECKING:
-    from mcp_platform.protocol.tools import ToolSpec
 
 LISTEN_METHOD = "subscriptions/listen"
 """2026: a request answered by a stream of notifications, not by a result."""
@@ -39,9 +36,10 @@ class BoundRequest:
     transport skips its separate check; an unknown session then surfaces from ``admit`` as
     ``TransportSessionNotFound``. False whenever the request would be refused before that
     read, so an unknown session is still answered 404 first."""
-    tool: ToolSpec | None = None
-    """The tool a ``tools/call`` names, when the catalog has one by that name (even if the call
-    is refused otherwise): the transport checks the headers mirroring its arguments (SEP-2243)."""
+    header_mirrors: tuple[tuple[str, str], ...] = ()
+    """(argument, header name) pairs of the tool a ``tools/call`` names, when the catalog has one
+    by that name (even if the call is refused otherwise): the transport checks that each header
+    mirrors its argument (SEP-2243, ``ToolSpec.mirrored_headers``)."""
 
     @property
     def opens_listen_stream(self) -> bool:

@@ -230,9 +230,9 @@ class McpEndpoint:
             client_capabilities=declared if isinstance(declared, dict) else {},
         )
         bound = self.server.bind(message, call)  # no I/O and no refusal: the checks below come first
-        if bound.tool is not None:
+        if bound.header_mirrors:
             try:
-                check_param_headers(request, message, bound.tool.mirrored_headers)
+                check_param_headers(request, message, bound.header_mirrors)
             except HttpError as exc:
                 exc.request_id = message.id
                 raise
