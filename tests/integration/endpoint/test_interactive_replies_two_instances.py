@@ -20,7 +20,7 @@ from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.codec import to_attr
 from mcp_platform.adapters.dynamodb.replies import ClientReplies
 from mcp_platform.application.interactive.outbound import ServerRequests
-from mcp_platform.transport.legacy import HandshakeEra
+from mcp_platform.application.transport_sessions import TransportSessions
 from tests.support.endpoint import AwsStack, Instance, alice_and_bob, endpoint_instance, fresh_stack
 from tests.support.interactive import open_legacy, reply, text_of, tool_request
 from tests.support.sse import EventStream
@@ -133,8 +133,8 @@ def test_an_answer_from_another_principal_or_for_an_unknown_id_is_refused(pair: 
 def test_control_answers_without_owner_checks_fail_the_same_test(
     pair: Pair, keys: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def any_owner(self: HandshakeEra, session_id: str, principal: str) -> Any:
-        return await asyncio.to_thread(self.sessions.get_session, session_id, owner=None, consistent=True)
+    async def any_owner(self: TransportSessions, session_id: str, owner: str) -> Any:
+        return await asyncio.to_thread(self.store.get_session, session_id, owner=None, consistent=True)
 
     def unchecked(self: ClientReplies, session_id: str, request_id: Any, *, owner: str, response: str) -> bool:
         self.gateway.call(
@@ -147,7 +147,7 @@ def test_control_answers_without_owner_checks_fail_the_same_test(
         )
         return True
 
-    monkeypatch.setattr(HandshakeEra, "_transport_session", any_owner)
+    monkeypatch.setattr(TransportSessions, "require", any_owner)
     monkeypatch.setattr(ClientReplies, "deliver", unchecked)
     with pair() as (a, b), pytest.raises(AssertionError, match="bob's answer in alice's session: 202"):
         assert_foreign_answers_refused(a, b, keys)

@@ -130,6 +130,21 @@ def test_the_binding_tells_the_transport_what_a_request_needs() -> None:
     assert refused.value.code == INVALID_PARAMS
     listing = bind("tools/list", {})
     assert not listing.streams and not listing.validates_transport_session
+    # The headers mirroring the named tool's arguments are checked, even when refused otherwise
+    mirrored = {"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}
+    routed = tool(description="d", explicit_schema=mirrored)(plain)
+    with_mirrors = McpServer(ToolCatalog([routed]), ToolCallRunner(Services()))
+    modern = call_context(modern=True)
+    bound = with_mirrors.bind(Request("tools/call", {"name": "plain", "arguments": {"region": "eu"}}, 1), modern)
+    assert bound.header_mirrors == (("region", "Region"),)
+    bad_token = {"name": "plain", "arguments": {}, "_meta": {"progressToken": [1]}}
+    refused_call = with_mirrors.bind(Request("tools/call", bad_token, 2), call_context(modern=True))
+    assert refused_call.header_mirrors == (("region", "Region"),)
+    with pytest.raises(JsonRpcError):
+        asyncio.run(refused_call.admit())
+    assert on_transport_session.header_mirrors == () and unknown.header_mirrors == () and listing.header_mirrors == ()
+    listen = bind("subscriptions/listen", {}, call_context(modern=True))
+    assert listen.opens_listen_stream and not listing.opens_listen_stream
 
 
 def test_modern_results_carry_result_type_and_cache_hints() -> None:

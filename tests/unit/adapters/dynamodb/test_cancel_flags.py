@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
-from mcp_platform.adapters.dynamodb.cancellation import FLAG_TTL_SECONDS, CancelCheckFailed, CancelFlags
+from mcp_platform.adapters.dynamodb.cancellation import FLAG_TTL_SECONDS, CancelFlags
 from mcp_platform.adapters.dynamodb.sessions import DynamoGateway, ManualClock
+from mcp_platform.application.cancellation import CancelCheckFailed
 
 
 def flags_on(ddb: Any, table: str, clock: ManualClock) -> CancelFlags:

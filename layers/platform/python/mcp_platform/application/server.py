@@ -96,7 +96,10 @@ class McpServer:
             # Preparing reads nothing the transport-session check changes, so it may run first.
             prepared = self.runner.prepare(request, call, self.catalog.tools)
         except JsonRpcError as refused:
-            return BoundRequest(request, admit=refusal(refused), streams=True)
+            name = request.params.get("name")
+            named = self.catalog.tools.get(name) if isinstance(name, str) else None
+            mirrors = named.mirrored_headers if named is not None else ()
+            return BoundRequest(request=request, admit=refusal(refused), streams=True, header_mirrors=mirrors)
         on_transport_session = (
             call.transport_session_id is not None
             and prepared.invalid_arguments is None  # refused before any read
@@ -108,6 +111,7 @@ class McpServer:
             admit=lambda: self._admit_tool_call(request, prepared, call),
             streams=True,
             validates_transport_session=on_transport_session,
+            header_mirrors=prepared.spec.mirrored_headers,
         )
 
     async def _admit_tool_call(self, request: Request, prepared: PreparedCall, call: CallContext) -> Work:

@@ -25,9 +25,11 @@ from mcp_platform.application.auth.api_keys import ApiKeyAuthenticator
 from mcp_platform.application.auth.base import CLIENT_CREDENTIALS_EXTENSION, Authenticator
 from mcp_platform.application.auth.loopback import LoopbackAuthenticator
 from mcp_platform.application.blocking import Blocking
+from mcp_platform.application.cancellation import CallCancellation
 from mcp_platform.application.metrics import MetricsWriter
 from mcp_platform.application.server import McpServer
 from mcp_platform.application.tool_calls import ToolCallRunner
+from mcp_platform.application.transport_sessions import TransportSessions
 from mcp_platform.bootstrap.runtime import build_runtime
 from mcp_platform.config import ConfigError, Settings
 from mcp_platform.protocol.catalog import Catalog
@@ -200,14 +202,14 @@ def build_app(
         allowed_hosts = loopback_hosts(port)
     metrics = MetricsWriter(settings.metrics_namespace, settings.service_name, metrics_stream)
     # 2025 cancellations posted to another instance meet the call through the session table.
-    cancel_flags = CancelFlags(settings.session_table, runtime.store.gateway, clock=runtime.store.clock)
+    flags = CancelFlags(settings.session_table, runtime.store.gateway, clock=runtime.store.clock)
+    cancellation = CallCancellation(flags, poll_seconds=settings.cancel_poll_seconds)
     streamer = ResponseStreamer(
         metrics,
         _settle_then_flush(runner, producer),
         keepalive_seconds=settings.keepalive_seconds,
         max_stream_seconds=settings.stream_max_seconds,
-        cancel_flags=cancel_flags,
-        cancel_poll_seconds=settings.cancel_poll_seconds,
+        cancellation=cancellation,
     )
     resource = build_protected_resource(settings, catalog)
     facade = build_facade(settings, resource, runtime.store, runtime.secretsmanager, runtime.blocking)
@@ -226,7 +228,8 @@ def build_app(
         streamer,
         max_request_bytes=settings.max_request_bytes,
         body_timeout_seconds=settings.body_timeout_seconds,
-        cancel_flags=cancel_flags,
+        transport_sessions=TransportSessions(runtime.store, blocking=runtime.blocking),
+        cancellation=cancellation,
         protected_resource=resource,
         listener=build_streams(settings, services.notifications, server) if services.notifications else None,
         facade=facade.app if facade else None,

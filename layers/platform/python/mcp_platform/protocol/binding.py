@@ -1,6 +1,8 @@
 """What the protocol layer tells the transport about one request before anything can refuse it:
 :class:`BoundRequest`, returned by ``McpServer.bind``. The transport decides from it, never from
-a method's name, whether to check the transport session itself and whether to offer a stream.
+a method's name, whether to check the transport session itself, whether to offer a stream,
+which argument headers to check (those of the tool the request names) and whether the request opens
+a notification stream.
 """
 
 from __future__ import annotations
@@ -10,6 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_platform.protocol.jsonrpc import JsonRpcError, Request
+
+LISTEN_METHOD = "subscriptions/listen"
+"""2026: a request answered by a stream of notifications, not by a result."""
 
 Work = Callable[[], Awaitable[dict[str, Any]]]
 """The request's work: its result, once it has been admitted."""
@@ -31,6 +36,16 @@ class BoundRequest:
     transport skips its separate check; an unknown session then surfaces from ``admit`` as
     ``TransportSessionNotFound``. False whenever the request would be refused before that
     read, so an unknown session is still answered 404 first."""
+    header_mirrors: tuple[tuple[str, str], ...] = ()
+    """(argument, header name) pairs of the tool a ``tools/call`` names, when the catalog has one
+    by that name (even if the call is refused otherwise): the transport checks that each header
+    mirrors its argument (SEP-2243, ``ToolSpec.mirrored_headers``)."""
+
+    @property
+    def opens_listen_stream(self) -> bool:
+        """``subscriptions/listen``: served by the notification streams when they are on (the
+        server itself refuses it as an unknown method when they are off)."""
+        return self.request.method == LISTEN_METHOD
 
 
 def refusal(error: JsonRpcError) -> Callable[[], Awaitable[Work]]:

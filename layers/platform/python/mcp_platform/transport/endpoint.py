@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from mcp_platform.adapters.dynamodb.cancellation import CancelFlags
 from mcp_platform.application.auth.base import Authenticator, AuthError, Principal
 from mcp_platform.application.blocking import IN_THREAD, Blocking
+from mcp_platform.application.cancellation import CallCancellation
 from mcp_platform.application.server import McpServer
+from mcp_platform.application.transport_sessions import TransportSessions
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.jsonrpc import INTERNAL_ERROR, JsonRpcError, Request, is_response, parse_message
 from mcp_platform.protocol.versions import CLIENT_CAPABILITIES_META_KEY, is_modern
+from mcp_platform.transport.asgi import Message, Receive, Scope, Send
 from mcp_platform.transport.legacy import HandshakeEra
 from mcp_platform.transport.messages import HttpError, HttpRequest, decode_json, read_body, send_empty, send_http_error
 from mcp_platform.transport.messages import send_json as _send_json
@@ -54,7 +56,10 @@ PREFLIGHT_HEADERS = {
 SHUTDOWN_FLUSH_SECONDS = 0.25
 
 
-class McpEndpoint(HandshakeEra):
+class McpEndpoint:
+    """Routes each request: health, OAuth metadata and facade, then the MCP path, where the
+    2026 era is served here and the 2025 era by :class:`HandshakeEra` (``handshake``)."""
+
     def __init__(
         self,
         server: McpServer,
@@ -65,7 +70,8 @@ class McpEndpoint(HandshakeEra):
         path: str = "/mcp",
         max_request_bytes: int = 1_048_576,
         body_timeout_seconds: float = 10.0,
-        cancel_flags: CancelFlags | None = None,
+        transport_sessions: TransportSessions | None = None,
+        cancellation: CallCancellation | None = None,
         shutdown_flush_seconds: float = SHUTDOWN_FLUSH_SECONDS,
         protected_resource: ProtectedResource | None = None,
         listener: NotificationStreams | None = None,
@@ -73,8 +79,6 @@ class McpEndpoint(HandshakeEra):
         blocking: Blocking = IN_THREAD,
     ) -> None:
         self.server = server
-        self.blocking = blocking
-        """How the 2025 transport-session check runs its blocking read (chosen by the composition root)."""
         self.facade = facade
         """OAuth facade on: its authorization-server paths are routed to it (auth/facade/)."""
         self.listener = listener
@@ -82,17 +86,25 @@ class McpEndpoint(HandshakeEra):
         self.protected_resource = protected_resource
         """OAuth mode: RFC 9728 metadata is served, tools' scopes are enforced."""
         self.sessions = server.services.sessions
+        """The session store (the one the server's services use)."""
         self.authenticator = authenticator
         self.guard = guard
         self.streamer = streamer
         self.path = path
         self.max_request_bytes = max_request_bytes
         self.body_timeout_seconds = body_timeout_seconds
-        self.cancel_flags = cancel_flags
         self.shutdown_flush_seconds = shutdown_flush_seconds
-        self._inflight: dict[tuple[str, str, Any], asyncio.Event] = {}
+        self.handshake = HandshakeEra(
+            server=server,
+            # Defaults: the server's session store, and cancellations that reach local calls only.
+            sessions=transport_sessions or TransportSessions(self.sessions, blocking=blocking),
+            streamer=streamer,
+            cancellation=cancellation or CallCancellation(),
+            listener=listener,
+        )
+        """The 2025 era: transport sessions, notifications/cancelled, replies to our requests."""
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
             return
@@ -111,7 +123,7 @@ class McpEndpoint(HandshakeEra):
         cors: dict[str, str] = {}
         started = False
 
-        async def tracked_send(message: dict[str, Any]) -> None:
+        async def tracked_send(message: Message) -> None:
             nonlocal started
             started = started or message["type"] == "http.response.start"
             await send(message)
@@ -132,7 +144,7 @@ class McpEndpoint(HandshakeEra):
                 )
                 await send_http_error(tracked_send, unavailable)
 
-    async def _route(self, request: HttpRequest, receive: Any, send: Any, cors: dict[str, str]) -> None:
+    async def _route(self, request: HttpRequest, receive: Receive, send: Send, cors: dict[str, str]) -> None:
         """``cors`` is filled in place, so refusals raised later still carry the CORS headers."""
         if request.path != self.path:
             raise HttpError(404, "Not found")
@@ -148,22 +160,23 @@ class McpEndpoint(HandshakeEra):
         if request.method == "POST":
             await self._post(request, principal, modern, receive, send, cors)
         elif request.method == "DELETE" and not modern:
-            await self._delete(request, principal.id, send, cors)
+            await self.handshake.delete(request, principal.id, send, cors)
         elif request.method == "GET" and not modern and self.listener is not None:
-            await self.listener.get_stream(request, principal.id, self._transport_session, receive, send, cors)
+            transport_session = self.handshake.transport_session
+            await self.listener.get_stream(request, principal.id, transport_session, receive, send, cors)
         else:
             # 2026 has no GET stream and no DELETE; 2025 offers the GET stream with subscriptions on.
             allow = "POST" if modern else ("GET, POST, DELETE" if self.listener is not None else "POST, DELETE")
             raise HttpError(405, f"Method {request.method} not allowed", headers={"allow": allow})
 
-    async def _authenticate(self, request: HttpRequest) -> Any:
+    async def _authenticate(self, request: HttpRequest) -> Principal:
         try:
             return await self.authenticator.authenticate(request.headers, request.client_host)
         except AuthError as exc:
             raise HttpError(exc.status, str(exc), headers={"www-authenticate": exc.www_authenticate}) from exc
 
     async def _post(
-        self, request: HttpRequest, caller: Principal, modern: bool, receive: Any, send: Any, cors: dict[str, str]
+        self, request: HttpRequest, caller: Principal, modern: bool, receive: Receive, send: Send, cors: dict[str, str]
     ) -> None:
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type != "application/json":
@@ -180,7 +193,8 @@ class McpEndpoint(HandshakeEra):
         )
         decoded = decode_json(body)
         if is_response(decoded):  # the client answering a server-to-client request (2025)
-            await self._post_reply(request, decoded, caller.id, request.headers.get(VERSION_HEADER), send, cors)
+            version_header = request.headers.get(VERSION_HEADER)
+            await self.handshake.post_reply(request, decoded, caller.id, version_header, send, cors)
             return
         try:
             message = parse_message(decoded)
@@ -192,10 +206,10 @@ class McpEndpoint(HandshakeEra):
             await self._post_modern(request, message, caller.id, receive, send, cors)
         else:
             version_header = request.headers.get(VERSION_HEADER)
-            await self._post_legacy(request, message, caller.id, version_header, receive, send, cors)
+            await self.handshake.post(request, message, caller.id, version_header, receive, send, cors)
 
     async def _post_modern(
-        self, request: HttpRequest, message: Request, principal: str, receive: Any, send: Any, cors: dict[str, str]
+        self, request: HttpRequest, message: Request, principal: str, receive: Receive, send: Send, cors: dict[str, str]
     ) -> None:
         if message.id is None:  # a notification
             check_notification_version(request)
@@ -204,9 +218,6 @@ class McpEndpoint(HandshakeEra):
         try:
             version = check_envelope(request, message)
             log_level = requested_log_level(message)
-            if message.method == "tools/call":
-                spec = self.server.catalog.tools.get(str(message.params.get("name")))
-                check_param_headers(request, message, spec.mirrored_headers if spec is not None else ())
         except HttpError as exc:
             exc.request_id = message.id
             raise
@@ -218,14 +229,20 @@ class McpEndpoint(HandshakeEra):
             log_level=log_level,
             client_capabilities=declared if isinstance(declared, dict) else {},
         )
-        if message.method == "subscriptions/listen" and self.listener is not None:
+        bound = self.server.bind(message, call)  # no I/O and no refusal: the checks below come first
+        if bound.header_mirrors:
+            try:
+                check_param_headers(request, message, bound.header_mirrors)
+            except HttpError as exc:
+                exc.request_id = message.id
+                raise
+        if bound.opens_listen_stream and self.listener is not None:
             await self.listener.listen(request, message, principal, receive, send, cors)  # off: -32601 below
             return
         # 2026: closing the response stream is how a client cancels.
-        bound = self.server.bind(message, call)
         await self.streamer.respond(request, bound, call, send, cors, http_status_errors=True, receive=receive)
 
-    async def _lifespan(self, receive: Any, send: Any) -> None:
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":

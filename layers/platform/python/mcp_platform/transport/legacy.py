@@ -1,53 +1,66 @@
-"""The 2025 revisions' transport: ``Mcp-Session-Id`` sessions in DynamoDB (created by
-``initialize``, ended by DELETE), ``notifications/cancelled`` and the client's responses to
-server-to-client requests. Mixed into :class:`~mcp_platform.transport.endpoint.McpEndpoint`.
+"""The 2025 revisions' transport: ``Mcp-Session-Id`` sessions (created by ``initialize``, ended
+by DELETE), ``notifications/cancelled`` and the client's responses to server-to-client
+requests. :class:`HandshakeEra` is the part of :class:`~mcp_platform.transport.endpoint.McpEndpoint`
+that serves the 2025 era.
 
 What initialize accepts, negotiates and keeps is the protocol's (``McpServer.initialize``,
-:mod:`mcp_platform.protocol.handshake`); here only the session write and its header. Whether a request
-needs the transport's own session check is the binding's word (``BoundRequest``). A session id
-that cannot have been minted is "not found" before any AWS call (``table_schema.is_session_id``,
-checked where the store builds its keys).
+:mod:`mcp_platform.protocol.handshake`); creating, checking and ending the session is the
+application's (:class:`~mcp_platform.application.transport_sessions.TransportSessions`), and so is
+reaching a call to cancel (:class:`~mcp_platform.application.cancellation.CallCancellation`); here
+only the HTTP side of them. Whether a request needs the transport's own session check is the
+binding's word (``BoundRequest``).
 """
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp_platform.adapters.dynamodb.cancellation import CancelFlags
-from mcp_platform.adapters.dynamodb.table_schema import KIND_TRANSPORT
-from mcp_platform.application.blocking import Blocking
+from mcp_platform.application.cancellation import CallCancellation
 from mcp_platform.application.server import McpServer
-from mcp_platform.application.sessions import errors as session_errors
+from mcp_platform.application.sessions.errors import SessionNotFound
+from mcp_platform.application.transport_sessions import TransportSessions
 from mcp_platform.protocol.call import CallContext, TransportSession
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, Request, error_message, result_message
 from mcp_platform.protocol.versions import DEFAULT_HANDSHAKE_VERSION, HANDSHAKE_VERSIONS, is_modern
+from mcp_platform.transport.asgi import Receive, Send
 from mcp_platform.transport.messages import HttpError, HttpRequest, send_empty
 from mcp_platform.transport.messages import send_json as _send_json
 from mcp_platform.transport.streaming import ResponseStreamer
+
+if TYPE_CHECKING:  # only with subscriptions on (cold start)
+    from mcp_platform.application.sessions.model import Session
+    from mcp_platform.transport.listen import NotificationStreams
 
 SESSION_HEADER = "mcp-session-id"
 
 
 class HandshakeEra:
-    """2025-era request handling; the endpoint provides the attributes declared here."""
+    """2025-era request handling: the endpoint holds one and hands it the 2025 requests."""
 
-    server: McpServer
-    sessions: Any
-    blocking: Blocking
-    streamer: ResponseStreamer
-    cancel_flags: CancelFlags | None
-    _inflight: dict[tuple[str, str, Any], asyncio.Event]
-    listener: Any  # NotificationStreams when subscriptions are on, else None
+    def __init__(
+        self,
+        *,
+        server: McpServer,
+        sessions: TransportSessions,
+        streamer: ResponseStreamer,
+        cancellation: CallCancellation,
+        listener: NotificationStreams | None = None,
+    ) -> None:
+        self.server = server
+        self.sessions = sessions
+        self.streamer = streamer
+        self.cancellation = cancellation
+        self.listener = listener
+        """Stack option ``subscriptions``: a DELETE ends the session's subscriptions too."""
 
-    async def _post_legacy(
+    async def post(
         self,
         request: HttpRequest,
         message: Request,
         principal: str,
         version_header: str | None,
-        receive: Any,
-        send: Any,
+        receive: Receive,
+        send: Send,
         cors: dict[str, str],
     ) -> None:
         if version_header is not None and version_header not in HANDSHAKE_VERSIONS:
@@ -59,7 +72,7 @@ class HandshakeEra:
         if not session_id:
             raise HttpError(400, "Missing Mcp-Session-Id header")
         if message.is_notification:
-            await self._transport_session(session_id, principal)  # unknown or foreign: 404
+            await self.transport_session(session_id, principal)  # unknown or foreign: 404
             await self._notification(message, session_id, principal)
             await send_empty(send, 202, cors)
             return
@@ -71,18 +84,15 @@ class HandshakeEra:
         )
         bound = self.server.bind(message, call)
         if not bound.validates_transport_session:
-            call.attach_transport_session(await self._transport_session(session_id, principal))
-        key = (principal, session_id, message.id)
-        self._inflight[key] = call.cancelled
-        try:
+            call.attach_transport_session(await self.transport_session(session_id, principal))
+        assert message.id is not None  # a notification was answered above
+        with self.cancellation.running(call, message.id):  # notifications/cancelled reaches it
             headers = {**cors, SESSION_HEADER: session_id}
             # This server offers no resumable streams (no Last-Event-ID), so a result can never
             # reach a client whose stream closed: a disconnect the transport sees stops the call.
             await self.streamer.respond(request, bound, call, send, headers, http_status_errors=False, receive=receive)
-        finally:
-            self._inflight.pop(key, None)
 
-    async def _initialize(self, message: Request, principal: str, send: Any, cors: dict[str, str]) -> None:
+    async def _initialize(self, message: Request, principal: str, send: Send, cors: dict[str, str]) -> None:
         if message.is_notification:
             raise HttpError(400, "initialize must be a request")
         try:
@@ -90,37 +100,28 @@ class HandshakeEra:
         except JsonRpcError as error:
             await _send_json(send, 200, error_message(message.id, error), cors)
             return
-        session = await asyncio.to_thread(
-            self.sessions.create_session, principal, kind="transport", attributes=initialized.session_attributes
-        )
+        session = await self.sessions.open(principal, initialized.session_attributes)
         body = result_message(message.id if message.id is not None else 0, initialized.result)
         await _send_json(send, 200, body, {**cors, SESSION_HEADER: session.id})
 
-    async def _delete(self, request: HttpRequest, principal: str, send: Any, cors: dict[str, str]) -> None:
+    async def delete(self, request: HttpRequest, principal: str, send: Send, cors: dict[str, str]) -> None:
         session_id = request.headers.get(SESSION_HEADER)
         if not session_id:
             raise HttpError(400, "Missing Mcp-Session-Id header")
-        await self._transport_session(session_id, principal)  # only transport sessions end here
         try:
-            await asyncio.to_thread(self.sessions.end_session, session_id, owner=principal)
-        except session_errors.SessionNotFound as exc:
+            await self.sessions.end(session_id, principal)  # only transport sessions end here
+        except SessionNotFound as exc:
             raise HttpError(404, "Session not found") from exc
         if self.listener is not None:  # before the last byte: its subscriptions end, its stream sees it
             await self.listener.end_session(session_id)
         await send_empty(send, 200, cors)
 
-    async def _transport_session(self, session_id: str, principal: str) -> Any:
+    async def transport_session(self, session_id: str, principal: str) -> Session:
+        """The caller's live transport session, else 404 (whatever the reason: no oracle)."""
         try:
-            # X6: "exists, is the caller's, is alive" only, so eventually consistent (the DAX item cache
-            # serves it): a cached live session is a safe answer (its owner never changes; it ends or
-            # is extended only through writers that go through DAX), and a cached "missing" or
-            # "expired" is confirmed by one consistent read inside get_session before any 404.
-            session = await self.blocking(self.sessions.get_session, session_id, owner=principal, consistent=False)
-        except session_errors.SessionNotFound as exc:
+            return await self.sessions.require(session_id, principal)
+        except SessionNotFound as exc:
             raise HttpError(404, "Session not found") from exc
-        if session.kind != KIND_TRANSPORT:
-            raise HttpError(404, "Session not found")  # an application handle is not an Mcp-Session-Id
-        return session
 
     async def _notification(self, message: Request, session_id: str, principal: str) -> None:
         """The session is the caller's (checked): only its owner can cancel its requests."""
@@ -131,21 +132,16 @@ class HandshakeEra:
             return  # optional since 2025-11-25 (tasks are cancelled otherwise): nothing to stop
         if isinstance(request_id, bool) or not isinstance(request_id, str | int):
             raise HttpError(400, "notifications/cancelled: requestId must be a string or an integer", INVALID_PARAMS)
-        cancelled = self._inflight.get((principal, session_id, request_id))
-        if cancelled is not None:
-            cancelled.set()
-        elif self.cancel_flags is not None:
-            # On Lambda the call runs in another environment (one request per environment):
-            # leave a flag in the table for the instance running it to find on its poll tick.
-            await asyncio.to_thread(self.cancel_flags.request, session_id, request_id, owner=principal)
+        # Here, or (on Lambda: one request per environment) on the instance running the call.
+        await self.cancellation.cancel(session_id, request_id, owner=principal)
 
-    async def _post_reply(
+    async def post_reply(
         self,
         request: HttpRequest,
         reply: dict[str, Any],
         principal: str,
         version_header: str | None,
-        send: Any,
+        send: Send,
         cors: dict[str, str],
     ) -> None:
         """A client's response to one of our server-to-client requests (202), whichever instance
@@ -158,7 +154,7 @@ class HandshakeEra:
         session_id = request.headers.get(SESSION_HEADER)
         if not session_id:
             raise HttpError(400, "Missing Mcp-Session-Id header")
-        await self._transport_session(session_id, principal)
+        await self.transport_session(session_id, principal)
         interactive = self.server.services.interactive
         if interactive is None:
             raise HttpError(400, "No outstanding server request has this id")

@@ -14,9 +14,9 @@ completed, was cancelled, hit the duration cap or failed. A JSON body is sent wi
 Content-Length before the flush, so the client already holds the whole answer.
 
 2025 cancellation across instances: a ``notifications/cancelled`` that reaches another instance
-leaves a cancel flag in the table (:mod:`mcp_platform.adapters.dynamodb.cancellation`); a streamed 2025
-call checks for its flag every ``cancel_poll_seconds`` and, when found, stops exactly as a
-local cancellation does.
+is kept where the instance running the call can find it; a streamed call is watched for it
+(:meth:`mcp_platform.application.cancellation.CallCancellation.watch`) and, when found, stops
+exactly as a local cancellation does.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from asyncio import FIRST_COMPLETED
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from mcp_platform.adapters.dynamodb.cancellation import CancelCheckFailed, CancelFlags
+from mcp_platform.application.cancellation import CallCancellation
 from mcp_platform.application.effects import RETRY_AFTER_SECONDS
 from mcp_platform.application.metrics import (
     ERROR_TYPE,
@@ -57,6 +57,7 @@ from mcp_platform.protocol.jsonrpc import (
     error_message,
     result_message,
 )
+from mcp_platform.transport.asgi import Receive, Send
 from mcp_platform.transport.messages import HttpError, HttpRequest, end_body, send_json, sse_event, start_sse
 
 logger = logging.getLogger(__name__)
@@ -87,26 +88,25 @@ class ResponseStreamer:
         *,
         keepalive_seconds: float = 15.0,
         max_stream_seconds: float = 840.0,
-        cancel_flags: CancelFlags | None = None,
-        cancel_poll_seconds: float = 2.0,
+        cancellation: CallCancellation | None = None,
     ) -> None:
         self.metrics = metrics
         self.flush_events = flush_events
         self.keepalive_seconds = keepalive_seconds
         self.max_stream_seconds = max_stream_seconds
-        self.cancel_flags = cancel_flags
-        self.cancel_poll_seconds = cancel_poll_seconds
+        self.cancellation = cancellation
+        """2025: what watches a streamed call for a cancellation posted to another instance."""
 
     async def respond(
         self,
         request: HttpRequest,
         bound: BoundRequest,
         call: CallContext,
-        send: Any,
+        send: Send,
         headers: dict[str, str],
         *,
         http_status_errors: bool,
-        receive: Any = None,
+        receive: Receive | None = None,
     ) -> None:
         """``receive`` given: a client disconnect the transport sees cancels a streamed call
         (2026-07-28 semantics; in 2025 too, where no stream is resumable here)."""
@@ -144,10 +144,10 @@ class ResponseStreamer:
         work: Callable[[], Awaitable[dict[str, Any]]],
         request_id: Any,
         call: CallContext,
-        send: Any,
+        send: Send,
         headers: dict[str, str],
         started: float,
-        receive: Any,
+        receive: Receive | None,
         outcome: dict[str, Any],
     ) -> None:
         queue: asyncio.Queue[tuple[bool, dict[str, Any]]] = asyncio.Queue()
@@ -164,11 +164,9 @@ class ResponseStreamer:
         self._ttfb(started)
         task = asyncio.create_task(run())
         cancelled = asyncio.create_task(call.cancelled.wait())
-        watcher = asyncio.create_task(_cancel_on_disconnect(receive, call.cancelled)) if receive else None
-        flag_watcher = None
-        if self.cancel_flags is not None and not call.modern and call.transport_session_id:
-            flag = self._cancel_on_flag(self.cancel_flags, call.transport_session_id, request_id, call)
-            flag_watcher = asyncio.create_task(flag)
+        watcher = asyncio.create_task(_cancel_on_disconnect(receive, call.cancelled)) if receive is not None else None
+        watch = self.cancellation.watch(call, request_id) if self.cancellation is not None else None
+        flag_watcher = asyncio.create_task(watch) if watch is not None else None
         getter: asyncio.Future[tuple[bool, dict[str, Any]]] | None = None
         try:
             await send({"type": "http.response.body", "body": FIRST_EVENT, "more_body": True})
@@ -204,7 +202,7 @@ class ResponseStreamer:
                         await pending
             await self._end(send)  # S3, after the flush of whatever the call committed
 
-    async def _end(self, send: Any) -> None:
+    async def _end(self, send: Send) -> None:
         """Flush the events, then send the last byte: inside the invocation on every path."""
         try:
             if self.flush_events is not None:
@@ -214,20 +212,6 @@ class ResponseStreamer:
                 await end_body(send)
             except (OSError, RuntimeError):
                 pass  # the client is gone: nothing to end
-
-    async def _cancel_on_flag(self, flags: CancelFlags, session_id: str, request_id: Any, call: CallContext) -> None:
-        """2025: the cancellation may have been posted to another instance (a flag in the table).
-        The first check waits one interval: most calls finish before it and cost no read."""
-        while not call.cancelled.is_set():
-            await asyncio.sleep(self.cancel_poll_seconds)
-            try:
-                found = await asyncio.to_thread(flags.is_requested, session_id, request_id, owner=call.principal)
-            except CancelCheckFailed:
-                # A missed tick delays the cancellation by one interval; the call goes on.
-                logger.warning("cancel flag check failed; checking again next tick", exc_info=True)
-                continue
-            if found:
-                call.cancelled.set()
 
     def _ttfb(self, started: float) -> None:
         if self.metrics is not None:
@@ -270,7 +254,7 @@ def _error_status(code: int, http_status_errors: bool) -> tuple[int, dict[str, s
     return status, ({"retry-after": str(RETRY_AFTER_SECONDS)} if status == 503 else {})
 
 
-async def _cancel_on_disconnect(receive: Any, cancelled: asyncio.Event) -> None:
+async def _cancel_on_disconnect(receive: Receive, cancelled: asyncio.Event) -> None:
     """The body has been read: the next ASGI message can only be the client going away.
     (Behind the Lambda Web Adapter no disconnect reaches the app; the duration cap applies.)"""
     while (await receive())["type"] != "http.disconnect":
@@ -278,7 +262,7 @@ async def _cancel_on_disconnect(receive: Any, cancelled: asyncio.Event) -> None:
     cancelled.set()
 
 
-async def _send_chunk(send: Any, body: bytes) -> None:
+async def _send_chunk(send: Send, body: bytes) -> None:
     await send({"type": "http.response.body", "body": body, "more_body": True})
 
 

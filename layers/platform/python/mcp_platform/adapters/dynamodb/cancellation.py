@@ -1,4 +1,5 @@
-"""Cancel flags: a 2025 ``notifications/cancelled`` that lands on another instance (2025 era).
+"""Cancel flags in the session table: the store behind
+:class:`mcp_platform.application.cancellation.CallCancellation` (2025 era).
 
 On Lambda one execution environment serves one request at a time, so the POST carrying a
 client's cancellation reaches an environment other than the one streaming the call. That
@@ -19,6 +20,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.codec import from_attr, require_epoch_seconds, to_item
 from mcp_platform.adapters.dynamodb.gateway import DynamoGateway
+from mcp_platform.application.cancellation import CancelCheckFailed
 from mcp_platform.application.sessions.errors import SessionStoreError
 from mcp_platform.protocol.clock import Clock, SystemClock, iso_utc
 
@@ -27,12 +29,9 @@ from mcp_platform.protocol.clock import Clock, SystemClock, iso_utc
 FLAG_TTL_SECONDS = 300
 
 
-class CancelCheckFailed(SessionStoreError):
-    """The flag could not be read (throttled, unreachable): the caller checks again later."""
-
-
 class CancelFlags:
-    """Writes and reads cancel flags; one instance per process, shared by every request."""
+    """Writes and reads cancel flags (the application's ``CancelFlagStore``); one instance per
+    process, shared by every request."""
 
     def __init__(
         self,
