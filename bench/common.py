@@ -113,12 +113,14 @@ def tool_call(request_id: int | str, name: str, arguments: dict[str, Any], meta:
 
 def our_app(*, auth: bool, dynamodb: Any = None, kinesis: Any = None, extra_tools: tuple = ()) -> Any:
     """Our endpoint on zero-latency fakes (or the given clients): auth ``api_key`` with the
-    bench key minted, or ``none`` (loopback only). Metric lines go to /dev/null through a real
-    file: written and flushed as on Lambda (a write system call each, measured), not printed."""
+    bench key minted, or ``none`` (loopback only). Blocking calls run as on Lambda (``INLINE``:
+    one request per execution environment). Metric lines go to /dev/null through a real file:
+    written and flushed as on Lambda (a write system call each, measured), not printed."""
     from fakes import FakeDynamo, FakeKinesis, FakeSqs
 
     import mcp_tools
     from mcp_platform.adapters.dynamodb.api_keys import ApiKeyStore
+    from mcp_platform.application.blocking import INLINE
     from mcp_platform.bootstrap.endpoint import build_app
     from mcp_platform.config import Settings
 
@@ -138,4 +140,5 @@ def our_app(*, auth: bool, dynamodb: Any = None, kinesis: Any = None, extra_tool
         kinesis=kinesis,
         sqs=FakeSqs(),
         metrics_stream=open(os.devnull, "w"),  # held by the app for its life
+        blocking=INLINE,
     )

@@ -24,7 +24,7 @@ from mcp_platform.adapters.dynamodb.cancellation import CancelFlags
 from mcp_platform.application.auth.api_keys import ApiKeyAuthenticator
 from mcp_platform.application.auth.base import CLIENT_CREDENTIALS_EXTENSION, Authenticator
 from mcp_platform.application.auth.loopback import LoopbackAuthenticator
-from mcp_platform.application.blocking import Blocking
+from mcp_platform.application.blocking import INLINE, Blocking
 from mcp_platform.application.cancellation import CallCancellation
 from mcp_platform.application.metrics import MetricsWriter
 from mcp_platform.application.server import McpServer
@@ -206,7 +206,7 @@ def build_app(
     cancellation = CallCancellation(flags, poll_seconds=settings.cancel_poll_seconds)
     streamer = ResponseStreamer(
         metrics,
-        _settle_then_flush(runner, producer),
+        _settle_then_flush(runner, producer, shared=runtime.blocking is not INLINE),
         keepalive_seconds=settings.keepalive_seconds,
         max_stream_seconds=settings.stream_max_seconds,
         cancellation=cancellation,
@@ -233,6 +233,8 @@ def build_app(
         protected_resource=resource,
         listener=build_streams(settings, services.notifications, server) if services.notifications else None,
         facade=facade.app if facade else None,
+        # Always a shared flush in a worker thread: the shutdown's time bound must hold.
+        shutdown_flush=_settle_then_flush(runner, producer, shared=True),
         blocking=runtime.blocking,
     )
 
@@ -257,12 +259,14 @@ def build_streams(settings: Settings, notifications: Notifications, server: McpS
     return NotificationStreams(notifications, live, served, server.server_info, pump)
 
 
-def _settle_then_flush(runner: ToolCallRunner, producer: EventProducer | None) -> Flush:
+def _settle_then_flush(runner: ToolCallRunner, producer: EventProducer | None, *, shared: bool) -> Flush:
     """What every response runs before its last byte, and the lifespan runs on shutdown.
 
     Commits shielded from a cancellation are awaited first, even without a stream to publish
     to: behind the Web Adapter a write still in flight after the last byte may never finish.
-    An empty buffer costs no flush."""
+    An empty buffer costs no flush. ``shared``: concurrent requests join one flush in a worker
+    thread (group commit); unshared, the flush runs on the loop, as every blocking call does where
+    one request runs at a time (Lambda: the blocking strategy is ``INLINE``)."""
 
     async def run() -> None:
         try:
@@ -271,7 +275,10 @@ def _settle_then_flush(runner: ToolCallRunner, producer: EventProducer | None) -
         finally:
             if producer is not None and len(producer):
                 try:
-                    await producer.flush_async()
+                    if shared:
+                        await producer.flush_async()
+                    else:
+                        producer.flush()
                 except Exception:
                     # The answer has already been sent; records the DLQ refused stay buffered in
                     # the producer and go out with the next flush (or the shutdown flush).

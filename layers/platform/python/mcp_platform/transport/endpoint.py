@@ -35,7 +35,7 @@ from mcp_platform.transport.modern import (
 )
 from mcp_platform.transport.protected_resource import require_tool_scopes, serve_metadata
 from mcp_platform.transport.security import RequestGuard, check_single_valued
-from mcp_platform.transport.streaming import ResponseStreamer
+from mcp_platform.transport.streaming import Flush, ResponseStreamer
 
 if TYPE_CHECKING:  # an API-key stack never loads the OAuth modules (cold start)
     from mcp_platform.application.auth.facade import LazyFacade
@@ -77,6 +77,7 @@ class McpEndpoint:
         listener: NotificationStreams | None = None,
         facade: LazyFacade | None = None,
         blocking: Blocking = IN_THREAD,
+        shutdown_flush: Flush | None = None,
     ) -> None:
         self.server = server
         self.facade = facade
@@ -94,6 +95,9 @@ class McpEndpoint:
         self.max_request_bytes = max_request_bytes
         self.body_timeout_seconds = body_timeout_seconds
         self.shutdown_flush_seconds = shutdown_flush_seconds
+        self.shutdown_flush = shutdown_flush or streamer.flush_events
+        """What the lifespan's shutdown flushes, within ``shutdown_flush_seconds`` (default: what
+        every response flushes)."""
         self.handshake = HandshakeEra(
             server=server,
             # Defaults: the server's session store, and cancellations that reach local calls only.
@@ -255,7 +259,7 @@ class McpEndpoint:
     async def _flush_on_shutdown(self) -> None:
         """Every response flushes before its last byte; what is left here is what a failed flush
         kept buffered (the DLQ refused it) or a request that had not ended yet."""
-        flush = self.streamer.flush_events
+        flush = self.shutdown_flush
         if flush is None:
             return
         task = asyncio.ensure_future(flush())
