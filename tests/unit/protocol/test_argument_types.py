@@ -1,5 +1,5 @@
 """Argument types beyond primitives: the schema each implies, the refusal that names the field,
-and the value the function receives (mcp.schema, mcp.conversion, mcp.signature)."""
+and the value the function receives (protocol.schema, protocol.conversion, protocol.signature)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,10 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict
 import pytest
 from pydantic import BaseModel, Field
 
+from mcp_platform.protocol import signature
 from mcp_platform.protocol.context import Services, ToolContext
 from mcp_platform.protocol.schema import SchemaError
+from mcp_platform.protocol.signature import json_arguments, output_of, signature_of, text_arguments
 from mcp_platform.protocol.tools import tool, tool_spec
 
 
@@ -226,3 +228,34 @@ def test_the_platform_start_imports_no_pydantic() -> None:
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment, check=False)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+PLAIN = [str, int, float, bool, None, Any, object, Literal["a", "b"], list, dict, list[str], list[int | None]]
+PLAIN += [dict[str, Any], dict[str, list[int]], str | None, int | str, Annotated[str, "text"]]
+PLAIN += [Annotated[int | None, "n"]]
+CONVERTED = [datetime.date, uuid.UUID, Colour, Colour | None, tuple[int, str], set[str], Tag, Window, list[Colour]]
+
+
+@pytest.mark.parametrize("annotation", [*PLAIN, *CONVERTED], ids=repr)
+def test_a_type_is_described_alike_whether_or_not_its_path_loads_the_conversions(
+    annotation: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """protocol.conversion is loaded for the first type that needs it (cold start): while no module
+    has imported pydantic, plain JSON types skip it. That shortcut must derive exactly what the
+    full path does: the input schema, which arguments are converted, the output, and which
+    string arguments are parsed."""
+
+    def read(value: Any) -> Any:
+        return value
+
+    read.__annotations__ = {"value": annotation, "return": annotation}
+
+    def derived() -> tuple[Any, ...]:
+        found = signature_of(read)
+        arguments, output = json_arguments(found), output_of(found, unstructured=())
+        described = None if output is None else (output.schema, output.wrapped, output.serialize is None)
+        return arguments.schema, sorted(arguments.converters), described, sorted(text_arguments(found))
+
+    full = derived()  # pydantic is loaded in this process (imported above): every type takes the full path
+    monkeypatch.setattr(signature, "_pydantic_loaded", lambda: False)
+    assert derived() == full

@@ -3,7 +3,8 @@ values back into JSON.
 
 Everything here is worked out once per function, at decoration: a parameter gets a converter only
 when its JSON value is not already of the declared type (an Enum, a dataclass, a tuple, a
-datetime...), so a call of a function with plain types converts nothing.
+datetime...), so a call of a function with plain types converts nothing. :mod:`.signature`
+loads this module for the first function that declares such a type, not before.
 
 pydantic is never imported here: a type that involves pydantic (a model, ``Field`` metadata) can
 only exist once the feature module has imported pydantic, so it is recognised through

@@ -22,7 +22,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from mcp_platform.protocol.conversion import jsonable
 from mcp_platform.protocol.decorated import Decorated, attach, feature_description, feature_name
 from mcp_platform.protocol.signature import Runner, signature_of, text_arguments
 
@@ -230,6 +229,8 @@ def contents(uri: str, value: Any, mime_type: str | None) -> list[dict[str, Any]
         return [{"uri": uri, "mimeType": mime_type or "application/octet-stream", "blob": blob}]
     if isinstance(value, list) and value and all(isinstance(item, dict) and _is_content(item) for item in value):
         return [{"uri": uri, **item} for item in value]
+    from mcp_platform.protocol.conversion import jsonable  # values beyond text and bytes: loaded on first use
+
     try:
         data = jsonable(value)
     except TypeError as exc:

@@ -4,7 +4,7 @@ The types a feature function may declare without pydantic: str, int, float, bool
 Literal, Enum, list/Sequence[T], tuple (fixed or ``tuple[T, ...]``), set[T], dict/Mapping[str, T],
 unions and ``T | None``, TypedDict, dataclasses, datetime/date/time/UUID (strings with a format)
 and ``Annotated[T, "description"]``. pydantic models and ``Field`` metadata are described by
-pydantic itself (:mod:`mcp.conversion`). Validation covers exactly the schemas this module
+pydantic itself (:mod:`protocol.conversion`). Validation covers exactly the schemas this module
 generates, so a tool never sees an argument of the wrong type.
 """
 

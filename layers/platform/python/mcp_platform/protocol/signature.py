@@ -11,7 +11,9 @@
   content itself; any other annotated type is wrapped as ``{"result": value}``.
 
 An ``async def`` whose context comes first and whose arguments need no conversion is called as
-it is: the common tool pays nothing per call for any of this.
+it is: the common tool pays nothing per call for any of this. A function declared with plain JSON
+types never loads :mod:`.conversion` either (see the end of this module): nor does a cold
+start whose features are all declared so.
 """
 
 from __future__ import annotations
@@ -19,19 +21,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
+import sys
 import types
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Literal, NamedTuple, Union, get_args, get_origin, get_type_hints, is_typeddict
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Union, get_args, get_origin, get_type_hints, is_typeddict
 
 from mcp_platform.protocol.context import ToolContext
-from mcp_platform.protocol.conversion import (
-    PydanticType,
-    from_json,
-    from_text,
-    involves_pydantic,
-    jsonable,
-    pydantic_base_model,
-)
 from mcp_platform.protocol.schema import (
     Check,
     SchemaError,
@@ -42,6 +37,9 @@ from mcp_platform.protocol.schema import (
     type_schema,
     unwrap,
 )
+
+if TYPE_CHECKING:
+    from mcp_platform.protocol.conversion import PydanticType
 
 Runner = Callable[..., Awaitable[Any]]
 """``run(ctx, **arguments)``: the feature function called the way the platform calls it."""
@@ -219,19 +217,24 @@ def json_arguments(signature: Signature, platform: Mapping[str, dict[str, Any]] 
     checked_elsewhere: dict[str, Check] = {}
     converters: dict[str, Callable[[Any], Any]] = {}
     for parameter in signature.parameters:
-        if involves_pydantic(parameter.annotation):
-            described = PydanticType(parameter.annotation)
-            schema = described.input_schema()
-            _hoist_definitions(schema, definitions, signature.function)
-            checked_elsewhere[parameter.name] = _pydantic_check(described)
-            converters[parameter.name] = _pydantic_converter(described, f"arguments.{parameter.name}")
-        else:
+        if _as_declared(parameter.annotation):  # the JSON value is the argument: nothing to convert
             schema = type_schema(parameter.annotation)
-            conversion = from_json(parameter.annotation)
-            if conversion is not None:
-                converters[parameter.name] = conversion.convert
-                if conversion.may_refuse:  # refused when admitted, like a type error, not mid-call
-                    checked_elsewhere[parameter.name] = _refusing_check(compile_schema(schema), conversion.convert)
+        else:
+            from mcp_platform.protocol.conversion import PydanticType, from_json, involves_pydantic
+
+            if involves_pydantic(parameter.annotation):
+                described = PydanticType(parameter.annotation)
+                schema = described.input_schema()
+                _hoist_definitions(schema, definitions, signature.function)
+                checked_elsewhere[parameter.name] = _pydantic_check(described)
+                converters[parameter.name] = _pydantic_converter(described, f"arguments.{parameter.name}")
+            else:
+                schema = type_schema(parameter.annotation)
+                conversion = from_json(parameter.annotation)
+                if conversion is not None:
+                    converters[parameter.name] = conversion.convert
+                    if conversion.may_refuse:  # refused when admitted, like a type error, not mid-call
+                        checked_elsewhere[parameter.name] = _refusing_check(compile_schema(schema), conversion.convert)
         description = parameter.description
         if description and "description" not in schema:
             schema["description"] = description
@@ -292,6 +295,10 @@ def text_arguments(signature: Signature) -> dict[str, Callable[[str], Any]]:
     raises ValueError naming what it expected."""
     parsers: dict[str, Callable[[str], Any]] = {}
     for parameter in signature.parameters:
+        if _given_as_text(parameter.annotation):
+            continue  # the string is the argument
+        from mcp_platform.protocol.conversion import PydanticType, from_text, involves_pydantic
+
         if involves_pydantic(parameter.annotation):
             parsers[parameter.name] = _pydantic_text_parser(PydanticType(parameter.annotation), parameter.name)
         else:
@@ -331,6 +338,11 @@ def output_of(signature: Signature, unstructured: tuple[type, ...]) -> Output | 
     if declared is _EMPTY or base in (Any, object) or _is_unstructured(base, unstructured):
         return None
     wrapped = not _is_object_type(base)
+    if _as_declared(declared):  # JSON data as it is: checked against its schema, never serialized
+        schema = type_schema(declared)
+        return _output(schema, wrapped, None, compile_schema(schema))
+    from mcp_platform.protocol.conversion import PydanticType, involves_pydantic, jsonable
+
     if involves_pydantic(declared):
         described = PydanticType(declared)
         schema = described.output_schema()
@@ -378,6 +390,10 @@ def _is_object_type(base: Any) -> bool:
         return False
     if is_typeddict(base) or dataclasses.is_dataclass(base):
         return True
+    if not _pydantic_loaded():
+        return False
+    from mcp_platform.protocol.conversion import pydantic_base_model
+
     model = pydantic_base_model()
     return model is not None and issubclass(base, model)
 
@@ -393,3 +409,34 @@ def _is_json_data(base: Any) -> bool:
     if origin is list or origin is dict or base in (list, dict):
         return all(_is_json_data(arg) for arg in get_args(base))
     return False
+
+
+# -- types that need no conversion ----------------------------------------------------------------
+# protocol.conversion (and what it imports) is loaded for the first type that needs it: features
+# declared with plain JSON types, as the endpoint's own are, are decorated and called without it,
+# which keeps it out of a cold start. What follows must agree with protocol.conversion: for a type it
+# accepts, from_json (or from_text) finds no conversion and involves_pydantic is False (the test
+# test_a_type_is_described_alike_whether_or_not_its_path_loads_the_conversions derives both ways).
+
+
+def _pydantic_loaded() -> bool:
+    """Some module imported pydantic: only then can a type be a model or carry ``Field`` metadata."""
+    return "pydantic" in sys.modules
+
+
+def _as_declared(annotation: Any) -> bool:
+    """Whether a JSON value of this declared type is what the function receives, unconverted
+    (str, int, float, bool, None, Literal, and lists, dicts and unions of them)."""
+    return not _pydantic_loaded() and _is_json_data(annotation)
+
+
+def _given_as_text(annotation: Any) -> bool:
+    """Whether a string argument (URI template variable, prompt argument) is passed as it is:
+    declared ``str`` (``Any``, ``object``), optionally ``| None``."""
+    if _pydantic_loaded():
+        return False
+    base, _ = unwrap(annotation)
+    if get_origin(base) in (Union, types.UnionType):
+        members = [member for member in get_args(base) if member is not type(None)]
+        return len(members) == 1 and _given_as_text(members[0])
+    return base in (str, Any, object)

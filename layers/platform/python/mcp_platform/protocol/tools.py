@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Literal, overload
 
-from mcp_platform.protocol.conversion import jsonable
 from mcp_platform.protocol.decorated import Decorated, attach, attached, defined_at, feature_description, feature_name
 from mcp_platform.protocol.schema import Check, SchemaError, validate_2020_12
 from mcp_platform.protocol.signature import Output, Signature, json_arguments, output_of, signature_of
@@ -366,6 +365,8 @@ def to_result(value: Any) -> dict[str, Any]:
         return {"content": [{"type": "text", "text": text}], "structuredContent": value, "isError": False}
     if value is None:
         return {"content": [], "isError": False}
+    from mcp_platform.protocol.conversion import jsonable  # values beyond JSON data: loaded on first use
+
     try:
         data = jsonable(value)
     except TypeError as exc:
