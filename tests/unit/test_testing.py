@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from mcp_platform import READ_ONLY, ToolContext, ToolError, tool
 from mcp_platform.adapters.dynamodb.sessions import SessionNotFound
-from mcp_platform.protocol.context import Services
-from mcp_platform.testing import InMemorySessions, ToolHarness
+from mcp_platform.testing import ToolHarness
 from tests.support.sdk_style_tools.orders import Order, Receipt, Size, order_prompt, place_order, price
 
 RAN: list[str] = []
@@ -39,11 +39,18 @@ async def stalls(ctx: ToolContext) -> str:
     return "late"
 
 
+@dataclass(frozen=True)
+class Greetings:
+    word: str
+
+
 @tool
 async def greets(ctx: ToolContext, name: str) -> str:
     await ctx.progress(1, 2, "halfway")
     await ctx.log("info", {"greeting": name})
-    return f"{ctx.services.extra['greeting']}, {name}"
+    greetings = ctx.services.deps
+    assert isinstance(greetings, Greetings)
+    return f"{greetings.word}, {name}"
 
 
 @tool
@@ -73,11 +80,9 @@ def test_a_session_tool_commits_what_it_queued_to_the_seeded_session() -> None:
 
 def test_a_call_may_name_another_session_of_its_principal_only() -> None:
     harness = ToolHarness(principal="alice")
-    sessions = harness.services.sessions
-    assert isinstance(sessions, InMemorySessions)
-    other = sessions.create_session("alice", attributes={"title": "other"})
+    other = harness.store.create_session("alice", attributes={"title": "other"})
     assert asyncio.run(harness.call(title_of, session=other.id))["structuredContent"] == {"result": "other"}
-    foreign = sessions.create_session("bob")
+    foreign = harness.store.create_session("bob")
     with pytest.raises(SessionNotFound):
         asyncio.run(harness.call(title_of, session=foreign.id))
 
@@ -99,7 +104,7 @@ def test_refusals_are_the_endpoints_results_and_a_bug_is_raised_as_itself() -> N
 
 
 def test_fake_dependencies_and_the_notifications_sent() -> None:
-    harness = ToolHarness(services=Services(extra={"greeting": "Hej"}))
+    harness = ToolHarness(deps=Greetings(word="Hej"))
     assert asyncio.run(harness.call(greets, name="Ada"))["structuredContent"] == {"result": "Hej, Ada"}
     assert [message["method"] for message in harness.notifications] == [
         "notifications/progress",

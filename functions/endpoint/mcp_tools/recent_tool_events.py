@@ -7,7 +7,6 @@ from datetime import timedelta
 from typing import Annotated, Any
 
 from mcp_platform import ToolContext, ToolError, tool
-from mcp_platform.adapters.kinesis.recent import recent_session_events
 
 
 @tool(
@@ -22,15 +21,15 @@ async def recent_tool_events(
     minutes: Annotated[int, "How far back to look (1-1440)"] = 60,
     limit: Annotated[int, "At most this many events (1-200)"] = 50,
 ) -> dict[str, Any]:
-    reader = ctx.services.event_reader
-    if reader is None:
+    recent = ctx.services.recent_events
+    if recent is None:
         raise ToolError("The event stream is not configured on this deployment")
     if not 1 <= minutes <= 1440 or not 1 <= limit <= 200:
         raise ToolError("minutes must be 1-1440 and limit 1-200")
     # The shard reader fetches iterators right before reading and paces GetRecords (K4);
     # the read is bounded in time so the tool answers within a couple of seconds.
     found = await asyncio.to_thread(
-        recent_session_events, reader, ctx.session.id, lookback=timedelta(minutes=minutes), max_events=limit
+        recent.session_events, ctx.session.id, lookback=timedelta(minutes=minutes), max_events=limit
     )
     return {
         "events": [event.to_dict() for event in found.events],

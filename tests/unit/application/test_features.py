@@ -13,10 +13,11 @@ from mcp_platform.application.server import McpServer
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
-from mcp_platform.protocol.context import Services, ToolContext
+from mcp_platform.protocol.context import ToolContext
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, JsonRpcError, Request
 from mcp_platform.protocol.prompts import prompt, user
 from mcp_platform.protocol.resources import ResourceNotFound, compile_template, resource, resource_template
+from tests.support.services import make_services
 
 LEGACY = CallContext(principal="p", protocol_version="2025-11-25", modern=False)
 MODERN = CallContext(principal="p", protocol_version="2026-07-28", modern=True)
@@ -55,7 +56,7 @@ async def greet(
 
 
 def server(*specs: Any) -> McpServer:
-    return McpServer(Catalog.of(specs), ToolCallRunner(Services()))
+    return McpServer(Catalog.of(specs), ToolCallRunner(make_services()))
 
 
 def handle(srv: McpServer, method: str, params: dict[str, Any], call: CallContext) -> dict[str, Any]:
@@ -306,7 +307,7 @@ def test_extensions_given_to_the_server_are_advertised_beside_the_tasks_extensio
         return {}
 
     tasks = SimpleNamespace(get=method, update=method, cancel=method)
-    services = Services(tasks=tasks)  # type: ignore[arg-type]
+    services = make_services(tasks=tasks)  # type: ignore[arg-type]
     srv = McpServer(Catalog.of([]), ToolCallRunner(services), extensions={CLIENT_CREDENTIALS_EXTENSION: {}})
     # Then 2026 capabilities name both; the 2025 wire has no extensions field
     assert srv.capabilities(modern=True)["extensions"] == {TASKS: {}, CLIENT_CREDENTIALS_EXTENSION: {}}

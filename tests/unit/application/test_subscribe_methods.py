@@ -21,7 +21,7 @@ from mcp_platform.application.subscriptions import audience
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.call import CallContext, TransportSession
 from mcp_platform.protocol.catalog import Catalog
-from mcp_platform.protocol.context import Services, ToolContext
+from mcp_platform.protocol.context import ToolContext
 from mcp_platform.protocol.jsonrpc import (
     INVALID_PARAMS,
     LIMIT_EXCEEDED,
@@ -32,6 +32,7 @@ from mcp_platform.protocol.jsonrpc import (
 )
 from mcp_platform.protocol.prompts import prompt, user
 from mcp_platform.protocol.resources import ResourceNotFound, resource, resource_template
+from tests.support.services import make_services
 from tests.support.tables import create_session_table
 
 SESSION = "s" * 32
@@ -59,7 +60,7 @@ def notifications(aws_env: None) -> Iterator[Notifications]:
 
 
 def server(notifications: Notifications | None) -> McpServer:
-    services = Services(notifications=notifications)
+    services = make_services(notifications=notifications)
     return McpServer(Catalog.of([watched, hello]), ToolCallRunner(services), services=services)
 
 
@@ -115,7 +116,7 @@ async def any_name(ctx: ToolContext, name: str) -> str:
 def test_a_uri_that_cannot_be_stored_is_invalid_params(notifications: Notifications) -> None:
     """Issue 26: a subscription keeps its URI; one with a lone surrogate (a template matches it)
     failed the write (UnicodeEncodeError: -32603)."""
-    services = Services(notifications=notifications)
+    services = make_services(notifications=notifications)
     srv = McpServer(Catalog.of([any_name]), ToolCallRunner(services), services=services)
     with pytest.raises(JsonRpcError) as refused:
         legacy_call(srv, "resources/subscribe", {"uri": "test://any/x\ud800"})
@@ -150,7 +151,7 @@ def test_a_uri_the_caller_cannot_read_is_refused_as_its_read_is_and_nothing_is_k
 ) -> None:
     """Given a template that reads only for its owner, When bob subscribes to alice's URI, Then the
     answer is his read's (-32002, the URI in data), and his session watches nothing."""
-    services = Services(notifications=notifications)
+    services = make_services(notifications=notifications)
     srv = McpServer(Catalog.of([owned]), ToolCallRunner(services), services=services)
     bobs = CallContext("bob", "2025-11-25", modern=False, transport=TransportSession(SESSION))
     errors = []

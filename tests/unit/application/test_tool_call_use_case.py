@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from mcp_platform.application.services import Services
 from mcp_platform.application.sessions.errors import SessionNotFound, VersionConflict
 from mcp_platform.application.sessions.model import CommitResult, Session, ToolCall, ToolCallResult
 from mcp_platform.application.sessions.ports import SessionRepository
@@ -19,9 +20,10 @@ from mcp_platform.application.sessions.retry import Backoff
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
-from mcp_platform.protocol.context import AttributeWrites, ConditionCheck, ExtraPut, Services, ToolContext
+from mcp_platform.protocol.context import AttributeWrites, ConditionCheck, ExtraPut, ToolContext
 from mcp_platform.protocol.jsonrpc import TOOL_FAILED, UNAVAILABLE, JsonRpcError, Request
 from mcp_platform.protocol.tools import tool
+from tests.support.services import make_services
 
 SESSION_ID = "s" * 32
 
@@ -181,7 +183,11 @@ def test_the_injected_classifier_decides_what_is_a_throttle(
     classifier: Callable[[BaseException], bool] | None, code: int
 ) -> None:
     # Given a runner with or without the classifier the composition root passes
-    runner = ToolCallRunner(Services()) if classifier is None else ToolCallRunner(Services(), is_throttle=classifier)
+    runner = (
+        ToolCallRunner(make_services())
+        if classifier is None
+        else ToolCallRunner(make_services(), is_throttle=classifier)
+    )
     # When a tool fails with a throttle / Then only a runner that recognises it answers "retry shortly"
     with pytest.raises(JsonRpcError) as failed:
         run_call(runner, "failing")

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from mcp_platform.application.sessions.errors import SessionNotFound
-from mcp_platform.application.sessions.model import Session
-from mcp_platform.application.transport_sessions import TRANSPORT_SESSION_KIND, TransportSessions
+from mcp_platform.application.sessions.model import KIND_TRANSPORT, Session
+from mcp_platform.application.transport_sessions import TransportSessions
 
 
 class MemoryStore:
@@ -42,7 +42,7 @@ def test_a_transport_session_is_opened_required_and_ended_by_its_owner() -> None
 
     async def scenario() -> None:
         opened = await sessions.open("alice", {"log_level": "debug"})
-        assert opened.kind == TRANSPORT_SESSION_KIND and opened.attributes == {"log_level": "debug"}
+        assert opened.kind == KIND_TRANSPORT and opened.attributes == {"log_level": "debug"}
         assert (await sessions.require(opened.id, "alice")).id == opened.id
         with pytest.raises(SessionNotFound):
             await sessions.require(opened.id, "bob")

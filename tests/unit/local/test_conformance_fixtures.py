@@ -17,7 +17,8 @@ from examples.conformance._media import PNG_BASE64, WAV_BASE64
 from local.__main__ import main
 from local.fixtures import fixture_packages
 from mcp_platform.protocol.catalog import Catalog
-from mcp_platform.protocol.context import Services, ToolContext
+from mcp_platform.protocol.context import ToolContext
+from tests.support.services import make_services
 
 # The fixture tools the suite's server scenarios call that the platform can serve today.
 EXPECTED_TOOLS = [
@@ -89,7 +90,7 @@ def run_tool(name: str, **context: Any) -> tuple[Any, list[dict[str, Any]]]:
 
     spec = Catalog.discover(conformance).tools.get(name)
     assert spec is not None
-    ctx = ToolContext(principal="tester", services=Services(), notify=notify, **context)
+    ctx = ToolContext(principal="tester", services=make_services(), notify=notify, **context)
     return asyncio.run(spec.function(ctx)), sent
 
 
@@ -135,8 +136,8 @@ def test_the_triggers_publish_their_change_and_are_no_ops_with_subscriptions_off
     for name in ("test_trigger_resource_update", "test_trigger_tool_change", "test_trigger_prompt_change"):
         spec = catalog.tools.get(name)
         assert spec is not None
-        asyncio.run(spec.function(ToolContext(principal="tester", services=Services(notifications=recorded))))
-        asyncio.run(spec.function(ToolContext(principal="tester", services=Services())))  # off: nothing
+        asyncio.run(spec.function(ToolContext(principal="tester", services=make_services(notifications=recorded))))
+        asyncio.run(spec.function(ToolContext(principal="tester", services=make_services())))  # off: nothing
     assert recorded.published == [
         ("updated", "test://watched-resource"),
         ("list_changed", "tools"),

@@ -20,9 +20,9 @@ from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.admission import Inadmissible, check_storable
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
-from mcp_platform.protocol.context import Services
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
 from mcp_platform.protocol.versions import IDEMPOTENCY_KEY_META
+from tests.support.services import make_services
 
 CATALOG = Catalog.discover(mcp_tools).tools
 
@@ -127,7 +127,7 @@ def test_unstorable_numbers_are_an_invalid_arguments_result_naming_the_argument(
         Request("tools/call", {"name": "read_notes", "arguments": {"session": "h", **arguments}}, 1), call, CATALOG
     )
     assert prepared.invalid_arguments is not None and prepared.invalid_arguments.startswith(named)
-    result = asyncio.run(ToolCallRunner(Services()).run(prepared, call))
+    result = asyncio.run(ToolCallRunner(make_services()).run(prepared, call))
     assert result["isError"] and named in result["content"][0]["text"]
 
 

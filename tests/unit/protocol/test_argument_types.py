@@ -17,10 +17,11 @@ import pytest
 from pydantic import BaseModel, Field
 
 from mcp_platform.protocol import signature
-from mcp_platform.protocol.context import Services, ToolContext
+from mcp_platform.protocol.context import ToolContext
 from mcp_platform.protocol.schema import SchemaError
 from mcp_platform.protocol.signature import json_arguments, output_of, signature_of, text_arguments
 from mcp_platform.protocol.tools import tool, tool_spec
+from tests.support.services import make_services
 
 
 class Colour(Enum):
@@ -105,7 +106,7 @@ GOOD = {
 def run(decorated: Any, arguments: dict[str, Any]) -> Any:
     spec = tool_spec(decorated)
     spec.validate_arguments(arguments)
-    return asyncio.run(spec.run(ToolContext(principal="p", services=Services()), **arguments))
+    return asyncio.run(spec.run(ToolContext(principal="p", services=make_services()), **arguments))
 
 
 def test_each_type_has_the_schema_a_client_needs() -> None:

@@ -13,13 +13,13 @@ from typing import Any, TypedDict
 import pytest
 
 from mcp_platform import ToolContext, ToolError, ToolResult, tool
-from mcp_platform.protocol.context import Services
 from mcp_platform.protocol.schema import SchemaError
 from mcp_platform.protocol.tools import ToolCatalog, tool_spec
+from tests.support.services import make_services
 
 
 def context() -> ToolContext:
-    return ToolContext(principal="alice", services=Services())
+    return ToolContext(principal="alice", services=make_services())
 
 
 async def call(decorated: Any, **arguments: Any) -> dict[str, Any]:

@@ -10,12 +10,14 @@ import pytest
 
 import mcp_tools
 from mcp_platform.adapters.dynamodb.sessions import AttributeWrites, Session, SessionExpired, StoreThrottled
+from mcp_platform.application.services import Services
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
-from mcp_platform.protocol.context import Services, ToolContext, ToolEffectViolation
+from mcp_platform.protocol.context import ToolContext, ToolEffectViolation
 from mcp_platform.protocol.jsonrpc import Request
 from mcp_platform.protocol.tools import READ_MODIFY_WRITE, READ_ONLY, tool, tool_spec
+from tests.support.services import make_services
 
 
 async def noop(ctx: ToolContext) -> str:
@@ -58,7 +60,7 @@ def test_every_shipped_session_tool_declares_a_consistent_effect() -> None:
     ],
 )
 def test_a_tool_doing_what_its_effect_excludes_is_stopped(effect: str, action: Any) -> None:
-    ctx = ToolContext(principal="p", services=Services(), effect=effect)
+    ctx = ToolContext(principal="p", services=make_services(), effect=effect)
     with pytest.raises(ToolEffectViolation):
         action(ctx)
 
@@ -122,7 +124,7 @@ def counter_context(*, effect: str = READ_MODIFY_WRITE) -> ToolContext:
         attributes={"counters": {"c": 1}, "title": "t"},
         attribute_versions={"counters": 4},
     )
-    return ToolContext("alice", Services(), session, effect=effect)
+    return ToolContext("alice", make_services(), session, effect=effect)
 
 
 def test_d2_a_tool_that_reads_attributes_one_by_one_commits_under_their_versions_alone() -> None:
@@ -159,6 +161,6 @@ def test_attribute_writes_need_read_modify_write_and_a_session() -> None:
         counter_context(effect="append_only").set_attribute("counters", {})
     assert counter_context(effect="read_only").attribute("title") == "t"  # reading is always allowed
     with pytest.raises(ToolEffectViolation):
-        ToolContext("alice", Services(), effect=READ_MODIFY_WRITE).attribute("counters")
+        ToolContext("alice", make_services(), effect=READ_MODIFY_WRITE).attribute("counters")
     with pytest.raises(ToolEffectViolation):
         counter_context().set_attribute("", 1)

@@ -19,13 +19,14 @@ from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.admission import Inadmissible
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
-from mcp_platform.protocol.context import Services, ToolContext
+from mcp_platform.protocol.context import ToolContext
 from mcp_platform.protocol.handshake import stored_client_name
 from mcp_platform.protocol.jsonrpc import INVALID_REQUEST, LIMIT_EXCEEDED, Request
 from mcp_platform.protocol.preparation import CALL_RECORD_BUDGET_BYTES, admit_arguments
 from mcp_platform.protocol.tools import ToolCatalog, tool, tool_spec
 from mcp_platform.transport.messages import MAX_JSON_DEPTH, HttpError, HttpRequest, decode_json, read_body
 from mcp_platform.transport.security import RequestGuard, check_single_valued
+from tests.support.services import make_services
 
 MODERN = CallContext(principal="p", protocol_version="2026-07-28", modern=True)
 
@@ -139,23 +140,26 @@ def _run(decorated: Any, runner: ToolCallRunner, arguments: dict[str, Any] | Non
 
 def test_f8_a_tool_is_stopped_at_its_declared_max_seconds() -> None:
     spec = tool(description="d", max_seconds=0.05)(_forever)
-    result = _run(spec, ToolCallRunner(Services()))
+    result = _run(spec, ToolCallRunner(make_services()))
     assert result["isError"] and "0.05 s limit (max_seconds)" in result["content"][0]["text"]
 
 
 def test_f8_an_undeclared_tool_is_bounded_by_the_stream_cap_and_a_declared_one_too() -> None:
-    runner = ToolCallRunner(Services(), max_call_seconds=0.05)
+    runner = ToolCallRunner(make_services(), max_call_seconds=0.05)
     result = _run(tool(description="d")(_forever), runner)
     assert result["isError"] and "0.05 s limit" in result["content"][0]["text"]
     assert runner.call_limit(tool_spec(tool(description="d", max_seconds=600)(_forever))) == 0.05
-    assert ToolCallRunner(Services()).call_limit(tool_spec(tool(description="d")(_forever))) == DEFAULT_MAX_CALL_SECONDS
+    assert (
+        ToolCallRunner(make_services()).call_limit(tool_spec(tool(description="d")(_forever)))
+        == DEFAULT_MAX_CALL_SECONDS
+    )
 
 
 def test_f8_a_stopped_call_commits_none_of_what_it_queued() -> None:
     """The stop is answered like a ToolError, minus the effects the half-run tool queued."""
     spec = tool(description="d", max_seconds=0.05)(_forever)
-    runner = ToolCallRunner(Services())
-    ctx = ToolContext(principal="p", services=Services(), effect="append_only")
+    runner = ToolCallRunner(make_services())
+    ctx = ToolContext(principal="p", services=make_services(), effect="append_only")
     prepared = runner.prepare(Request("tools/call", {"name": "_forever"}, 1), MODERN, ToolCatalog([spec]))
     result = asyncio.run(runner._invoke(prepared, ctx))
     assert result["isError"] and ctx.context_append == []
@@ -171,8 +175,8 @@ def test_f8_a_sync_tool_stopped_at_its_limit_commits_nothing_its_thread_queues_a
     """A stop cannot interrupt a worker thread: the tool runs on and queues an effect after the
     stop was answered. What the commit reads (the call's context) must not receive it."""
     spec = tool_spec(tool(description="d", max_seconds=0.05)(_slow_sync))
-    runner = ToolCallRunner(Services())
-    ctx = ToolContext(principal="p", services=Services(), effect="append_only")
+    runner = ToolCallRunner(make_services())
+    ctx = ToolContext(principal="p", services=make_services(), effect="append_only")
     params = {"name": "_slow_sync", "arguments": {"seconds": 0.3}}
     prepared = runner.prepare(Request("tools/call", params, 1), MODERN, ToolCatalog([spec]))
 
@@ -188,8 +192,8 @@ def test_f8_a_sync_tool_stopped_at_its_limit_commits_nothing_its_thread_queues_a
 
 def test_a_sync_tool_that_returns_in_time_has_its_effects_committed() -> None:
     spec = tool_spec(tool(description="d")(_slow_sync))
-    runner = ToolCallRunner(Services())
-    ctx = ToolContext(principal="p", services=Services(), effect="append_only")
+    runner = ToolCallRunner(make_services())
+    ctx = ToolContext(principal="p", services=make_services(), effect="append_only")
     params = {"name": "_slow_sync", "arguments": {"seconds": 0}}
     prepared = runner.prepare(Request("tools/call", params, 1), MODERN, ToolCatalog([spec]))
     result = asyncio.run(runner._invoke(prepared, ctx))
@@ -207,7 +211,7 @@ def test_f8_countdown_declares_a_limit_far_below_the_cap_and_refuses_work_past_i
     """100 steps x 10 s was 1,000 s of work against the 840 s cap; refused before any step."""
     spec = Catalog.discover(mcp_tools).tools.get("countdown")
     assert spec is not None and spec.max_seconds is not None and spec.max_seconds <= 120
-    result = _run(spec, ToolCallRunner(Services()), {"steps": 100, "interval_ms": 10_000})
+    result = _run(spec, ToolCallRunner(make_services()), {"steps": 100, "interval_ms": 10_000})
     assert result["isError"] and "max_seconds" in result["content"][0]["text"]
 
 

@@ -13,12 +13,12 @@ from mcp_platform.application.server import McpServer
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.call import CallContext, TransportSession
 from mcp_platform.protocol.catalog import Catalog
-from mcp_platform.protocol.context import Services
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError, Request, parse_message
 from mcp_platform.protocol.schema import SchemaError, validate
 from mcp_platform.protocol.signature import input_schema
 from mcp_platform.protocol.tools import ToolCatalog, tool
 from tests.support.catalog import EXPECTED_PROMPTS, EXPECTED_TEMPLATES, EXPECTED_TOOLS
+from tests.support.services import make_services
 
 
 def call_context(*, modern: bool) -> CallContext:
@@ -29,7 +29,7 @@ def call_context(*, modern: bool) -> CallContext:
 
 
 def server(page_size: int = 50) -> McpServer:
-    return McpServer(Catalog.discover(mcp_tools).tools, ToolCallRunner(Services()), page_size=page_size)
+    return McpServer(Catalog.discover(mcp_tools).tools, ToolCallRunner(make_services()), page_size=page_size)
 
 
 def handle(srv: McpServer, method: str, params: dict, call: CallContext) -> dict:
@@ -108,7 +108,7 @@ def test_the_binding_tells_the_transport_what_a_request_needs() -> None:
         return ""
 
     catalog = ToolCatalog([tool(description="d", session="required")(note), tool(description="d")(plain)])
-    srv = McpServer(catalog, ToolCallRunner(Services()))
+    srv = McpServer(catalog, ToolCallRunner(make_services()))
 
     def bind(method: str, params: dict[str, Any], call: CallContext | None = None) -> Any:
         """Each binding gets its own context: binding sets the context's interaction."""
@@ -133,7 +133,7 @@ def test_the_binding_tells_the_transport_what_a_request_needs() -> None:
     # The headers mirroring the named tool's arguments are checked, even when refused otherwise
     mirrored = {"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}
     routed = tool(description="d", explicit_schema=mirrored)(plain)
-    with_mirrors = McpServer(ToolCatalog([routed]), ToolCallRunner(Services()))
+    with_mirrors = McpServer(ToolCatalog([routed]), ToolCallRunner(make_services()))
     modern = call_context(modern=True)
     bound = with_mirrors.bind(Request("tools/call", {"name": "plain", "arguments": {"region": "eu"}}, 1), modern)
     assert bound.header_mirrors == (("region", "Region"),)

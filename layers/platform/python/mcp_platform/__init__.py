@@ -17,9 +17,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what the names are, for type checkers and editors
+    from mcp_platform.application.services import Services as Services
+    from mcp_platform.application.services import ToolContext as ToolContext
     from mcp_platform.protocol.context import ConditionCheck as ConditionCheck
     from mcp_platform.protocol.context import ExtraPut as ExtraPut
-    from mcp_platform.protocol.context import ToolContext as ToolContext
     from mcp_platform.protocol.prompts import PromptArgumentError as PromptArgumentError
     from mcp_platform.protocol.prompts import assistant as assistant
     from mcp_platform.protocol.prompts import prompt as prompt
@@ -41,7 +42,8 @@ _FACADE: dict[str, str] = {
     "READ_ONLY": "mcp_platform.protocol.tools",
     "APPEND_ONLY": "mcp_platform.protocol.tools",
     "READ_MODIFY_WRITE": "mcp_platform.protocol.tools",
-    "ToolContext": "mcp_platform.protocol.context",
+    "ToolContext": "mcp_platform.application.services",
+    "Services": "mcp_platform.application.services",
     "resource": "mcp_platform.protocol.resources",
     "resource_template": "mcp_platform.protocol.resources",
     "ResourceNotFound": "mcp_platform.protocol.resources",

@@ -13,8 +13,9 @@ attributes, extra items) is applied to an in-memory session as the endpoint's co
 :class:`ToolError`, or the ``max_seconds`` limit, is an isError result; any other exception is
 raised as it is (the endpoint would answer -31007), so the test shows its traceback.
 
-``services`` are the tool's dependencies: pass fakes (``Services(extra={...})``, ``audit_trail=``);
-``services.sessions`` defaults to :class:`InMemorySessions`, which holds the harness's sessions.
+A tool's dependencies are fakes the test passes: the app's own (``deps=``, the tool's
+``ctx.services.deps``) and the platform's read sides (``audit_trail=``, ``recent_events=``);
+``ctx.services.sessions`` is an :class:`InMemorySessions`, which holds the harness's sessions.
 Asking the client (``ctx.elicit``...) is refused as on a request that cannot ask.
 """
 
@@ -23,14 +24,27 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from mcp_platform.application.audit.trail import AuditTrailReader
+from mcp_platform.application.events.ports import RecentToolEvents
+from mcp_platform.application.services import Services, ToolContext
 from mcp_platform.application.sessions.errors import SessionNotFound
-from mcp_platform.application.sessions.model import KIND_APPLICATION, STATUS_ACTIVE, Session
+from mcp_platform.application.sessions.model import (
+    KIND_APPLICATION,
+    STATUS_ACTIVE,
+    STATUS_ENDED,
+    CommitResult,
+    Session,
+    ToolCall,
+    ToolCallPage,
+    ToolCallRecord,
+    ToolCallResult,
+)
 from mcp_platform.protocol.catalog import spec_of
-from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock
-from mcp_platform.protocol.context import ConditionCheck, ExtraPut, Services, ToolContext
+from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock, iso_utc
+from mcp_platform.protocol.context import AttributeWrites, ConditionCheck, ExtraPut
 from mcp_platform.protocol.conversion import jsonable
 from mcp_platform.protocol.prompts import PromptSpec, messages
 from mcp_platform.protocol.resources import ResourceSpec, ResourceTemplateSpec, contents, expand_template
@@ -42,12 +56,16 @@ SESSION_SECONDS = 3600
 
 
 class InMemorySessions:
-    """The part of the session store a tool reaches through ``ctx.services.sessions``
-    (``create_session``, ``get_session``), in memory: another principal's session, an unknown
-    one and an expired one are all ``SessionNotFound``, as in the table (D6)."""
+    """The session store (``application.sessions.ports.SessionRepository``) in memory, for unit
+    tests: another principal's session, an unknown one and an expired one are all
+    ``SessionNotFound``, as in the table (D6); a commit applies the call's effects as the
+    table's transaction does (context appended, attributes, version and call count, D2/D3),
+    without its conditions: one test runs one call at a time."""
 
     def __init__(self, clock: Clock = SYSTEM_CLOCK) -> None:
         self.sessions: dict[str, Session] = {}
+        self.tool_calls: dict[str, list[ToolCallRecord]] = {}
+        self._results: dict[tuple[str, str], ToolCallResult] = {}
         self._clock = clock
 
     def create_session(
@@ -78,6 +96,102 @@ class InMemorySessions:
             raise SessionNotFound(session_id)
         return found
 
+    def end_session(self, session_id: str, *, owner: str | None = None) -> None:
+        session = self.get_session(session_id, owner=owner)
+        self.sessions[session_id] = dataclasses.replace(session, status=STATUS_ENDED)
+
+    def list_tool_calls(
+        self,
+        session_id: str,
+        *,
+        owner: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+        consistent: bool = True,
+    ) -> ToolCallPage:
+        self.get_session(session_id, owner=owner)
+        start = int(cursor or 0)
+        records = self.tool_calls.get(session_id, [])[start : start + limit]
+        after = start + len(records)
+        more = after < len(self.tool_calls.get(session_id, []))
+        return ToolCallPage(records=records, next_cursor=str(after) if more else None)
+
+    def load_for_tool_call(
+        self,
+        session_id: str,
+        tool_call_id: str,
+        *,
+        owner: str | None,
+        request_hash: str | None = None,
+        consistent: bool = True,
+    ) -> tuple[Session, ToolCallResult | None]:
+        return self.get_session(session_id, owner=owner), self._results.get((session_id, tool_call_id))
+
+    def slide_expiry(self, session: Session, *, owner: str | None = None) -> Session:
+        return session
+
+    def update_metadata(
+        self,
+        session_id: str,
+        mutate: Callable[[Session], Session],
+        *,
+        owner: str | None = None,
+        current: Session | None = None,
+    ) -> Session:
+        updated = mutate(self.get_session(session_id, owner=owner))
+        self.sessions[session_id] = dataclasses.replace(updated, version=updated.version + 1)
+        return self.sessions[session_id]
+
+    def commit_tool_call(
+        self,
+        session: Session | str,
+        call: ToolCall,
+        *,
+        owner: str | None = None,
+        append_only: bool = False,
+        context_append: Sequence[Any] = (),
+        attributes: Mapping[str, Any] | None = None,
+        by_attribute: AttributeWrites | None = None,
+        extra_puts: Sequence[ExtraPut] = (),
+        condition_checks: Sequence[ConditionCheck] = (),
+    ) -> CommitResult:
+        held = self.get_session(session if isinstance(session, str) else session.id, owner=owner)
+        changed = dict(held.attributes)
+        if attributes is not None:
+            changed = dict(attributes)
+        elif by_attribute is not None:
+            changed.update(by_attribute.changes(held.attributes))
+        committed = dataclasses.replace(
+            held,
+            context=[*held.context, *context_append],
+            attributes=changed,
+            version=held.version + 1,
+            tool_calls=held.tool_calls + 1,
+        )
+        self.sessions[held.id] = committed
+        at = iso_utc(call.started_at if call.started_at is not None else self._clock.now())
+        record = ToolCallRecord(
+            tool_call_id=call.id,
+            tool_name=call.name,
+            arguments=call.arguments,
+            is_error=call.is_error,
+            started_at=at,
+            finished_at=at,
+            sk=f"tool#{at}#{call.id}",
+        )
+        self.tool_calls.setdefault(held.id, []).append(record)
+        result = ToolCallResult(
+            tool_call_id=call.id,
+            tool_name=call.name,
+            result=call.result,
+            is_error=call.is_error,
+            record_sk=record.sk,
+            committed_at=at,
+            request_hash=call.request_hash,
+        )
+        self._results[(held.id, call.id)] = result
+        return CommitResult(session=committed, result=result)
+
 
 @dataclasses.dataclass
 class ToolHarness:
@@ -86,7 +200,12 @@ class ToolHarness:
     """The seeded session's attributes."""
     context: dataclasses.InitVar[list[Any] | None] = None
     """The seeded session's context entries."""
-    services: Services = dataclasses.field(default_factory=Services)
+    deps: object = None
+    """The feature modules' own dependencies (``ctx.services.deps``): pass fakes."""
+    audit_trail: AuditTrailReader | None = None
+    recent_events: RecentToolEvents | None = None
+    store: InMemorySessions = dataclasses.field(default_factory=InMemorySessions)
+    """The sessions (``ctx.services.sessions``): the seeded one, and any a tool opens."""
     client_capabilities: dict[str, Any] | None = None
     """What the client declared (None: unknown, nothing refused)."""
     log_level: str | None = "debug"
@@ -97,10 +216,13 @@ class ToolHarness:
     condition_checks: list[ConditionCheck] = dataclasses.field(default_factory=list)
     session_id: str = dataclasses.field(init=False)
 
+    services: Services = dataclasses.field(init=False)
+
     def __post_init__(self, attributes: dict[str, Any] | None, context: list[Any] | None) -> None:
-        if self.services.sessions is None:
-            self.services = dataclasses.replace(self.services, sessions=InMemorySessions())
-        self.session_id = self._store.create_session(self.principal, attributes=attributes, context=context).id
+        self.services = Services(
+            sessions=self.store, audit_trail=self.audit_trail, recent_events=self.recent_events, deps=self.deps
+        )
+        self.session_id = self.store.create_session(self.principal, attributes=attributes, context=context).id
 
     @property
     def session(self) -> Session:
@@ -133,7 +255,7 @@ class ToolHarness:
                 raise  # the tool's own timeout (a slow dependency): not the limit
             return error_result(f"Tool {spec.name} was stopped at its {spec.max_seconds:g} s limit (max_seconds)")
         if session is not None and spec.effect != READ_ONLY:
-            self._commit(session, ctx)
+            self._commit(session, ctx, spec, wire, result)
         return result
 
     async def value(self, tool: Callable[..., Any], /, **arguments: Any) -> Any:
@@ -148,7 +270,7 @@ class ToolHarness:
             return await spec.run(ctx, **wire)
         finally:
             if session is not None and spec.effect != READ_ONLY:
-                self._commit(session, ctx)
+                self._commit(session, ctx, spec, wire, None)
 
     # -- resources and prompts ------------------------------------------------------------------
 
@@ -202,32 +324,36 @@ class ToolHarness:
         return self._session(arguments.pop(SESSION_HANDLE_ARGUMENT, self.session_id))
 
     def _session(self, session_id: str) -> Session:
-        found: Session = self.services.sessions.get_session(session_id, owner=self.principal)
-        return found
+        return self.store.get_session(session_id, owner=self.principal)
 
-    @property
-    def _store(self) -> InMemorySessions:
-        store = self.services.sessions
-        if not isinstance(store, InMemorySessions):
-            raise TypeError("the harness keeps its sessions in InMemorySessions; services.sessions is another store")
-        return store
-
-    def _commit(self, session: Session, ctx: ToolContext) -> None:
-        """What the endpoint's transaction writes: the context appended (D3), the attributes a
-        read-modify-write tool set (the whole map, or attribute by attribute), the version and
-        call count incremented (D2)."""
+    def _commit(
+        self,
+        session: Session,
+        ctx: ToolContext,
+        spec: ToolSpec,
+        arguments: dict[str, Any],
+        result: dict[str, Any] | None,
+    ) -> None:
+        """What the endpoint's transaction writes (the store's commit): the call's record, the
+        context appended (D3), the attributes a read-modify-write tool set (the whole map, or
+        attribute by attribute), the version and call count incremented (D2)."""
         whole, by_attribute = ctx.attribute_commit()
-        attributes = dict(session.attributes)
-        if whole is not None:
-            attributes = dict(whole)
-        elif by_attribute is not None:
-            attributes.update(by_attribute.changes(session.attributes))
-        self._store.sessions[session.id] = dataclasses.replace(
+        call = ToolCall(
+            id=ctx.tool_call_id,
+            name=spec.name,
+            arguments=arguments,
+            result=result,
+            is_error=bool(result and result.get("isError")),
+        )
+        self.store.commit_tool_call(
             session,
-            context=[*session.context, *ctx.context_append],
-            attributes=attributes,
-            version=session.version + 1,
-            tool_calls=session.tool_calls + 1,
+            call,
+            owner=self.principal,
+            context_append=ctx.context_append,
+            attributes=whole,
+            by_attribute=by_attribute,
+            extra_puts=ctx.extra_puts,
+            condition_checks=ctx.condition_checks,
         )
         self.extra_puts.extend(ctx.extra_puts)
         self.condition_checks.extend(ctx.condition_checks)

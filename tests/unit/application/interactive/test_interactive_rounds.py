@@ -25,7 +25,7 @@ from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.clock import ManualClock
-from mcp_platform.protocol.context import Services, ToolContext
+from mcp_platform.protocol.context import ToolContext
 from mcp_platform.protocol.interactive import InputRequired, elicitation
 from mcp_platform.protocol.jsonrpc import (
     INVALID_PARAMS,
@@ -35,6 +35,7 @@ from mcp_platform.protocol.jsonrpc import (
     Request,
 )
 from mcp_platform.protocol.resources import resource
+from tests.support.services import make_services
 
 ALL_CAPS = {"elicitation": {}, "sampling": {}, "roots": {}}
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
@@ -64,7 +65,7 @@ async def asks_first(ctx: ToolContext) -> str:
 def make_server(clock: ManualClock | None = None) -> McpServer:
     keys = StaticKeyRing("k1", {"k1": b"unit-test-key-" * 4})
     vault = RequestStateVault(keys, DynamoGateway(MemoryTable()), "sessions", clock=clock or ManualClock())
-    services = Services(interactive=SimpleNamespace(vault=vault))
+    services = make_services(interactive=SimpleNamespace(vault=vault))
     catalog = Catalog.discover(conformance)
     catalog.add(asks_first)
     return McpServer(catalog, ToolCallRunner(services), services=services)
@@ -188,11 +189,11 @@ def test_default_keys_are_the_same_on_every_run_and_a_context_without_interactio
     interaction = RoundInteraction({}, {}, None, 1)
     keys = []
     for _ in range(2):  # two runs of the same tool: same keys
-        ctx = ToolContext(principal="p", services=Services(), interaction=interaction)
+        ctx = ToolContext(principal="p", services=make_services(), interaction=interaction)
         with pytest.raises(InputRequired) as needed:
             asyncio.run(ctx.elicit("Name?", NAME))
         keys.append(list(needed.value.requests))
     assert keys == [["elicit-1"], ["elicit-1"]]
     with pytest.raises(JsonRpcError) as refused:
-        asyncio.run(ToolContext(principal="p", services=Services()).list_roots())
+        asyncio.run(ToolContext(principal="p", services=make_services()).list_roots())
     assert refused.value.code == INVALID_REQUEST

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_platform.application.effects import is_store_throttle, unavailable
 from mcp_platform.application.events.schema import STATUS_ERROR, STATUS_OK, ToolCallEvent
+from mcp_platform.application.services import ToolContext
 from mcp_platform.protocol import compact_json
 from mcp_platform.protocol.admission import Inadmissible, check_storable
 from mcp_platform.protocol.clock import iso_utc
-from mcp_platform.protocol.context import ToolContext
 from mcp_platform.protocol.input_required import InputRequired
 from mcp_platform.protocol.jsonrpc import TOOL_FAILED, JsonRpcError
 from mcp_platform.protocol.signature import ArgumentError

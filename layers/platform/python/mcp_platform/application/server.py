@@ -17,11 +17,12 @@ from collections.abc import Awaitable, Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from mcp_platform.application.services import Services, ToolContext
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.binding import BoundRequest, Work, refusal
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
-from mcp_platform.protocol.context import LOG_LEVELS, Services, ToolContext
+from mcp_platform.protocol.context import LOG_LEVELS
 from mcp_platform.protocol.dispatch import Dispatch
 from mcp_platform.protocol.features import FEATURES, Feature, Handler, ResourcesFeature
 from mcp_platform.protocol.handshake import Initialized
@@ -31,6 +32,7 @@ from mcp_platform.protocol.preparation import PreparedCall, require_client_capab
 from mcp_platform.protocol.tools import ToolCatalog
 
 if TYPE_CHECKING:  # the tasks extension loads only where it is deployed
+    from mcp_platform.application.tasks.service import TaskService
     from mcp_platform.protocol.tasks import TaskRequest
 
 
@@ -117,12 +119,13 @@ class McpServer:
     async def _admit_tool_call(self, request: Request, prepared: PreparedCall, call: CallContext) -> Work:
         await self.runner.load(prepared, call)
         require_client_capabilities(prepared.spec, call)
-        if self._runs_as_task(prepared, call):
-            kept = self.services.tasks.task_request(request, prepared, call)  # admitted before anything
+        tasks = self._task_runner(prepared, call)
+        if tasks is not None:
+            kept = tasks.task_request(request, prepared, call)  # admitted before anything
             await self._open_interaction(request, call, consume=True)  # the questions before it starts
 
             async def start() -> dict[str, Any]:
-                task = self._start_task(prepared, call, kept)
+                task = self._start_task(tasks, prepared, call, kept)
                 return self._finish(await self._answered(request, call, task), call)
 
             return start
@@ -143,19 +146,24 @@ class McpServer:
 
         return simple
 
-    def _runs_as_task(self, prepared: PreparedCall, call: CallContext) -> bool:
-        """Tasks extension: the worker runs it (a replay or a refused argument is answered here)."""
+    def _task_runner(self, prepared: PreparedCall, call: CallContext) -> TaskService | None:
+        """Tasks extension: the service that hands this call to the worker, or None when it runs
+        here (a replay or a refused argument is answered here)."""
         if prepared.spec.task_support == "forbidden" or prepared.prior_result is not None:
-            return False
-        if self.services.tasks is None:
+            return None
+        tasks = self.services.tasks
+        if tasks is None:
             if prepared.spec.task_support == "required":
                 from mcp_platform.protocol.tasks import missing_extension
 
                 raise missing_extension(f"Tool {prepared.spec.name} runs only as a task, and tasks are not deployed")
-            return False
-        return prepared.invalid_arguments is None and bool(self.services.tasks.wants_task(prepared.spec, call))
+            return None
+        wanted = prepared.invalid_arguments is None and tasks.wants_task(prepared.spec, call)
+        return tasks if wanted else None
 
-    async def _start_task(self, prepared: PreparedCall, call: CallContext, kept: TaskRequest) -> dict[str, Any]:
+    async def _start_task(
+        self, tasks: TaskService, prepared: PreparedCall, call: CallContext, kept: TaskRequest
+    ) -> dict[str, Any]:
         """The tool's ``ask_first`` questions (an InputRequiredResult until answered), then the task."""
         answers: dict[str, dict[str, Any]] = {}
         if prepared.spec.ask_first is not None:
@@ -169,7 +177,7 @@ class McpServer:
                 client_capabilities=call.client_capabilities,
             )
             answers = await ask_all(context, questions)
-        created: dict[str, Any] = await self.services.tasks.start(kept, call, answers)
+        created: dict[str, Any] = await tasks.start(kept, call, answers)
         return created
 
     async def _open_interaction(self, request: Request, call: CallContext, *, consume: bool) -> None:

@@ -31,13 +31,13 @@ from mcp_platform.application.blocking import IN_THREAD, Blocking
 from mcp_platform.application.effects import RERUN_BACKOFF, SessionLocks, is_store_throttle, store_error
 from mcp_platform.application.events.batching import partition_key
 from mcp_platform.application.invocation import DEFAULT_MAX_CALL_SECONDS, admit_result, call_event, call_limit, invoke
+from mcp_platform.application.services import Services, ToolContext
 from mcp_platform.application.sessions import errors as session_errors
 from mcp_platform.application.sessions.model import KIND_TRANSPORT, Session, ToolCall
 from mcp_platform.application.sessions.ports import SessionRepository
 from mcp_platform.application.sessions.retry import Backoff
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock
-from mcp_platform.protocol.context import Services, ToolContext
 from mcp_platform.protocol.preparation import PreparedCall, prepare_call
 from mcp_platform.protocol.tools import APPEND_ONLY, READ_ONLY, ToolSpec, error_result
 
@@ -80,9 +80,8 @@ class ToolCallRunner:
 
     @property
     def sessions(self) -> SessionRepository:
-        """The session store (``Services.sessions``) as this use case needs it."""
-        repository: SessionRepository = self.services.sessions
-        return repository
+        """The session store (``Services.sessions``)."""
+        return self.services.sessions
 
     async def set_log_level(self, session: Session, level: str, principal: str) -> None:
         def apply(current: Session) -> Session:

@@ -14,12 +14,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_platform.application.blocking import IN_THREAD, Blocking
 from mcp_platform.application.sessions.errors import SessionNotFound
+from mcp_platform.application.sessions.model import KIND_TRANSPORT
 
 if TYPE_CHECKING:
     from mcp_platform.application.sessions.model import Session
-
-TRANSPORT_SESSION_KIND = "transport"
-"""The store's ``kind`` of a transport session (the other kind is the application's handle)."""
 
 
 class TransportSessionStore(Protocol):
@@ -45,9 +43,7 @@ class TransportSessions:
 
     async def open(self, owner: str, attributes: dict[str, Any]) -> Session:
         """A new transport session for ``owner``, keeping what its initialize negotiated."""
-        return await asyncio.to_thread(
-            self.store.create_session, owner, kind=TRANSPORT_SESSION_KIND, attributes=attributes
-        )
+        return await asyncio.to_thread(self.store.create_session, owner, kind=KIND_TRANSPORT, attributes=attributes)
 
     async def require(self, session_id: str, owner: str) -> Session:
         """The live transport session ``session_id`` of ``owner``, else :class:`SessionNotFound`."""
@@ -56,7 +52,7 @@ class TransportSessions:
         # is extended only through writers that go through DAX), and a cached "missing" or
         # "expired" is confirmed by one consistent read inside get_session before any "no".
         session = await self.blocking(self.store.get_session, session_id, owner=owner, consistent=False)
-        if session.kind != TRANSPORT_SESSION_KIND:
+        if session.kind != KIND_TRANSPORT:
             raise SessionNotFound(session_id)  # an application handle is not an Mcp-Session-Id
         return session
 

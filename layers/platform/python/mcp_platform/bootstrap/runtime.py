@@ -21,17 +21,17 @@ from mcp_platform.adapters.dynamodb.aws_errors import is_throttle
 from mcp_platform.adapters.dynamodb.sessions import SessionStore
 from mcp_platform.application.blocking import IN_THREAD, INLINE, Blocking
 from mcp_platform.application.interactive.services import InteractiveServices
+from mcp_platform.application.services import Services
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.config import Settings
 from mcp_platform.protocol.catalog import Catalog
-from mcp_platform.protocol.context import Services
 
 if TYPE_CHECKING:
     from mcp_platform.adapters.dynamodb.audit_trail import AuditTrail
     from mcp_platform.adapters.dynamodb.replies import ClientReplies
     from mcp_platform.adapters.dynamodb.request_state_vault import RequestStateVault
     from mcp_platform.adapters.kinesis.producer import EventProducer
-    from mcp_platform.adapters.kinesis.shard_reader import ShardReader
+    from mcp_platform.adapters.kinesis.recent import KinesisRecentEvents
     from mcp_platform.application.notifications import Notifications
     from mcp_platform.application.tasks.service import TaskService
 
@@ -81,11 +81,11 @@ def build_runtime(
     # it the DAX client is built when settings name a cluster (X3, X5).
     store = SessionStore.from_settings(settings, dynamodb=dynamodb, dax=dax)
     catalog = Catalog.discover(*packages)
-    producer, event_reader = build_event_stream(settings, kinesis, sqs) if settings.event_stream else (None, None)
+    producer, recent_events = build_event_stream(settings, kinesis, sqs) if settings.event_stream else (None, None)
     services = Services(
         sessions=store,
         audit_trail=build_audit_trail(settings, dynamodb) if settings.audit_table else None,
-        event_reader=event_reader,
+        recent_events=recent_events,
         notifications=build_notifications(settings, store, catalog) if settings.subscriptions else None,
         interactive=build_interactive(settings, store, secretsmanager),
         tasks=build_tasks(settings, store, sqs, blocking) if settings.task_queue_url else None,
@@ -106,10 +106,11 @@ def build_runtime(
     )
 
 
-def build_event_stream(settings: Settings, kinesis: Any | None, sqs: Any) -> tuple[EventProducer, ShardReader]:
+def build_event_stream(settings: Settings, kinesis: Any | None, sqs: Any) -> tuple[EventProducer, KinesisRecentEvents]:
     """Stack option ``event_stream``: the tool-call event producer (its dead letters to SQS) and
     the reader tools use to look back at recent events."""
     from mcp_platform.adapters.kinesis.producer import EventProducer
+    from mcp_platform.adapters.kinesis.recent import KinesisRecentEvents
     from mcp_platform.adapters.kinesis.shard_reader import ShardReader
     from mcp_platform.adapters.sqs.dead_letters import DeadLetterQueue
 
@@ -120,7 +121,7 @@ def build_event_stream(settings: Settings, kinesis: Any | None, sqs: Any) -> tup
         DeadLetterQueue(sqs, settings.producer_dlq_url),
         stream_arn=settings.event_stream_arn,
     )
-    return producer, ShardReader(kinesis, settings.event_stream)
+    return producer, KinesisRecentEvents(ShardReader(kinesis, settings.event_stream))
 
 
 def build_audit_trail(settings: Settings, dynamodb: Any) -> AuditTrail:

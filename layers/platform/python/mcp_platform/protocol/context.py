@@ -8,7 +8,7 @@ import asyncio
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from mcp_platform.protocol.call import Notify, discard_notification
 from mcp_platform.protocol.jsonrpc import notification_message
@@ -79,29 +79,69 @@ class AttributeWrites:
         return {name: value for name, value in self.values.items() if name not in held or held[name] != value}
 
 
-@dataclass
-class Services:
-    """Domain objects tools may use; built once per process by the endpoint function."""
+class ChangeNotifier(Protocol):
+    """Tells listening clients that a resource or a list changed (``notify_resource_updated``,
+    ``notify_list_changed``); the application's notifications when subscriptions are on."""
 
-    sessions: Any = None
-    audit_trail: Any = None
-    event_reader: Any = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    notifications: Any = None
-    """``notifications.Notifications`` when the stack option ``subscriptions`` is on, else None."""
-    interactive: Any = None
-    """``interactive.InteractiveServices``: request-state keys (2026), reply delivery (2025)."""
-    tasks: Any = None
-    """``tasks.TaskService`` when the task worker is deployed (tasks extension), else None."""
+    async def resource_updated(self, uri: str, *, principal: str) -> object: ...
+
+    async def list_changed(self, kind: str) -> object: ...
+
+
+class ToolServices(Protocol):
+    """What the protocol itself needs of the services a context carries; the application's
+    ``Services`` (typed by its ports) is the record every running context holds."""
+
+    @property
+    def notifications(self) -> ChangeNotifier | None: ...
+
+
+class SessionState(Protocol):
+    """A session as a tool reads it (the application's ``Session``): its handle, owner, expiry,
+    version, context entries and attributes."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def owner(self) -> str: ...
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def ttl(self) -> int: ...
+
+    @property
+    def version(self) -> int: ...
+
+    @property
+    def tool_calls(self) -> int: ...
+
+    @property
+    def context(self) -> list[Any]: ...
+
+    @property
+    def attributes(self) -> dict[str, Any]: ...
+
+    def attribute_version(self, name: str) -> int: ...
+
+
+ServicesT = TypeVar("ServicesT", bound=ToolServices, covariant=True)
 
 
 @dataclass(slots=True)  # one per tool call: no per-instance __dict__ to fill
-class ToolContext:
-    """Per-call context handed to a tool as its ``ctx`` argument."""
+class ToolContext(Generic[ServicesT]):
+    """Per-call context handed to a tool as its ``ctx`` argument. ``services`` is the
+    application's record of what tools may use; feature modules import the context typed with
+    it from the facade (``from mcp_platform import ToolContext``)."""
 
     principal: str
-    services: Services
-    loaded_session: Any = None
+    services: ServicesT
+    loaded_session: SessionState | None = None
     """The application session (``sessions.Session``) as loaded for this run, for tools declared
     with session="required"; tools read it through ``session`` or ``attribute``."""
     tool_call_id: str = ""
@@ -133,12 +173,15 @@ class ToolContext:
     """Attributes written one by one (``set_attribute``): the new value."""
 
     @property
-    def session(self) -> Any:
-        """The application session, fresh on every run. Reading it counts as reading all of it:
-        a read-modify-write commit is then conditioned on the session's version (D2), so any
-        other commit in between, an append too, makes the tool run again. A tool that needs a
-        few attributes reads them with :meth:`attribute` instead and conflicts only with writes
-        to those."""
+    def session(self) -> SessionState:
+        """The application session, fresh on every run (tools declared with
+        ``session="required"``; any other tool has none: ToolEffectViolation). Reading it counts
+        as reading all of it: a read-modify-write commit is then conditioned on the session's
+        version (D2), so any other commit in between, an append too, makes the tool run again.
+        A tool that needs a few attributes reads them with :meth:`attribute` instead and
+        conflicts only with writes to those."""
+        if self.loaded_session is None:
+            raise ToolEffectViolation("only a tool declared with session='required' has a session")
         self.read_whole_session = True
         return self.loaded_session
 
@@ -214,13 +257,13 @@ class ToolContext:
 
         return await api.ask_all(self, requests)
 
-    def for_worker_thread(self) -> ToolContext:
+    def for_worker_thread(self) -> ToolContext[ServicesT]:
         """This context with effects of its own, for a sync tool's worker thread: a stop at
         ``max_seconds`` cannot interrupt a thread, so what the tool queues reaches this context
         only when it returns in time (:meth:`adopt_effects`), never after the stop."""
         return dataclasses.replace(self, context_append=[], extra_puts=[], condition_checks=[], attributes=None)
 
-    def adopt_effects(self, worker: ToolContext) -> None:
+    def adopt_effects(self, worker: ToolContext[ServicesT]) -> None:
         self.context_append.extend(worker.context_append)
         self.extra_puts.extend(worker.extra_puts)
         self.condition_checks.extend(worker.condition_checks)
@@ -269,11 +312,11 @@ class ToolContext:
         if self.read_whole_session or self.attributes is not None:
             if self.attributes is None and not self.attribute_writes:
                 return None, None
-            base = self.attributes if self.attributes is not None else self.loaded_session.attributes
+            base = self.attributes if self.attributes is not None else self.session.attributes  # read already
             return {**base, **self.attribute_writes}, None
         return None, AttributeWrites(seen=dict(self.attribute_reads), values=dict(self.attribute_writes))
 
-    def _session_for(self, name: str) -> Any:
+    def _session_for(self, name: str) -> SessionState:
         if self.loaded_session is None:
             raise ToolEffectViolation("session attributes need a tool declared with session='required'")
         if not isinstance(name, str) or not 0 < len(name) <= MAX_ATTRIBUTE_NAME:

@@ -12,7 +12,7 @@ from typing import Any
 
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
-from mcp_platform.protocol.context import Services, ToolContext
+from mcp_platform.protocol.context import ToolContext, ToolServices
 from mcp_platform.protocol.input_required import InputRequired
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, UNAVAILABLE, JsonRpcError, Request
 from mcp_platform.protocol.pagination import page
@@ -54,7 +54,7 @@ class Feature:
 class CatalogFeature(Feature):
     """A feature served from the catalog, without storage."""
 
-    def __init__(self, catalog: Catalog, services: Services, page_size: int = 50) -> None:
+    def __init__(self, catalog: Catalog, services: ToolServices, page_size: int = 50) -> None:
         self.catalog = catalog
         self.services = services
         self.page_size = page_size
@@ -70,7 +70,7 @@ class CatalogFeature(Feature):
     def methods(self) -> Mapping[str, Handler]:
         raise NotImplementedError
 
-    def _context(self, call: CallContext) -> ToolContext:
+    def _context(self, call: CallContext) -> ToolContext[ToolServices]:
         return ToolContext(
             principal=call.principal,
             services=self.services,
@@ -150,7 +150,9 @@ class ResourcesFeature(CatalogFeature):
             return False
         return True
 
-    async def _contents(self, uri: str, ctx: ToolContext) -> tuple[list[dict[str, Any]], tuple[int, CacheScope]]:
+    async def _contents(
+        self, uri: str, ctx: ToolContext[ToolServices]
+    ) -> tuple[list[dict[str, Any]], tuple[int, CacheScope]]:
         """The read of ``uri`` (its contents and caching hints); ResourceNotFound when it names nothing."""
         fixed = self.catalog.resources.get(uri)
         if fixed is not None:

@@ -25,7 +25,7 @@ from mcp_platform.protocol.input_required import INPUT_METHODS, InputRequired
 from mcp_platform.protocol.jsonrpc import INVALID_REQUEST, MISSING_REQUIRED_CLIENT_CAPABILITY, JsonRpcError
 
 if TYPE_CHECKING:
-    from mcp_platform.protocol.context import ToolContext
+    from mcp_platform.protocol.context import ToolContext, ToolServices
 
 __all__ = ["INPUT_METHODS", "InputRequest", "InputRequired", "elicitation", "roots", "sampling"]
 
@@ -151,30 +151,36 @@ def check_answer(method: str, answer: Any) -> dict[str, Any]:
     return answer
 
 
-def supports(ctx: ToolContext, capability: str) -> bool:
+def supports(ctx: ToolContext[ToolServices], capability: str) -> bool:
     """Whether the client declared ``capability`` (unknown capabilities: assumed declared)."""
     return ctx.client_capabilities is None or capability in ctx.client_capabilities
 
 
-async def elicit(ctx: ToolContext, message: str, requested_schema: dict[str, Any], key: str | None) -> Elicited:
+async def elicit(
+    ctx: ToolContext[ToolServices], message: str, requested_schema: dict[str, Any], key: str | None
+) -> Elicited:
     answer = await _one(ctx, key, elicitation(message, requested_schema))
     content = answer.get("content") if answer["action"] == "accept" else None
     return Elicited(answer["action"], dict(content or {}))
 
 
 async def sample(
-    ctx: ToolContext, messages: str | Sequence[dict[str, Any]], max_tokens: int, key: str | None, **options: Any
+    ctx: ToolContext[ToolServices],
+    messages: str | Sequence[dict[str, Any]],
+    max_tokens: int,
+    key: str | None,
+    **options: Any,
 ) -> Sampled:
     answer = await _one(ctx, key, sampling(messages, max_tokens=max_tokens, **options))
     return Sampled(answer["role"], answer["content"], answer["model"], answer.get("stopReason"))
 
 
-async def list_roots(ctx: ToolContext, key: str | None) -> list[dict[str, Any]]:
+async def list_roots(ctx: ToolContext[ToolServices], key: str | None) -> list[dict[str, Any]]:
     answer = await _one(ctx, key, roots())
     return list(answer["roots"])
 
 
-async def ask_all(ctx: ToolContext, requests: Mapping[str, InputRequest]) -> dict[str, dict[str, Any]]:
+async def ask_all(ctx: ToolContext[ToolServices], requests: Mapping[str, InputRequest]) -> dict[str, dict[str, Any]]:
     """Several questions in one round (2026: one InputRequiredResult; 2025: sent together).
     Answers are the raw results, each checked against its request's result shape."""
     missing = {CAPABILITY[r.method] for r in requests.values() if not supports(ctx, CAPABILITY[r.method])}
@@ -192,7 +198,7 @@ async def ask_all(ctx: ToolContext, requests: Mapping[str, InputRequest]) -> dic
     return answers
 
 
-async def _one(ctx: ToolContext, key: str | None, request: InputRequest) -> dict[str, Any]:
+async def _one(ctx: ToolContext[ToolServices], key: str | None, request: InputRequest) -> dict[str, Any]:
     ctx.questions_asked += 1
     name = key or f"{_SHORT[request.method]}-{ctx.questions_asked}"
     return (await ask_all(ctx, {name: request}))[name]

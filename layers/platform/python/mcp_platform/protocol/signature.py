@@ -26,7 +26,7 @@ import types
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Union, get_args, get_origin, get_type_hints, is_typeddict
 
-from mcp_platform.protocol.context import ToolContext
+from mcp_platform.protocol.context import ToolContext, ToolServices
 from mcp_platform.protocol.schema import (
     Check,
     SchemaError,
@@ -88,7 +88,7 @@ class Signature(NamedTuple):
             return function  # called exactly as written: nothing added per call
         conversions = tuple((converters or {}).items())
 
-        async def run(ctx: ToolContext, /, **arguments: Any) -> Any:
+        async def run(ctx: ToolContext[ToolServices], /, **arguments: Any) -> Any:
             for name, convert in conversions:
                 if name in arguments:
                     try:
@@ -109,7 +109,7 @@ class Signature(NamedTuple):
 
 
 async def _in_worker_thread(
-    function: Callable[..., Any], ctx: ToolContext, keyword: str | None, arguments: dict[str, Any]
+    function: Callable[..., Any], ctx: ToolContext[ToolServices], keyword: str | None, arguments: dict[str, Any]
 ) -> Any:
     """A sync function in a worker thread, with a context whose effects are adopted only when
     the run ends without being stopped (a cancelled await leaves the thread running)."""
@@ -194,6 +194,7 @@ def _is_context_type(annotation: Any) -> bool:
     base, _ = unwrap(annotation)
     if get_origin(base) in (Union, types.UnionType):
         return any(_is_context_type(member) for member in get_args(base))
+    base = get_origin(base) or base  # ToolContext[Services], as the facade exports it
     return isinstance(base, type) and issubclass(base, ToolContext)
 
 

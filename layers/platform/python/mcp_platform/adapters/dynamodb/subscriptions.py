@@ -34,7 +34,7 @@ from mcp_platform.application.sessions.errors import SessionNotFound
 from mcp_platform.protocol.clock import Clock, SystemClock
 
 if TYPE_CHECKING:
-    from mcp_platform.adapters.dynamodb.sessions import SessionStore
+    from mcp_platform.application.sessions.ports import SessionRepository
 
 __all__ = ["LiveSessions", "SessionSubscriptions", "Snapshot", "TooManySubscriptions"]
 
@@ -179,7 +179,7 @@ class LiveSessions:
     """Whether a transport session is still live (``application.notifications.ports.SessionLiveness``):
     one consistent read of the session (X4: it may have ended on another instance)."""
 
-    def __init__(self, sessions: SessionStore) -> None:
+    def __init__(self, sessions: SessionRepository) -> None:
         self.sessions = sessions
 
     def alive(self, session_id: str, owner: str) -> bool:

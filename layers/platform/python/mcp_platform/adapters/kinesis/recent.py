@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mcp_platform.adapters.kinesis.shard_reader import ShardReader, StartPosition
+from mcp_platform.application.events.ports import RecentEvents
 from mcp_platform.application.events.schema import EventSchemaError, ToolCallEvent
 from mcp_platform.application.events.stream_events import decode_stream_event
 
@@ -32,13 +33,6 @@ def hash_key(partition_key: str) -> int:
 def shard_holds_key(shard: dict[str, Any], key_hash: int) -> bool:
     hash_range = shard["HashKeyRange"]
     return int(hash_range["StartingHashKey"]) <= key_hash <= int(hash_range["EndingHashKey"])
-
-
-@dataclass(frozen=True)
-class RecentEvents:
-    events: list[ToolCallEvent]
-    truncated: bool  # more may exist: count or time bound hit
-    skipped_invalid: int
 
 
 def recent_session_events(
@@ -81,3 +75,13 @@ def recent_session_events(
     ordered = sorted(newest, key=lambda e: e.started_at)
     truncated = matched > max_events or clock() >= deadline
     return RecentEvents(ordered, truncated=truncated, skipped_invalid=skipped)
+
+
+@dataclass(frozen=True)
+class KinesisRecentEvents:
+    """``application.events.ports.RecentToolEvents`` over the stream's shard reader."""
+
+    reader: ShardReader
+
+    def session_events(self, session_id: str, *, lookback: timedelta, max_events: int) -> RecentEvents:
+        return recent_session_events(self.reader, session_id, lookback=lookback, max_events=max_events)

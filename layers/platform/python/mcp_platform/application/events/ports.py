@@ -8,6 +8,8 @@ composition root. Both writes must be idempotent: redelivery is the normal case,
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
+from datetime import timedelta
 from typing import Protocol
 
 from mcp_platform.application.events.schema import ToolCallEvent
@@ -32,3 +34,20 @@ class IngestLedger(Protocol):
         when counted, False for a duplicate. The dedupe marker that decides it lives until
         ``marker_expires_at`` (epoch seconds)."""
         ...
+
+
+@dataclass(frozen=True)
+class RecentEvents:
+    """A session's newest tool-call events, oldest first."""
+
+    events: list[ToolCallEvent]
+    truncated: bool
+    """More may exist: the count or the time bound was reached."""
+    skipped_invalid: int
+
+
+class RecentToolEvents(Protocol):
+    """A session's recent tool-call events read back from the stream (K4), for tools; the
+    Kinesis adapter reads only the shards that hold the session's partition key."""
+
+    def session_events(self, session_id: str, *, lookback: timedelta, max_events: int) -> RecentEvents: ...

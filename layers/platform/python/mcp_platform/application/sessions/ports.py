@@ -11,13 +11,36 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from mcp_platform.application.sessions.model import CommitResult, Session, ToolCall, ToolCallResult
+from mcp_platform.application.sessions.model import (
+    KIND_APPLICATION,
+    CommitResult,
+    Session,
+    ToolCall,
+    ToolCallPage,
+    ToolCallResult,
+)
 from mcp_platform.protocol.context import AttributeWrites, ConditionCheck, ExtraPut
 
 
 class SessionRepository(Protocol):
+    """The session store as the use cases and tools see it (``adapters.dynamodb.sessions``)."""
+
+    def create_session(
+        self, owner: str, *, kind: str = KIND_APPLICATION, attributes: dict[str, Any] | None = None
+    ) -> Session:
+        """A new live session of ``owner`` (an application handle, or a 2025 transport session)."""
+        ...
+
     def get_session(self, session_id: str, *, owner: str | None = None, consistent: bool) -> Session:
         """The caller's live session (SessionNotFound otherwise); ``consistent`` bypasses caches."""
+        ...
+
+    def end_session(self, session_id: str, *, owner: str | None = None) -> None: ...
+
+    def list_tool_calls(
+        self, session_id: str, *, owner: str | None = None, limit: int = 50, cursor: str | None = None, consistent: bool
+    ) -> ToolCallPage:
+        """A page of the session's tool-call records, oldest first; ``next_cursor`` for the next."""
         ...
 
     def load_for_tool_call(
