@@ -13,7 +13,7 @@ installs exactly that with ``--require-hashes --no-deps``. The same commit there
 same files, and the layer's asset hash (the sources, locks included) changes when the lock does.
 
 Output: ``<output dir>/python/{dependencies, mcp_platform}`` (default build/layer-<arch>), the
-layout Lambda mounts under /opt/python, and ``<output dir>/requirements.sha256``, which tells the
+layout Lambda mounts under /opt/python, compiled to bytecode for the runtime's Python, and ``<output dir>/requirements.sha256``, which tells the
 CDK layer construct (stacks/shared_layer.py) whether these dependencies are still current.
 """
 
@@ -48,6 +48,34 @@ LOCK_LINE = re.compile(r"^(?P<name>[A-Za-z0-9._-]+)==(?P<version>\S+) --hash=sha
 def lambda_python() -> str:
     """The runtime's Python (major.minor): LAMBDA_PYTHON (the Makefile exports it) or .python-version."""
     return os.environ.get("LAMBDA_PYTHON") or (ROOT / ".python-version").read_text().strip()
+
+
+def compile_bytecode(site: Path, python: str) -> None:
+    """Compile every module under ``site`` for the runtime's Python.
+
+    Lambda mounts a layer read-only, so the interpreter cannot cache what it compiles: a layer
+    without bytecode compiles each module it imports on every cold start. The bytecode is
+    ``unchecked-hash``: deploy tooling rewrites file times (asset staging, the zip's two-second
+    resolution), which would make timestamp-checked bytecode stale on arrival; it is never
+    checked against the source, so it must come from these very files (the build and the
+    bundler compile after the last copy).
+    """
+    subprocess.run(  # noqa: S603 - a fixed module of the runtime's interpreter
+        [interpreter(python), "-m", "compileall", "-q", "-j", "0", "--invalidation-mode", "unchecked-hash", str(site)],
+        check=True,
+    )
+
+
+def interpreter(python: str) -> str:
+    """A CPython of the runtime's version (major.minor): this one, or the one find_python.sh finds."""
+    if f"{sys.version_info.major}.{sys.version_info.minor}" == python:
+        return sys.executable
+    found = subprocess.run(  # noqa: S603 - fixed script
+        ["/bin/bash", str(ROOT / "scripts" / "find_python.sh"), python], capture_output=True, text=True
+    )
+    if found.returncode != 0:
+        raise SystemExit(f"the layer's bytecode needs CPython {python}: {found.stderr.strip()}")
+    return found.stdout.strip()
 
 
 def lock_path(architecture: str) -> Path:
@@ -195,6 +223,7 @@ def build(architecture: str, output: Path) -> None:
         shutil.copytree(LAYER / "python" / "mcp_platform", stage / "mcp_platform")
         for cache in stage.rglob("__pycache__"):
             shutil.rmtree(cache, ignore_errors=True)
+        compile_bytecode(stage, python)
         # Replace the output whole: never leave a half-copied layer.
         output.mkdir(parents=True, exist_ok=True)
         shutil.rmtree(output / "python", ignore_errors=True)

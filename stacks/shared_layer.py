@@ -14,7 +14,7 @@ from aws_cdk import AssetHashType, BundlingOptions, DockerImage, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from scripts.layer import STAMP, stamp_for
+from scripts.layer import STAMP, compile_bytecode, stamp_for
 from stacks.config import PlatformConfig
 from stacks.runtime import architecture_of, lambda_runtime
 
@@ -29,7 +29,8 @@ class LayerBundler:
 
     Reuses build/layer-<arch> (from `make layer`) when it was built from the current lock file
     for the configured Python, and always copies the current ``mcp_platform`` sources on top,
-    so a deploy never ships stale domain code. Otherwise it runs scripts/layer.py build.
+    so a deploy never ships stale domain code, then compiles the whole layer to bytecode for
+    that Python (scripts/layer.py ``compile_bytecode``). Otherwise it runs scripts/layer.py build.
     """
 
     def __init__(self, architecture: str, python: str) -> None:
@@ -48,6 +49,7 @@ class LayerBundler:
                 ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
                 dirs_exist_ok=True,
             )
+            compile_bytecode(out / "python", self.python)
         else:
             subprocess.run(  # noqa: S603 - fixed script; architecture validated by PlatformConfig
                 [sys.executable, str(BUILD_SCRIPT), "build", self.architecture, output_dir],

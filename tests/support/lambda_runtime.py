@@ -73,6 +73,8 @@ class DeployedFunction:
             "LAMBDA_TASK_ROOT": str(self.task_root),
             "LAMBDA_RUNTIME_DIR": str(RUNTIME_DIR),
             "PYTHONPATH": f"{self.task_root}:{self.layer_python}:{RUNTIME_DIR}",
+            # Code and layers are mounted read-only: only the bytecode the assets ship is used.
+            "PYTHONDONTWRITEBYTECODE": "1",
             "_HANDLER": self.handler,
             "AWS_EXECUTION_ENV": f"AWS_Lambda_python{python}",
             "AWS_REGION": self.region,
