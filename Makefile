@@ -16,13 +16,17 @@ export AWS_EC2_METADATA_DISABLED := true
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export LAMBDA_PYTHON
 export NO_MKDOCS_2_WARNING := 1
+# The browser the MCP Inspector test drives: the system's Chromium (`make browser`).
+CHROMIUM ?= /usr/bin/chromium
+export CHROMIUM
 
-.PHONY: help setup test test-fast conformance synth deploy lint imports bench dev dev-second clean layer lock docs
+.PHONY: help setup test test-fast conformance synth deploy lint imports bench dev dev-second clean layer lock docs browser inspector-demo
 
 help:
-	@echo "make test    set up (venv, pip, npm, layer) and run the whole test suite, conformance and the docs build included"
+	@echo "make test    set up (venv, pip, npm, layer, Chromium) and run the whole test suite, conformance and the docs build included"
 	@echo "make conformance  the MCP conformance suite over two local instances behind round-robin (server and OAuth facade)"
 	@echo "make dev     run the whole platform locally on an embedded AWS emulator"
+	@echo "make inspector-demo  the MCP Inspector's web UI signing in through the local OAuth facade (headless Chromium; screenshots in build/inspector-demo)"
 	@echo "make synth   synthesize the CloudFormation templates offline into cdk.out"
 	@echo "make deploy  cdk deploy into the account of your current AWS credentials"
 	@echo "make lint    ruff, mypy, the import contracts and cfn-lint"
@@ -65,11 +69,30 @@ layer: $(STAMPS)/layer-$(ARCH)-$(LAMBDA_PYTHON)
 lock: $(STAMPS)/venv-$(LAMBDA_PYTHON)
 	$(PY) scripts/layer.py lock
 
-test: setup
+test: setup browser
 	$(MAKE) --no-print-directory imports
 	$(PY) -m pytest -q -n 2 --dist loadgroup
 	$(PY) -m local.conformance
 	set -o pipefail; $(VENV)/bin/mkdocs build 2>&1 | { grep -v "^INFO" || true; }
+
+# Debian's Chromium when there is none (about 20 s; as root or with sudo): the MCP Inspector test
+# drives its web UI with it (tests/integration/local/test_local_oauth_facade.py), and fails without it.
+browser:
+	@test -x "$(CHROMIUM)" || { \
+	  command -v apt-get >/dev/null || { echo "no Chromium at $(CHROMIUM): install one and set CHROMIUM" >&2; exit 2; }; \
+	  echo "installing Debian's chromium (no Chromium at $(CHROMIUM))"; \
+	  sudo=$$(test "$$(id -u)" = 0 || echo sudo); \
+	  $$sudo apt-get update -qq && \
+	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
+	@test -x "$(CHROMIUM)" || { echo "no Chromium at $(CHROMIUM) after installing Debian's package" >&2; exit 2; }
+
+# The MCP Inspector's web UI (pinned in package.json) signing in through the local OAuth facade
+# with no registration and calling echo, in a headless Chromium; one screenshot per step is kept.
+inspector-demo: setup browser
+	rm -rf build/inspector-demo
+	$(PY) -m pytest -q --basetemp=build/inspector-demo \
+	  "tests/integration/local/test_local_oauth_facade.py::test_the_mcp_inspector_signs_in_with_no_registration_and_calls_echo"
+	@echo "screenshots: $$(ls -d build/inspector-demo/*current/screenshots)"
 
 # The layers of mcp_platform (docs/architecture/index.md), as import-linter contracts in pyproject.toml.
 imports: $(STAMPS)/venv-$(LAMBDA_PYTHON)
