@@ -13,8 +13,9 @@ installs exactly that with ``--require-hashes --no-deps``. The same commit there
 same files, and the layer's asset hash (the sources, locks included) changes when the lock does.
 
 Output: ``<output dir>/python/{dependencies, mcp_platform}`` (default build/layer-<arch>), the
-layout Lambda mounts under /opt/python, compiled to bytecode for the runtime's Python, and ``<output dir>/requirements.sha256``, which tells the
-CDK layer construct (stacks/shared_layer.py) whether these dependencies are still current.
+layout Lambda mounts under /opt/python, compiled to bytecode for the runtime's Python, and
+``<output dir>/requirements.sha256``, which tells the CDK layer construct
+(stacks/shared_layer.py) whether these dependencies are still current.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ import aws_cdk as cdk  # noqa: E402
 from cdk_nag import AwsSolutionsChecks  # noqa: E402
 
 from stacks.config import PlatformConfig  # noqa: E402
+from stacks.nag import acknowledge  # noqa: E402
 from stacks.platform_stack import PlatformStack  # noqa: E402
 
 STACK_NAME_PREFIX = "McpPlatform"
@@ -40,6 +41,7 @@ def build_app(
         config=config,
         description=f"Serverless MCP server platform ({config.stage})",
     )
+    acknowledge(stack)  # each finding the design accepts, with its reason
     if nag:
         # Synth fails (ValidationFailed) on any finding that is not acknowledged with a reason.
         cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))

@@ -8,7 +8,6 @@ from aws_cdk import CfnOutput, Stack, Tags
 from constructs import Construct
 
 from mcp_platform.config import EnvVars
-from stacks import nag
 from stacks.cognito import CognitoAuthorization
 from stacks.common import dead_letter_queue, platform_key
 from stacks.config import PlatformConfig
@@ -121,7 +120,6 @@ class PlatformStack(Stack):
             ),
         )
         self._operations_output(config)
-        nag.acknowledge(self)
 
     def _operations_output(self, config: PlatformConfig) -> None:
         """What the DLQ redrive command reads (python -m mcp_platform.ops --stack <name>): the

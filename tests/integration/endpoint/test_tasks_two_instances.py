@@ -26,7 +26,7 @@ from local.functions import LambdaContext
 from local.queue_poller import QueuePoller
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.tasks import TaskStore
-from mcp_platform.application.tasks.worker import TaskWorker
+from mcp_platform.application.task_worker import TaskWorker
 from mcp_platform.bootstrap.worker import build_handler
 from mcp_platform.protocol.tasks import EXTENSION_ID
 from tests.support import task_tools

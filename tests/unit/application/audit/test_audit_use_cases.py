@@ -14,7 +14,8 @@ import pytest
 
 from mcp_platform.application.audit.diff import diff_images
 from mcp_platform.application.audit.expiry import SessionExpiryHandler
-from mcp_platform.application.audit.ports import CleanupIncomplete, HeldItems, WireValue
+from mcp_platform.application.audit.images import WireValue
+from mcp_platform.application.audit.ports import CleanupIncomplete, HeldItems
 from mcp_platform.application.audit.records import ExpiredSession, StreamChange
 from mcp_platform.protocol.clock import ManualClock
 

@@ -167,8 +167,6 @@ class McpServer:
         """The tool's ``ask_first`` questions (an InputRequiredResult until answered), then the task."""
         answers: dict[str, dict[str, Any]] = {}
         if prepared.spec.ask_first is not None:
-            from mcp_platform.protocol.interactive import ask_all
-
             questions = prepared.spec.ask_first(**prepared.arguments)
             context = ToolContext(
                 principal=call.principal,
@@ -176,7 +174,7 @@ class McpServer:
                 interaction=call.interaction,
                 client_capabilities=call.client_capabilities,
             )
-            answers = await ask_all(context, questions)
+            answers = await context.ask_all(questions)
         created: dict[str, Any] = await tasks.start(kept, call, answers)
         return created
 

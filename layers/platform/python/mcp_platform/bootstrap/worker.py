@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import Any
 
 from mcp_platform.adapters.dynamodb.tasks import TaskStore
-from mcp_platform.application.tasks.worker import TaskWorker
+from mcp_platform.application.task_worker import TaskWorker
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.bootstrap.runtime import build_runtime
 from mcp_platform.config import Settings

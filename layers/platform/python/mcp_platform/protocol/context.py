@@ -11,10 +11,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from mcp_platform.protocol.call import Notify, discard_notification
-from mcp_platform.protocol.jsonrpc import notification_message
+from mcp_platform.protocol.jsonrpc import (
+    INVALID_REQUEST,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    JsonRpcError,
+    notification_message,
+)
 
 if TYPE_CHECKING:  # the interactive API loads on a tool's first question, not at start
-    from mcp_platform.protocol.interactive import Elicited, InputRequest, Interaction, Sampled
+    from mcp_platform.protocol.input_required import InputRequest
+    from mcp_platform.protocol.interactive import Elicited, Interaction, Sampled
 
 # DynamoDB allows longer attribute names; a tool's attribute is a short key.
 MAX_ATTRIBUTE_NAME = 255
@@ -233,29 +239,53 @@ class ToolContext(Generic[ServicesT]):
 
     async def elicit(self, message: str, requested_schema: dict[str, Any], *, key: str | None = None) -> Elicited:
         """Ask the user to fill in a form; needs the client's ``elicitation`` capability (-32021)."""
-        from mcp_platform.protocol import interactive as api
+        from mcp_platform.protocol.interactive import Elicited, elicitation
 
-        return await api.elicit(self, message, requested_schema, key)
+        answer = await self._ask_one(key, elicitation(message, requested_schema))
+        content = answer.get("content") if answer["action"] == "accept" else None
+        return Elicited(answer["action"], dict(content or {}))
 
     async def sample(
         self, messages: str | Sequence[dict[str, Any]], *, max_tokens: int, key: str | None = None, **options: Any
     ) -> Sampled:
         """Ask the client's model (``sampling``); ``options`` are further params by wire name."""
-        from mcp_platform.protocol import interactive as api
+        from mcp_platform.protocol.interactive import Sampled, sampling
 
-        return await api.sample(self, messages, max_tokens, key, **options)
+        answer = await self._ask_one(key, sampling(messages, max_tokens=max_tokens, **options))
+        return Sampled(answer["role"], answer["content"], answer["model"], answer.get("stopReason"))
 
     async def list_roots(self, *, key: str | None = None) -> list[dict[str, Any]]:
         """The client's roots (``roots``)."""
-        from mcp_platform.protocol import interactive as api
+        from mcp_platform.protocol.interactive import roots
 
-        return await api.list_roots(self, key)
+        answer = await self._ask_one(key, roots())
+        return list(answer["roots"])
 
     async def ask_all(self, requests: Mapping[str, InputRequest]) -> dict[str, dict[str, Any]]:
-        """Several questions in one round; raw answers, each checked against its result shape."""
-        from mcp_platform.protocol import interactive as api
+        """Several questions in one round (2026: one InputRequiredResult; 2025: sent together);
+        raw answers, each checked against its request's result shape."""
+        from mcp_platform.protocol.interactive import CAPABILITY
 
-        return await api.ask_all(self, requests)
+        missing = {CAPABILITY[r.method] for r in requests.values() if not self.supports(CAPABILITY[r.method])}
+        if missing:
+            raise JsonRpcError(
+                MISSING_REQUIRED_CLIENT_CAPABILITY,
+                f"This request needs client capabilities it did not declare: {', '.join(sorted(missing))}",
+                {"requiredCapabilities": {name: {} for name in sorted(missing)}},
+            )
+        if not requests:
+            return {}
+        if self.interaction is None:
+            raise JsonRpcError(INVALID_REQUEST, "This request cannot ask the client for input")
+        return await self.interaction.ask(requests)
+
+    async def _ask_one(self, key: str | None, request: InputRequest) -> dict[str, Any]:
+        """One question, keyed ``key`` or ``<kind>-<n>`` (the n-th question of this run)."""
+        from mcp_platform.protocol.interactive import SHORT_NAMES
+
+        self.questions_asked += 1
+        name = key or f"{SHORT_NAMES[request.method]}-{self.questions_asked}"
+        return (await self.ask_all({name: request}))[name]
 
     def for_worker_thread(self) -> ToolContext[ServicesT]:
         """This context with effects of its own, for a sync tool's worker thread: a stop at

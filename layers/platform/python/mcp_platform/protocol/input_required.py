@@ -1,5 +1,6 @@
 """What the dispatch must recognise of the interactive API, loaded at start (the API itself,
-:mod:`mcp_platform.protocol.interactive`, loads on a tool's first question).
+:mod:`mcp_platform.protocol.interactive`, loads on a tool's first question): a question, and the
+signal that a run needs answers.
 
 2026-07-28 answers a request whose run needs input with an ``InputRequiredResult``: only the
 methods in :data:`INPUT_METHODS` may, and a run signals it with :class:`InputRequired`.
@@ -8,13 +9,26 @@ methods in :data:`INPUT_METHODS` may, and a run signals it with :class:`InputReq
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from mcp_platform.protocol.interactive import InputRequest
+from typing import Any
 
 INPUT_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 """2026-07-28: the requests that may answer InputRequiredResult (mrtr.mdx, "Supported Requests")."""
+
+
+class InputRequest:
+    """One question for the client: a server-to-client request without its JSON-RPC framing."""
+
+    __slots__ = ("method", "params")
+
+    def __init__(self, method: str, params: dict[str, Any] | None = None) -> None:
+        self.method = method
+        self.params = params if params is not None else {}
+
+    def __repr__(self) -> str:
+        return f"InputRequest({self.method!r}, {self.params!r})"
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"method": self.method, "params": self.params}
 
 
 class InputRequired(Exception):

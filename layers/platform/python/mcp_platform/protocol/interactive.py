@@ -1,5 +1,6 @@
-"""The interactive tool API, the same in both protocol eras (behind ``ToolContext``'s methods,
-loaded on the first question: a tool that never asks never imports it).
+"""The interactive tool API, the same in both protocol eras: the questions, their answers' shapes
+and the checks (``ToolContext``'s methods ask them; loaded on the first question: a tool that
+never asks never imports it).
 
 A tool (prompt, resource read) awaits ``ctx.elicit(...)``, ``ctx.sample(...)``,
 ``ctx.list_roots()``, or ``ctx.ask_all({...})`` for several questions at once. Each question has
@@ -18,14 +19,10 @@ what the client can answer.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from mcp_platform.protocol.admission import Inadmissible, check_storable
-from mcp_platform.protocol.input_required import INPUT_METHODS, InputRequired
-from mcp_platform.protocol.jsonrpc import INVALID_REQUEST, MISSING_REQUIRED_CLIENT_CAPABILITY, JsonRpcError
-
-if TYPE_CHECKING:
-    from mcp_platform.protocol.context import ToolContext, ToolServices
+from mcp_platform.protocol.input_required import INPUT_METHODS, InputRequest, InputRequired
 
 __all__ = ["INPUT_METHODS", "InputRequest", "InputRequired", "elicitation", "roots", "sampling"]
 
@@ -33,24 +30,8 @@ ELICIT = "elicitation/create"
 SAMPLE = "sampling/createMessage"
 ROOTS = "roots/list"
 CAPABILITY = {ELICIT: "elicitation", SAMPLE: "sampling", ROOTS: "roots"}
-_SHORT = {ELICIT: "elicit", SAMPLE: "sample", ROOTS: "roots"}
+SHORT_NAMES = {ELICIT: "elicit", SAMPLE: "sample", ROOTS: "roots"}
 ELICIT_ACTIONS = ("accept", "decline", "cancel")
-
-
-class InputRequest:
-    """One question for the client: a server-to-client request without its JSON-RPC framing."""
-
-    __slots__ = ("method", "params")
-
-    def __init__(self, method: str, params: dict[str, Any] | None = None) -> None:
-        self.method = method
-        self.params = params if params is not None else {}
-
-    def __repr__(self) -> str:
-        return f"InputRequest({self.method!r}, {self.params!r})"
-
-    def to_wire(self) -> dict[str, Any]:
-        return {"method": self.method, "params": self.params}
 
 
 class InvalidInputResponse(ValueError):
@@ -149,56 +130,3 @@ def check_answer(method: str, answer: Any) -> dict[str, Any]:
         if not isinstance(found, list) or not all(isinstance(r, dict) and isinstance(r.get("uri"), str) for r in found):
             raise InvalidInputResponse("roots must be a list of objects with a uri")
     return answer
-
-
-def supports(ctx: ToolContext[ToolServices], capability: str) -> bool:
-    """Whether the client declared ``capability`` (unknown capabilities: assumed declared)."""
-    return ctx.client_capabilities is None or capability in ctx.client_capabilities
-
-
-async def elicit(
-    ctx: ToolContext[ToolServices], message: str, requested_schema: dict[str, Any], key: str | None
-) -> Elicited:
-    answer = await _one(ctx, key, elicitation(message, requested_schema))
-    content = answer.get("content") if answer["action"] == "accept" else None
-    return Elicited(answer["action"], dict(content or {}))
-
-
-async def sample(
-    ctx: ToolContext[ToolServices],
-    messages: str | Sequence[dict[str, Any]],
-    max_tokens: int,
-    key: str | None,
-    **options: Any,
-) -> Sampled:
-    answer = await _one(ctx, key, sampling(messages, max_tokens=max_tokens, **options))
-    return Sampled(answer["role"], answer["content"], answer["model"], answer.get("stopReason"))
-
-
-async def list_roots(ctx: ToolContext[ToolServices], key: str | None) -> list[dict[str, Any]]:
-    answer = await _one(ctx, key, roots())
-    return list(answer["roots"])
-
-
-async def ask_all(ctx: ToolContext[ToolServices], requests: Mapping[str, InputRequest]) -> dict[str, dict[str, Any]]:
-    """Several questions in one round (2026: one InputRequiredResult; 2025: sent together).
-    Answers are the raw results, each checked against its request's result shape."""
-    missing = {CAPABILITY[r.method] for r in requests.values() if not supports(ctx, CAPABILITY[r.method])}
-    if missing:
-        raise JsonRpcError(
-            MISSING_REQUIRED_CLIENT_CAPABILITY,
-            f"This request needs client capabilities it did not declare: {', '.join(sorted(missing))}",
-            {"requiredCapabilities": {name: {} for name in sorted(missing)}},
-        )
-    if not requests:
-        return {}
-    if ctx.interaction is None:
-        raise JsonRpcError(INVALID_REQUEST, "This request cannot ask the client for input")
-    answers: dict[str, dict[str, Any]] = await ctx.interaction.ask(requests)
-    return answers
-
-
-async def _one(ctx: ToolContext[ToolServices], key: str | None, request: InputRequest) -> dict[str, Any]:
-    ctx.questions_asked += 1
-    name = key or f"{_SHORT[request.method]}-{ctx.questions_asked}"
-    return (await ask_all(ctx, {name: request}))[name]

@@ -15,7 +15,7 @@ from typing import Any
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.conditional_writes import put_if_absent
 from mcp_platform.application.audit.diff import ImageDiff, dumps, value_summary
-from mcp_platform.application.audit.ports import WireImage
+from mcp_platform.application.audit.images import WireImage
 from mcp_platform.application.audit.records import StreamChange
 
 DEFAULT_RETENTION_SECONDS = 365 * 24 * 3600

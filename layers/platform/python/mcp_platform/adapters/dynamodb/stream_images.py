@@ -21,7 +21,7 @@ from typing import Any, cast
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.application.audit.diff import ImageDiff, diff_images
-from mcp_platform.application.audit.ports import WireImage, WireValue
+from mcp_platform.application.audit.images import WireImage, WireValue
 from mcp_platform.application.audit.records import EVENT_NAMES, ExpiredSession, MalformedStreamRecord, StreamChange
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from mcp_platform.application.audit.ports import ImageCodec, WireImage, WireValue
+from mcp_platform.application.audit.images import ImageCodec, WireImage, WireValue
 from mcp_platform.protocol import compact_json
 
 VALUE_LIMIT_BYTES = 2048  # a changed value larger than this is replaced by its size and hash

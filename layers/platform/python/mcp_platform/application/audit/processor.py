@@ -14,7 +14,8 @@ from typing import Any
 
 from mcp_platform.application.audit.diff import diff_images
 from mcp_platform.application.audit.expiry import ExpiryOutcome, SessionExpiryHandler
-from mcp_platform.application.audit.ports import AuditLog, ImageCodec
+from mcp_platform.application.audit.images import ImageCodec
+from mcp_platform.application.audit.ports import AuditLog
 from mcp_platform.application.audit.records import StreamChange
 from mcp_platform.application.audit.trail import InvalidCursor, TrailPage
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from mcp_platform.application.audit.ports import WireImage
+from mcp_platform.application.audit.images import WireImage
 from mcp_platform.protocol.clock import iso_utc
 
 EVENT_NAMES = ("INSERT", "MODIFY", "REMOVE")

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from mcp_platform.application.sessions.model import Session, ToolCallResult
+from mcp_platform.application.sessions.model import STATUS_ACTIVE, Session, ToolCallResult
 
 
 class SessionStoreError(Exception):
@@ -189,3 +188,11 @@ class CallRecordTooLarge(SessionStoreError):
         self.tool_call_id = tool_call_id
         self.budget_bytes = budget_bytes
         self.requested_bytes = requested_bytes
+
+
+def require_alive(session: Session, now: float) -> None:
+    """Raise the precise not-found error unless ``session.is_alive(now)`` (ended before expired)."""
+    if session.status != STATUS_ACTIVE:
+        raise SessionEnded(session.id)
+    if session.ttl <= now:
+        raise SessionExpired(session.id)  # D6: whatever the table has or hasn't deleted yet

@@ -10,8 +10,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from mcp_platform.application.sessions.errors import SessionEnded, SessionExpired
-
 # A session's lifecycle status: active until ended explicitly (or expired by its ttl).
 STATUS_ACTIVE = "active"
 STATUS_ENDED = "ended"
@@ -49,13 +47,6 @@ class Session:
         """The session alive rule (D6/D7): active and its ttl still ahead of ``now``. The store's
         writes carry the same rule as their condition, built from the same constants."""
         return self.status == STATUS_ACTIVE and self.ttl > now
-
-    def require_alive(self, now: float) -> None:
-        """Raise the precise not-found error unless :meth:`is_alive` (ended before expired)."""
-        if self.status != STATUS_ACTIVE:
-            raise SessionEnded(self.id)
-        if self.ttl <= now:
-            raise SessionExpired(self.id)  # D6: whatever the table has or hasn't deleted yet
 
     def attribute_version(self, name: str) -> int:
         """The version of ``attributes[name]`` in this state (0: never changed)."""

@@ -34,6 +34,7 @@ from mcp_platform.application.sessions.errors import (
     StoreThrottled,
     TransactionFailed,
     VersionConflict,
+    require_alive,
 )
 from mcp_platform.application.sessions.model import CommitResult, Session, ToolCall, ToolCallPage, ToolCallResult
 from mcp_platform.protocol.context import AttributeWrites, ConditionCheck, ExtraPut
@@ -146,7 +147,7 @@ class ToolCallCommits:
         elif owner is not None and session.owner != owner:
             raise SessionNotFound(session.id)
         else:
-            session.require_alive(self.table.clock.now())  # known locally: no call needed
+            require_alive(session, self.table.clock.now())  # known locally: no call needed
         held_attributes = dict(attributes) if attributes is not None else None
         if by_attribute is not None and session.attribute_versions is None:
             # An item written before attribute versions were kept: this one commit is conditioned

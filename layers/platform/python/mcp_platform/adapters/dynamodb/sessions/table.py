@@ -11,7 +11,7 @@ from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.codec import AttributeValue, attr_size, from_attr, require_epoch_seconds, to_attr
 from mcp_platform.adapters.dynamodb.gateway import DynamoGateway
 from mcp_platform.adapters.dynamodb.sessions.items import meta_key, session_from_item
-from mcp_platform.application.sessions.errors import SessionCapacityExceeded, SessionNotFound
+from mcp_platform.application.sessions.errors import SessionCapacityExceeded, SessionNotFound, require_alive
 from mcp_platform.application.sessions.model import SESSION_KINDS, STATUS_ACTIVE, STATUS_ENDED, Session
 from mcp_platform.application.sessions.retry import Backoff
 from mcp_platform.protocol.clock import Clock, iso_utc
@@ -154,7 +154,7 @@ class SessionTable:
         session = session_from_item(item)
         if owner is not None and session.owner != owner:
             raise SessionNotFound(session_id)  # same error as missing: no existence oracle
-        session.require_alive(self.clock.now())
+        require_alive(session, self.clock.now())
         return session
 
     def raise_not_alive(self, session_id: str, item: dict[str, AttributeValue] | None, owner: str | None) -> NoReturn:
