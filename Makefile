@@ -56,10 +56,11 @@ $(STAMPS)/layer-$(ARCH)-$(LAMBDA_PYTHON): layers/platform/requirements-$(ARCH).l
 	@touch $@
 
 # What Lambda's managed runtime provides beside the layer (/var/runtime): the runtime interface
-# client and boto3; the tests start the event functions with it (tests/support/lambda_runtime.py).
+# client and boto3, compiled as the runtime ships them; the tests start the event functions with it
+# (tests/support/lambda_runtime.py).
 $(STAMPS)/lambda-runtime-$(LAMBDA_PYTHON): tests/support/lambda-runtime-requirements.txt $(STAMPS)/venv-$(LAMBDA_PYTHON)
 	rm -rf build/lambda-runtime
-	set -o pipefail; $(PY) -m pip install -q --no-compile -t build/lambda-runtime -r $< 2>&1 | { grep -v "^WARNING: Location" || true; }
+	set -o pipefail; $(PY) -m pip install -q -t build/lambda-runtime -r $< 2>&1 | { grep -v "^WARNING: Location" || true; }
 	@touch $@
 
 setup: $(STAMPS)/venv-$(LAMBDA_PYTHON) $(STAMPS)/npm $(STAMPS)/layer-$(ARCH)-$(LAMBDA_PYTHON) $(STAMPS)/lambda-runtime-$(LAMBDA_PYTHON)

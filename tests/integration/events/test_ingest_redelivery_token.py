@@ -17,6 +17,7 @@ from botocore.exceptions import ClientError
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.application.events.schema import ToolCallEvent
 from mcp_platform.bootstrap.ingest import event_ingestor
+from mcp_platform.protocol.clock import ManualClock
 
 TABLE = "sessions"
 T0 = 1_800_000_000.0
@@ -102,11 +103,11 @@ def calls_counted(dynamodb: Any) -> int:
 
 def test_k2_d4_redelivery_seconds_later_is_a_silent_duplicate(dynamodb: Any, table: str) -> None:
     # Given an event ingested through a client with DynamoDB's ClientRequestToken semantics
-    now = [T0]
-    ingestor = event_ingestor(DynamoTokenSemantics(dynamodb), TABLE, now=lambda: now[0], sleep=lambda s: None)
+    clock = ManualClock(T0)
+    ingestor = event_ingestor(DynamoTokenSemantics(dynamodb), TABLE, clock=clock, sleep=lambda s: None)
     assert ingestor.ingest(event()).counted is True
     # When Lambda redelivers it 2 s later (a later record of the batch failed)
-    now[0] += 2
+    clock.advance(2)
     outcome = ingestor.ingest(event())
     # Then the redelivery is a duplicate, not an IdempotentParameterMismatchException
     assert outcome.counted is False
@@ -117,7 +118,7 @@ def test_k2_transaction_conflict_is_retried(dynamodb: Any, table: str) -> None:
     # Given a counting transaction that collides once with a concurrent writer
     client = ConflictOnce(dynamodb)
     sleeps: list[float] = []
-    ingestor = event_ingestor(client, TABLE, now=lambda: T0, sleep=sleeps.append)
+    ingestor = event_ingestor(client, TABLE, clock=ManualClock(T0), sleep=sleeps.append)
     # When the event is ingested
     outcome = ingestor.ingest(event())
     # Then it is retried after a backoff and counted exactly once

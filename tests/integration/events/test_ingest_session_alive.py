@@ -66,7 +66,7 @@ def calls_counted(dynamodb: Any) -> int:
 
 
 def ingestor(dynamodb: Any, now: float) -> EventIngestor:
-    return event_ingestor(dynamodb, TABLE, now=lambda: now, sleep=lambda s: None)
+    return event_ingestor(dynamodb, TABLE, clock=ManualClock(now), sleep=lambda s: None)
 
 
 def test_d7_a4_event_for_a_cleaned_up_session_writes_no_record_but_counts_usage(dynamodb: Any, table: str) -> None:
@@ -136,6 +136,6 @@ def test_d4_a_committed_call_gets_no_second_record_whatever_its_event_says(dynam
         duration_ms=100.0,
         session_id=session.id,
     )
-    outcome = event_ingestor(dynamodb, TABLE, now=lambda: T0 + 5).ingest(late)
+    outcome = event_ingestor(dynamodb, TABLE, clock=ManualClock(T0 + 5)).ingest(late)
     assert [r[ts.TOOL_CALL_ID]["S"] for r in tool_records(dynamodb, session.id)] == ["X"]
     assert outcome.counted  # usage still counted once

@@ -79,7 +79,9 @@ def test_k4_expired_iterator_mid_read_loses_and_repeats_nothing(kinesis, sqs):
     publish(kinesis, sqs, stream, events)
     expiry = ExpireGetRecords(kinesis, on_calls={3, 6})
     clock = FakeClock()
-    reader = ShardReader(kinesis, stream, limits=ReaderLimits(max_records_per_call=40), clock=clock, sleep=clock.sleep)
+    reader = ShardReader(
+        kinesis, stream, limits=ReaderLimits(max_records_per_call=40), monotonic=clock, sleep=clock.sleep
+    )
     # When the whole stream is read
     got = [ToolCallEvent.from_bytes(r["Data"]).event_id for r in reader.read_stream(StartPosition.trim_horizon())]
     # Then both expiries happened and every event came back exactly once, in stream order
@@ -96,10 +98,10 @@ def test_k4_recent_events_of_one_session_read_only_its_shard(kinesis, sqs):
     events = [event(i, f"sess-{i % 20}") for i in range(400)]
     publish(kinesis, sqs, stream, events)
     clock = FakeClock()
-    reader = ShardReader(kinesis, stream, clock=clock, sleep=clock.sleep)
+    reader = ShardReader(kinesis, stream, monotonic=clock, sleep=clock.sleep)
     # When the recent events of one session are asked for, bounded to 10
     since = datetime.now(UTC) - timedelta(minutes=5)
-    recent = recent_session_events(reader, "sess-7", since=since, max_events=10, clock=clock)
+    recent = recent_session_events(reader, "sess-7", since=since, max_events=10, monotonic=clock)
     # Then only that session's events come back: the newest 10 of its 20, ordered by started_at
     ours = [e for e in events if e.session_id == "sess-7"]
     assert {e.event_id for e in recent.events} == {e.event_id for e in ours[-10:]}
@@ -121,7 +123,7 @@ def test_a4_session_expired_event_on_the_session_key_is_not_an_undecodable_recor
     )
     KinesisEventPublisher(kinesis, stream).publish(expired.to_dict())
     clock = FakeClock()
-    reader = ShardReader(kinesis, stream, clock=clock, sleep=clock.sleep)
-    recent = recent_session_events(reader, "sess-x", since=datetime.now(UTC) - timedelta(minutes=5), clock=clock)
+    reader = ShardReader(kinesis, stream, monotonic=clock, sleep=clock.sleep)
+    recent = recent_session_events(reader, "sess-x", since=datetime.now(UTC) - timedelta(minutes=5), monotonic=clock)
     assert [e.event_id for e in recent.events] == [e.event_id for e in events]
     assert recent.skipped_invalid == 0

@@ -72,7 +72,7 @@ class FakeShards:
 def reader(fake, clock=None, **limits):
     clock = clock or FakeClock()
     return ShardReader(
-        fake, "events", limits=ReaderLimits(max_records_per_call=3, **limits), clock=clock, sleep=clock.sleep
+        fake, "events", limits=ReaderLimits(max_records_per_call=3, **limits), monotonic=clock, sleep=clock.sleep
     )
 
 
@@ -135,7 +135,7 @@ def test_k4_at_most_five_get_records_per_second_per_shard():
 
 def test_k4_rate_limiter_is_per_shard():
     clock = FakeClock()
-    limiter = ShardRateLimiter(clock=clock, sleep=clock.sleep)
+    limiter = ShardRateLimiter(monotonic=clock, sleep=clock.sleep)
     limiter.acquire("a")
     limiter.acquire("b")  # another shard: no wait
     assert clock.sleeps == []

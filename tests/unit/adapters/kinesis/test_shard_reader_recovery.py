@@ -10,6 +10,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from mcp_platform.adapters.kinesis.shard_reader import ReaderLimits, ShardReader, StartPosition
+from mcp_platform.protocol.clock import ManualClock
 
 T0 = datetime(2026, 11, 29, 10, 0, tzinfo=UTC)
 
@@ -80,9 +81,9 @@ def reader(shard: TimedShard, clock: Clock, wall: datetime = T0, **limits: Any) 
         shard,
         "events",
         limits=ReaderLimits(stop_at_tip=False, empty_backoff_s=0.0, **limits),
-        clock=clock,
+        monotonic=clock,
         sleep=clock.sleep,
-        wall_clock=lambda: wall,
+        clock=ManualClock(wall.timestamp()),
     )
 
 

@@ -28,7 +28,7 @@ def test_a_verified_key_is_cached_until_the_cache_expires_then_a_revocation_hold
     # Given a directory with one key and a controllable clock
     directory = MemoryDirectory({"mcpk_a": "alice"})
     now = [0.0]
-    auth = ApiKeyAuthenticator(directory, cache_seconds=60, clock=lambda: now[0])
+    auth = ApiKeyAuthenticator(directory, cache_seconds=60, monotonic=lambda: now[0])
     # When the key is used twice within the cache time
     first = asyncio.run(auth.authenticate(bearer("mcpk_a"), "127.0.0.1"))
     second = asyncio.run(auth.authenticate(bearer("mcpk_a"), "127.0.0.1"))

@@ -40,7 +40,7 @@ def authenticator(
     issuer: LocalIssuer, clock: Clock | None = None, **settings: Any
 ) -> tuple[OAuthAuthenticator, JwksCache]:
     oauth = OAuthSettings(issuer=issuer.issuer, **settings)
-    keys = JwksCache(issuer.issuer, urllib_fetch(), clock=clock or Clock(), min_refetch_seconds=30)
+    keys = JwksCache(issuer.issuer, urllib_fetch(), monotonic=clock or Clock(), min_refetch_seconds=30)
     resource = ProtectedResource.from_settings(oauth, "us-east-1")
     return OAuthAuthenticator(oauth, resource, keys), keys
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from mcp_platform.application.events.ingest import EventIngestor
 from mcp_platform.application.events.ports import RecordWrite
 from mcp_platform.application.events.schema import ToolCallEvent
+from mcp_platform.protocol.clock import ManualClock
 
 T0 = 1_795_000_000.0
 
@@ -55,7 +56,7 @@ class MemoryLedger:
 def test_record_then_count_and_a_redelivery_changes_nothing() -> None:
     # Given a live session
     ledger = MemoryLedger(live_sessions={"s1"})
-    ingestor = EventIngestor(ledger, dedupe_ttl_s=3600, now=lambda: T0 + 0.9)
+    ingestor = EventIngestor(ledger, dedupe_ttl_s=3600, clock=ManualClock(T0 + 0.9))
     # When one event is ingested twice (a redelivery)
     first = ingestor.ingest(tool_call())
     again = ingestor.ingest(tool_call())
@@ -70,7 +71,7 @@ def test_a_gone_session_skips_the_record_but_still_counts_usage() -> None:
     # Given no live session
     ledger = MemoryLedger()
     # When its late event is ingested
-    outcome = EventIngestor(ledger, now=lambda: T0).ingest(tool_call())
+    outcome = EventIngestor(ledger, clock=ManualClock(T0)).ingest(tool_call())
     # Then no record, the usage is counted, and the outcome says why
     assert ledger.records == {}
     assert (outcome.record_written, outcome.counted, outcome.session_gone) == (False, True, True)
@@ -78,6 +79,6 @@ def test_a_gone_session_skips_the_record_but_still_counts_usage() -> None:
 
 def test_an_event_without_a_session_is_only_counted() -> None:
     ledger = MemoryLedger(live_sessions={"s1"})
-    outcome = EventIngestor(ledger, now=lambda: T0).ingest(tool_call(session_id=None))
+    outcome = EventIngestor(ledger, clock=ManualClock(T0)).ingest(tool_call(session_id=None))
     assert ledger.calls == ["count"]
     assert (outcome.record_written, outcome.counted, outcome.session_gone) == (False, True, False)

@@ -67,14 +67,14 @@ class JwksCache:
         jwks_url: str = "",
         ttl_seconds: float = 600.0,
         min_refetch_seconds: float = 30.0,
-        clock: Callable[[], float] = time.monotonic,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.issuer = issuer
         self.fetch = fetch
         self.jwks_url = jwks_url
         self.ttl_seconds = ttl_seconds
         self.min_refetch_seconds = min_refetch_seconds
-        self._clock = clock
+        self._monotonic = monotonic
         self._keys: dict[str | None, Jwk] = {}
         self._fetched_at: float | None = None
         self._attempted_at: float | None = None
@@ -99,18 +99,19 @@ class JwksCache:
         return self._keys.get(kid) if kid is not None else None
 
     def _expired(self) -> bool:
-        return self._fetched_at is None or self._clock() - self._fetched_at >= self.ttl_seconds
+        return self._fetched_at is None or self._monotonic() - self._fetched_at >= self.ttl_seconds
 
     def _usable(self) -> bool:
         return (
-            self._fetched_at is not None and self._clock() - self._fetched_at < self.ttl_seconds + STALE_GRACE_SECONDS
+            self._fetched_at is not None
+            and self._monotonic() - self._fetched_at < self.ttl_seconds + STALE_GRACE_SECONDS
         )
 
     def _may_refetch(self) -> bool:
-        return self._attempted_at is None or self._clock() - self._attempted_at >= self.min_refetch_seconds
+        return self._attempted_at is None or self._monotonic() - self._attempted_at >= self.min_refetch_seconds
 
     async def _refresh(self) -> None:
-        self._attempted_at = self._clock()
+        self._attempted_at = self._monotonic()
         try:
             keys = await asyncio.to_thread(self._download)
         except IssuerUnavailable:
@@ -121,7 +122,7 @@ class JwksCache:
             logger.warning("JWKS refresh from %s failed; keeping the last key set", self.issuer, exc_info=True)
             return
         self._keys = keys
-        self._fetched_at = self._clock()
+        self._fetched_at = self._monotonic()
 
     def _download(self) -> dict[str | None, Jwk]:
         url = self.jwks_url or self._discover()

@@ -35,6 +35,7 @@ from mcp_platform.application.auth.facade.errors import (
     UpstreamUnavailable,
 )
 from mcp_platform.config import ConfigError, checked_url
+from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock
 
 TOKEN_TIMEOUT_SECONDS = 5.0
 MAX_RESPONSE_BYTES = 64 * 1024
@@ -71,7 +72,7 @@ class UpstreamClient:
         scopes: tuple[str, ...],
         fetch: Fetch,
         post: Post = urllib_post,
-        clock: Callable[[], float] = time.time,
+        clock: Clock = SYSTEM_CLOCK,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.issuer = issuer
@@ -236,7 +237,7 @@ class UpstreamClient:
             claims.get("iss") != self.issuer
             or client_id not in audiences
             or not isinstance(exp, int | float)
-            or exp + LEEWAY_SECONDS < self._clock()
+            or exp + LEEWAY_SECONDS < self._clock.now()
         ):
             raise UpstreamUnavailable("the upstream ID token is not for this client from this issuer")
         subject = claims.get("sub")

@@ -10,6 +10,7 @@ from mcp_platform.adapters.aws_clients import aws_client
 from mcp_platform.adapters.dynamodb.ingest_ledger import DynamoIngestLedger
 from mcp_platform.application.events.ingest import DEFAULT_DEDUPE_TTL_S, EventIngestor, dedupe_ttl_seconds
 from mcp_platform.config import Settings
+from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock
 
 
 def event_ingestor(
@@ -18,12 +19,12 @@ def event_ingestor(
     *,
     dedupe_ttl_s: int = DEFAULT_DEDUPE_TTL_S,
     max_conflict_retries: int = 3,
-    now: Callable[[], float] = time.time,
+    clock: Clock = SYSTEM_CLOCK,
     sleep: Callable[[float], None] = time.sleep,
 ) -> EventIngestor:
     """The ingestor writing through ``dynamodb`` (the plain client: conditions, never DAX)."""
     ledger = DynamoIngestLedger(dynamodb, table_name, max_conflict_retries=max_conflict_retries, sleep=sleep)
-    return EventIngestor(ledger, dedupe_ttl_s=dedupe_ttl_s, now=now)
+    return EventIngestor(ledger, dedupe_ttl_s=dedupe_ttl_s, clock=clock)
 
 
 def build_ingestor(settings: Settings, *, dynamodb: Any = None) -> EventIngestor:

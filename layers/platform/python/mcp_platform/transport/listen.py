@@ -28,6 +28,7 @@ from mcp_platform.application.notifications.ports import SessionLiveness, check_
 from mcp_platform.application.notifications.reader import ListenSource, LogReader, SessionSource
 from mcp_platform.application.sessions.errors import SessionStoreError
 from mcp_platform.application.subscriptions import Readable
+from mcp_platform.protocol.binding import LISTEN_METHOD
 from mcp_platform.protocol.jsonrpc import (
     INVALID_PARAMS,
     JsonRpcError,
@@ -41,7 +42,6 @@ from mcp_platform.transport.stream_pump import StreamPump, chunk
 
 logger = logging.getLogger(__name__)
 
-LISTEN_METHOD = "subscriptions/listen"
 SUBSCRIPTION_ID_META_KEY = "io.modelcontextprotocol/subscriptionId"
 SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
 FILTER_FLAGS = {"toolsListChanged": "tools", "promptsListChanged": "prompts", "resourcesListChanged": "resources"}

@@ -19,24 +19,24 @@ class ShardRateLimiter:
         self,
         rate_per_s: float = GET_RECORDS_PER_SECOND,
         *,
-        clock: Callable[[], float] = time.monotonic,
+        monotonic: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if rate_per_s <= 0:
             raise ValueError("rate_per_s must be > 0")
         self._interval = 1.0 / rate_per_s
-        self._clock = clock
+        self._monotonic = monotonic
         self._sleep = sleep
         self._last: dict[str, float] = {}
 
     def acquire(self, key: str) -> float:
         """Blocks until a call on ``key`` is allowed; returns the time slept."""
-        now = self._clock()
+        now = self._monotonic()
         last = self._last.get(key)
         waited = 0.0
         if last is not None and now - last < self._interval:
             waited = self._interval - (now - last)
             self._sleep(waited)
-            now = self._clock()
+            now = self._monotonic()
         self._last[key] = now
         return waited

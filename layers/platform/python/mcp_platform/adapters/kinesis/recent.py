@@ -43,7 +43,7 @@ def recent_session_events(
     lookback: timedelta = timedelta(hours=1),
     max_events: int = 50,
     max_seconds: float = 2.0,
-    clock: Callable[[], float] = time.monotonic,
+    monotonic: Callable[[], float] = time.monotonic,
 ) -> RecentEvents:
     """The newest ``max_events`` events of ``session_id`` since ``since`` (default: lookback).
 
@@ -51,7 +51,7 @@ def recent_session_events(
     """
     start = since or datetime.now(UTC) - lookback
     key_hash = hash_key(session_id)
-    deadline = clock() + max_seconds
+    deadline = monotonic() + max_seconds
     newest: deque[ToolCallEvent] = deque(maxlen=max_events)
     matched = skipped = 0
     for record in reader.read_stream(
@@ -73,7 +73,7 @@ def recent_session_events(
         matched += 1
         newest.append(event)
     ordered = sorted(newest, key=lambda e: e.started_at)
-    truncated = matched > max_events or clock() >= deadline
+    truncated = matched > max_events or monotonic() >= deadline
     return RecentEvents(ordered, truncated=truncated, skipped_invalid=skipped)
 
 

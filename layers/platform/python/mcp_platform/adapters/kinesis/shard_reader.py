@@ -27,6 +27,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from mcp_platform.adapters.kinesis.rate_limit import ShardRateLimiter
+from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock
 
 
 @dataclass(frozen=True)
@@ -73,17 +74,17 @@ class ShardReader:
         *,
         limits: ReaderLimits | None = None,
         rate_limiter: ShardRateLimiter | None = None,
-        clock: Callable[[], float] = time.monotonic,
+        monotonic: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
-        wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._kinesis = kinesis_client
         self._stream = stream_name
         self._limits = limits or ReaderLimits()
+        self._monotonic = monotonic
         self._clock = clock
-        self._wall_clock = wall_clock
         self._sleep = sleep
-        self._limiter = rate_limiter or ShardRateLimiter(clock=clock, sleep=sleep)
+        self._limiter = rate_limiter or ShardRateLimiter(monotonic=monotonic, sleep=sleep)
         self.get_records_calls = 0
         self.iterator_requests = 0
 
@@ -115,18 +116,18 @@ class ShardReader:
         self, shard_id: str, position: StartPosition, *, deadline: float | None = None
     ) -> Generator[dict[str, Any], None, bool]:
         """Yields raw Kinesis records of one shard; returns when at the tip, closed, or past
-        ``deadline`` (a ``clock()`` value). The generator's return value is True if closed."""
+        ``deadline`` (a ``monotonic()`` value). The generator's return value is True if closed."""
         # Where to re-acquire while nothing has been read yet. LATEST has moved on by then, so
         # it becomes the moment of the first fetch (taken before it: nothing can fall between).
         origin = position
         if position.iterator_type == "LATEST":
-            origin = StartPosition.at_timestamp(self._wall_clock())
+            origin = StartPosition.at_timestamp(datetime.fromtimestamp(self._clock.now(), UTC))
         iterator = self._iterator(shard_id, position)  # fetched right before reading
         last_sequence: str | None = None
         empty_pause = self._limits.empty_backoff_s
         throttle_pause = self._limits.throttle_backoff_s
         throttled = 0
-        while deadline is None or self._clock() < deadline:
+        while deadline is None or self._monotonic() < deadline:
             self._limiter.acquire(shard_id)
             self.get_records_calls += 1
             try:
@@ -165,7 +166,7 @@ class ShardReader:
 
     def _bounded(self, pause: float, deadline: float | None) -> float:
         """``pause``, cut short so the reader wakes up by its deadline."""
-        return pause if deadline is None else max(0.0, min(pause, deadline - self._clock()))
+        return pause if deadline is None else max(0.0, min(pause, deadline - self._monotonic()))
 
     def read_stream(
         self,
@@ -191,7 +192,7 @@ class ShardReader:
 
         # Roots: shards whose parents are outside the listing (expired or filtered out).
         queue = [s["ShardId"] for s in shards if not parents(s)]
-        while queue and (deadline is None or self._clock() < deadline):
+        while queue and (deadline is None or self._monotonic() < deadline):
             shard_id = queue.pop(0)
             start = position if not parents(by_id[shard_id]) else child_position
             closed = yield from self.read_shard(shard_id, start, deadline=deadline)

@@ -30,20 +30,20 @@ class ApiKeyAuthenticator:
         self,
         store: ApiKeyDirectory,
         cache_seconds: float = 60.0,
-        clock: Callable[[], float] = time.monotonic,
+        monotonic: Callable[[], float] = time.monotonic,
         *,
         blocking: Blocking = IN_THREAD,
     ) -> None:
         self.store = store
         self.blocking = blocking
         self.cache_seconds = cache_seconds
-        self._clock = clock
+        self._monotonic = monotonic
         self._cache: OrderedDict[str, tuple[Principal, float]] = OrderedDict()  # digest: (who, until)
 
     async def authenticate(self, headers: dict[str, str], client_host: str) -> Principal:
         key = bearer_token(headers)
         digest = hash_key(key)
-        now = self._clock()
+        now = self._monotonic()
         cached = self._cache.get(digest)
         if cached is not None and cached[1] > now:
             return cached[0]  # a frozen Principal: shared by the key's requests

@@ -36,13 +36,12 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from mcp_platform.application.events.ports import IngestLedger, RecordWrite
 from mcp_platform.application.events.schema import TOOL_CALL_TYPE, EventSchemaError, ToolCallEvent
 from mcp_platform.application.events.stream_events import SessionExpiredEvent, StreamEvent, decode_stream_event
+from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock
 
 logger = logging.getLogger(__name__)
 
@@ -92,11 +91,11 @@ class EventIngestor:
         ledger: IngestLedger,
         *,
         dedupe_ttl_s: int = DEFAULT_DEDUPE_TTL_S,
-        now: Callable[[], float] = time.time,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._ledger = ledger
         self._dedupe_ttl_s = dedupe_ttl_s
-        self._now = now
+        self._clock = clock
 
     def ingest_record(self, data_b64: str) -> IngestOutcome:
         event = decode_record(data_b64)
@@ -114,10 +113,10 @@ class EventIngestor:
 
     def ingest(self, event: ToolCallEvent) -> IngestOutcome:
         # Step 1, then step 2: "counted => recorded (or its session was gone)" holds at any crash.
-        write = self._ledger.record_tool_call(event, now=self._now()) if event.session_id else None
+        write = self._ledger.record_tool_call(event, now=self._clock.now()) if event.session_id else None
         gone = write is RecordWrite.SESSION_GONE
         if gone:
             logger.info("session of event %s is gone; tool-call record skipped", event.event_id)
         # The marker outlives the stream's retention: a replay from TRIM_HORIZON finds it.
-        counted = self._ledger.count_once(event, marker_expires_at=int(self._now()) + self._dedupe_ttl_s)
+        counted = self._ledger.count_once(event, marker_expires_at=int(self._clock.now()) + self._dedupe_ttl_s)
         return IngestOutcome(event.event_id, write is RecordWrite.WRITTEN, counted, session_gone=gone)
