@@ -13,7 +13,7 @@ import logging
 import math
 import sys
 import time
-from typing import TextIO
+from typing import Protocol
 
 from mcp_platform.protocol.trace_context import current_fields
 
@@ -61,13 +61,22 @@ PROTOCOL_VERSION = "mcp.protocol.version"
 SERVICE = "service"
 
 
+class LineSink(Protocol):
+    """Where EMF lines go: stdout in Lambda (CloudWatch Logs reads it); anything with these two
+    methods elsewhere (the local platform's endpoint log, a benchmark's sink)."""
+
+    def write(self, text: str, /) -> int: ...
+
+    def flush(self) -> None: ...
+
+
 class MetricsWriter:
     """Writes EMF lines: CloudWatch turns each into metrics; no client, no call on the request path."""
 
-    def __init__(self, namespace: str, service: str, stream: TextIO | None = None) -> None:
+    def __init__(self, namespace: str, service: str, stream: LineSink | None = None) -> None:
         self.namespace = namespace
         self.service = service
-        self.stream = stream or sys.stdout
+        self.stream: LineSink = stream or sys.stdout
 
     def emit(self, name: str, value: float, unit: str = "Milliseconds") -> None:
         """One metric with the service dimension (the time to first byte)."""
