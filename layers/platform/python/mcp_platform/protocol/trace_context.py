@@ -19,6 +19,7 @@ tool-call event, its records, a task) take it explicitly from ``CallContext.trac
 
 from __future__ import annotations
 
+import functools
 import re
 import secrets
 from collections.abc import Mapping
@@ -33,19 +34,12 @@ TRACE_ID = "trace_id"
 SPAN_ID = "span_id"
 
 _VERSION_00 = "00"
+_INVALID_VERSION = "ff"
 _SAMPLED = 0x01
-# version "-" trace-id "-" parent-id "-" trace-flags, lower-case hex only; a later version may
-# append fields after one more "-" (W3C: parse the four known fields, ignore the rest).
-_TRACEPARENT = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?", re.DOTALL)
-_TRACE_ID = re.compile(r"[0-9a-f]{32}")
-_SPAN_ID = re.compile(r"[0-9a-f]{16}")
+_HEX = re.compile(r"[0-9a-f]+")  # lower-case only, as W3C requires; lengths are checked apart
 _INVALID_TRACE_ID = "0" * 32
 _INVALID_SPAN_ID = "0" * 16
-# tracestate list members: key "=" value (W3C section 3.3.1).
-_STATE_KEY = re.compile(
-    r"[a-z][a-z0-9_\-*/]{0,255}|[a-z0-9][a-z0-9_\-*/]{0,240}@[a-z][a-z0-9_\-*/]{0,13}",
-)
-_STATE_VALUE = re.compile(r"[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]")
+_TRACEPARENT_00_LENGTH = 55  # "00-" 32 "-" 16 "-" 2
 MAX_STATE_MEMBERS = 32
 MAX_STATE_CHARS = 512
 """What is passed on of a ``tracestate`` (W3C asks to propagate at least 512 characters); a
@@ -102,19 +96,27 @@ def start() -> TraceContext:
 
 def parse(traceparent: object, tracestate: object = None) -> TraceContext | None:
     """The calling span a ``traceparent`` names (its span id is the header's parent-id), with the
-    ``tracestate`` when that is valid too; None when ``traceparent`` is not a valid value."""
-    if not isinstance(traceparent, str):
+    ``tracestate`` when that is valid too; None when ``traceparent`` is not a valid value:
+    ``version-traceid-parentid-flags`` in lower-case hex of 2, 32, 16 and 2 digits, version ff
+    invalid, no all-zero id; a version after 00 may append fields after one more ``-``."""
+    if not isinstance(traceparent, str) or len(traceparent) < _TRACEPARENT_00_LENGTH:
         return None
-    match = _TRACEPARENT.fullmatch(traceparent)
-    if match is None:
+    fields = traceparent.split("-", 4)
+    if len(fields) < 4:
         return None
-    version, trace_id, parent_id, flags, rest = match.groups()
-    if version == "ff" or (version == _VERSION_00 and rest is not None):
-        return None  # ff is invalid; version 00 has exactly four fields
-    if trace_id == _INVALID_TRACE_ID or parent_id == _INVALID_SPAN_ID:
+    version, trace_id, parent_id, flags, *rest = fields
+    if version == _VERSION_00 and (rest or len(traceparent) != _TRACEPARENT_00_LENGTH):
+        return None  # version 00 has exactly four fields
+    if version == _INVALID_VERSION or len(version) != 2 or len(flags) != 2 or not _is_hex(version + flags):
+        return None
+    if not (is_trace_id(trace_id) and is_span_id(parent_id)):
         return None
     sampled = bool(int(flags, 16) & _SAMPLED)  # the one flag of version 00; others are not passed on
     return TraceContext(trace_id=trace_id, span_id=parent_id, sampled=sampled, state=parse_state(tracestate))
+
+
+def _is_hex(text: str) -> bool:
+    return _HEX.fullmatch(text) is not None
 
 
 def parse_state(tracestate: object) -> str | None:
@@ -129,13 +131,23 @@ def parse_state(tracestate: object) -> str | None:
         if not member:
             continue
         key, equals, value = member.partition("=")
-        if not equals or key in keys or not _STATE_KEY.fullmatch(key) or not _STATE_VALUE.fullmatch(value):
+        state_key, state_value = _state_grammar()
+        if not equals or key in keys or not state_key.fullmatch(key) or not state_value.fullmatch(value):
             return None
         keys.add(key)
         members.append(member)
     if not members or len(members) > MAX_STATE_MEMBERS:
         return None
     return ",".join(members)
+
+
+@functools.cache
+def _state_grammar() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A list member's key and value (W3C section 3.3.1), compiled on the first tracestate: few
+    requests carry one, and every cold start would pay for the compilation otherwise."""
+    key = re.compile(r"[a-z][a-z0-9_\-*/]{0,255}|[a-z0-9][a-z0-9_\-*/]{0,240}@[a-z][a-z0-9_\-*/]{0,13}")
+    value = re.compile(r"[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]")
+    return key, value
 
 
 def continue_trace(traceparent: object, tracestate: object = None) -> TraceContext:
@@ -158,12 +170,12 @@ def request_trace(
 
 def is_trace_id(value: object) -> bool:
     """A valid trace id (32 lower-case hex digits, not all zeros)."""
-    return isinstance(value, str) and value != _INVALID_TRACE_ID and _TRACE_ID.fullmatch(value) is not None
+    return isinstance(value, str) and len(value) == 32 and value != _INVALID_TRACE_ID and _is_hex(value)
 
 
 def is_span_id(value: object) -> bool:
     """A valid span id (16 lower-case hex digits, not all zeros)."""
-    return isinstance(value, str) and value != _INVALID_SPAN_ID and _SPAN_ID.fullmatch(value) is not None
+    return isinstance(value, str) and len(value) == 16 and value != _INVALID_SPAN_ID and _is_hex(value)
 
 
 # -- the request being handled -----------------------------------------------------------------
