@@ -88,6 +88,11 @@ def render(running: Running) -> str:
         f"    {aws} dynamodb scan --table-name {session_table}",
         f"    {aws} sqs list-queues",
         f"    {aws} kinesis list-shards --stream-name {plan.streams[0].name if plan.streams else '<stream>'}",
+        f"    LOCAL_AWS_PORT={options.aws_port} python -m local.trace <trace id>"
+        "   (one call's journey: endpoint log, Kinesis, ingest, audit)",
+        "",
+        "  Calls:  a line per call below (method, tool, status, duration, trace id); the endpoint's",
+        f"          EMF and JSON lines as deployed: {options.endpoint_log}",
     ]
     if not options.attach:
         attach = f"LOCAL_AWS_PORT={options.aws_port} python -m local --attach"

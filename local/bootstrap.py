@@ -21,6 +21,8 @@ LOOPBACK = "127.0.0.1"
 # The features folder: where the endpoint's tools, resources and prompts are discovered.
 DEFAULT_FEATURES_DIR = ROOT / "functions" / "endpoint" / "mcp_tools"
 DEFAULT_REGION = "us-east-1"
+# Where the local endpoints write their log lines as deployed (local/endpoint_log.py).
+DEFAULT_LOG_DIR = ROOT / "build" / "local"
 DUMMY_SECRET = "local"  # noqa: S105 - a placeholder credential the emulator accepts, not a secret
 
 
@@ -46,6 +48,7 @@ class LocalOptions:
     fixtures: tuple[str, ...] = ()  # fixture packs the endpoint loads next to its tools (local/fixtures.py)
     features_dir: Path = DEFAULT_FEATURES_DIR  # served, and reloaded when it changes (local/reload.py)
     reload_s: float = 0.5  # how often the features folder is looked at; 0 = never reload
+    log_dir: Path = DEFAULT_LOG_DIR  # the endpoints' log files, per emulator port (LOCAL_LOG_DIR): run_dir
 
     @property
     def aws_endpoint(self) -> str:
@@ -54,6 +57,17 @@ class LocalOptions:
     @property
     def mcp_url(self) -> str:
         return f"http://{LOOPBACK}:{self.mcp_port}/mcp"
+
+    @property
+    def run_dir(self) -> Path:
+        """What the platform on this emulator leaves on disk: its endpoints' log files
+        (``endpoint-<MCP port>.jsonl``) and its operations environment. The emulator's port names
+        the folder, so `python -m local.trace` and `python -m local.ops` find them from it."""
+        return self.log_dir / f"aws-{self.aws_port}"
+
+    @property
+    def endpoint_log(self) -> Path:
+        return self.run_dir / f"endpoint-{self.mcp_port}.jsonl"
 
     @classmethod
     def from_env(cls, *, attach: bool, fixtures: tuple[str, ...] = ()) -> LocalOptions:
@@ -73,6 +87,7 @@ class LocalOptions:
             ),
             features_dir=_features_dir(os.environ.get("MCP_FEATURES_DIR") or str(DEFAULT_FEATURES_DIR)),
             reload_s=_seconds("LOCAL_RELOAD_SECONDS", os.environ.get("LOCAL_RELOAD_SECONDS") or "0.5", 60),
+            log_dir=Path(os.environ.get("LOCAL_LOG_DIR") or str(DEFAULT_LOG_DIR)).expanduser().resolve(),
         )
 
 

@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -15,12 +16,14 @@ from local.bootstrap import LOOPBACK, LocalOptions, port_is_free
 from local.dax_standin import ItemCacheStandIn
 from local.emulator import Attributes, Clients, Emulator, describe, provision, wait_until_reachable
 from local.endpoint import EndpointServer
+from local.endpoint_log import EndpointLog, clear
 from local.environment import endpoint_environment, function_environment
 from local.fixtures import fixture_packages
 from local.functions import handler_factory, invoker, resolve_handler
 from local.health import HealthReporter, PipelineBacklog, RequestCounter
 from local.mapping import EventSourceMapping, MappingConfig
 from local.oauth_facade import prepare as prepare_oauth_facade
+from local.ops import resolved_environment, save_environment
 from local.pollers import KinesisShards, ShardSource, StreamPoller, TableStreamShards
 from local.queue_poller import QueuePoller
 from local.reload import FeatureReloader, ReloadableHandler, SwappableApp, file_stamps, load_features
@@ -65,6 +68,8 @@ class Running:
     stop_event: threading.Event = field(default_factory=threading.Event)
     oauth_issuer: LocalIssuer | None = None  # MCP_OAUTH_FACADE: the development issuer upstream of it
     environment: dict[str, str] = field(default_factory=dict)  # the endpoint's, as it was started
+    endpoint_log: EndpointLog | None = None  # its lines as deployed, and the compact call lines
+    saved_environment: Path | None = None  # the operations environment, while this emulator runs
 
     def shutdown(self) -> None:
         """Endpoint first (no new work), then the pollers and sweepers, then the emulator they
@@ -74,6 +79,8 @@ class Running:
         self.stop_event.set()
         if self.endpoint is not None:
             self.endpoint.stop(timeout_s=ENDPOINT_STOP_S)
+        if self.endpoint_log is not None:
+            self.endpoint_log.close()
         if self.oauth_issuer is not None:
             self.oauth_issuer.stop()
         workers: list[StreamPoller | TtlSweeper | HealthReporter | QueuePoller | FeatureReloader]
@@ -85,6 +92,8 @@ class Running:
             worker.join(timeout=max(0.1, deadline - time.monotonic()))
         if self.emulator is not None:
             self.emulator.stop()
+        if self.saved_environment is not None:
+            self.saved_environment.unlink(missing_ok=True)  # names an emulator that is gone
 
     def report_health(self) -> None:
         if self.health is not None:
@@ -143,7 +152,13 @@ def start(options: LocalOptions, running_hook: Any = None) -> Running:
     from mcp_platform.config import Settings
 
     settings = Settings.from_mapping(env)
-    build_endpoint = _endpoint_builder(settings, options, dax)
+    if not options.attach:
+        clear(options.run_dir)  # a fresh emulator: no trace the old lines name exists in it
+        # What `python -m local.trace` and `python -m local.ops` read instead of synthesizing again.
+        operations = resolved_environment(synthesized.template, attributes, options)
+        running.saved_environment = save_environment(options, operations)
+    running.endpoint_log = EndpointLog(options.endpoint_log, settings.service_name)
+    build_endpoint = _endpoint_builder(settings, options, dax, running.endpoint_log)
     app = SwappableApp(build_endpoint(features))  # a reload swaps in a new one
     running.endpoint, running.api_key, counter = _endpoint(app, settings, options, clients)
     if options.reload_s > 0:
@@ -185,9 +200,10 @@ def _endpoint(
 
 
 def _endpoint_builder(
-    settings: Settings, options: LocalOptions, dax: ItemCacheStandIn | None
+    settings: Settings, options: LocalOptions, dax: ItemCacheStandIn | None, log: EndpointLog
 ) -> Callable[[ModuleType], McpEndpoint]:
-    """Builds the endpoint's app for the given features, at start-up and on each reload."""
+    """Builds the endpoint's app for the given features, at start-up and on each reload; its EMF
+    lines go to ``log`` (the file as deployed, a compact line per call on the console)."""
     aws_clients = _warm_clients(settings, dax)
     fixtures = fixture_packages(options.fixtures)
 
@@ -195,7 +211,9 @@ def _endpoint_builder(
         """The same composition root the Lambda's endpoint_app.py calls, with its default clients."""
         from mcp_platform.bootstrap.endpoint import build_app
 
-        return build_app(settings, features, *fixtures, bind_host=LOOPBACK, port=options.mcp_port, **aws_clients)
+        return build_app(
+            settings, features, *fixtures, bind_host=LOOPBACK, port=options.mcp_port, metrics_stream=log, **aws_clients
+        )
 
     return build
 

@@ -82,6 +82,7 @@ def soak(
     ports = {name: _free_port() for name in ("mcp", "second", "aws")}
     api_key = f"mcpk_soak_{uuid.uuid4().hex}"
     env = {**os.environ, "MCP_PORT": str(ports["mcp"]), "LOCAL_AWS_PORT": str(ports["aws"]), "MCP_API_KEY": api_key}
+    env.setdefault("LOCAL_LOG_DIR", str(log_path.parent))  # the endpoint log files beside the platform's log
     env.pop("MCP_AUTH", None)
     aws_url = f"http://{LOOPBACK}:{ports['aws']}"
     with ExitStack() as stack:

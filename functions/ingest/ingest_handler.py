@@ -29,7 +29,12 @@ def record_handler(record: KinesisStreamRecord) -> None:
     outcome = ingestor.ingest_record(record.kinesis.data)
     logger.debug(
         "ingested",
-        extra={"event_id": outcome.event_id, "event_type": outcome.event_type, "counted": outcome.counted},
+        extra={
+            "event_id": outcome.event_id,
+            "event_type": outcome.event_type,
+            "counted": outcome.counted,
+            "trace_id": outcome.trace_id,
+        },
     )
 
 

@@ -99,6 +99,7 @@ def start_instance(
         "MCP_ALLOWED_HOSTS": ",".join(allowed_hosts),
         "LOCAL_HEALTH_SECONDS": "0",
         "PYTHONUNBUFFERED": "1",
+        "LOCAL_LOG_DIR": str(log_dir),  # the endpoint log files beside the instances' logs
         **(settings or {}),
     }
     log_dir.mkdir(parents=True, exist_ok=True)

@@ -60,6 +60,7 @@ def local_platform(
     api_key = f"mcpk_e2e_{uuid.uuid4().hex}"
     full_env = {**os.environ, "MCP_PORT": str(mcp_port), "LOCAL_AWS_PORT": str(aws_port), "MCP_API_KEY": api_key}
     full_env.pop("MCP_AUTH", None)
+    full_env["LOCAL_LOG_DIR"] = str(log_dir)  # the endpoint log files beside the platform's log
     full_env.update(env or {})
     log_path = log_dir / "platform.log"
     started = time.monotonic()

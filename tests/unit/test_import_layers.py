@@ -1,7 +1,8 @@
 """Finer rules than the import contracts (pyproject.toml): the transport is the only user of the
 MCP server (``application.server``) besides the composition root, which builds it;
-``protocol.call`` and ``protocol.binding`` depend on nothing of the protocol core, so no module
-needs a ``TYPE_CHECKING`` import of the server to name a request's context."""
+``protocol.call`` and ``protocol.binding`` depend on nothing of the protocol core (the request's
+span type, ``protocol.trace_context``, is a leaf), so no module needs a ``TYPE_CHECKING`` import
+of the server to name a request's context."""
 
 from __future__ import annotations
 
@@ -40,6 +41,9 @@ def test_only_the_transport_and_the_composition_root_import_the_server() -> None
 
 
 def test_the_request_context_and_binding_import_nothing_of_the_protocol_core() -> None:
-    assert imported_modules(PACKAGE / "protocol" / "call.py") == set()
+    # The request's span type: a leaf module, itself importing nothing of the platform.
+    trace = {"mcp_platform.protocol.trace_context", "mcp_platform.protocol.trace_context.TraceContext"}
+    assert imported_modules(PACKAGE / "protocol" / "call.py") == trace
+    assert imported_modules(PACKAGE / "protocol" / "trace_context.py") == set()
     binding = imported_modules(PACKAGE / "protocol" / "binding.py")
     assert all(name.startswith("mcp_platform.protocol.jsonrpc") for name in binding), binding

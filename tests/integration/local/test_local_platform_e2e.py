@@ -66,6 +66,7 @@ def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalPlatform
     env = {**os.environ, "MCP_PORT": str(mcp_port), "LOCAL_AWS_PORT": str(aws_port), "MCP_API_KEY": api_key}
     env.pop("MCP_AUTH", None)
     log_path = tmp_path_factory.mktemp("local") / "platform.log"
+    env["LOCAL_LOG_DIR"] = str(log_path.parent)  # the endpoint log files beside the platform's log
     started = time.monotonic()
     with log_path.open("w") as log:
         process = subprocess.Popen(

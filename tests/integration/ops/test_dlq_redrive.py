@@ -6,6 +6,7 @@ deleted only once replayed, and a second replay of the same message duplicates n
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import time
 from collections.abc import Iterator
@@ -30,6 +31,7 @@ from tests.support.tables import create_session_table
 pytestmark = pytest.mark.integration
 
 REGION = "us-east-1"
+TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 
 
 @dataclass
@@ -191,17 +193,18 @@ def test_producer_records_go_back_on_the_stream_with_their_partition_key(
     deployment: Deployment, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Given a record Kinesis refused after every retry, dead-lettered by the producer's own DLQ code
-    event = tool_event("call-9")
+    event = dataclasses.replace(tool_event("call-9"), trace_id=TRACE_ID, span_id="00f067aa0ba902b7")
     record: Record = {"Data": event.to_bytes(), "PartitionKey": "s-1"}
     DeadLetterQueue(deployment.clients["sqs"], deployment.env[EnvVars.PRODUCER_DLQ_URL], stream_name="events").send(
         [FailedRecord(record, "ProvisionedThroughputExceededException", "Rate exceeded", 3)]
     )
-    # When an operator shows it / Then it is decoded: which call, which session, which error
+    # When an operator shows it / Then it is decoded: which call, which session, which trace, which error
     _, out = deployment.ops("show", "producer", capsys=capsys)
     shown = json.loads(out.strip())
-    assert (shown["call"], shown["session"], shown["error"]) == (
+    assert (shown["call"], shown["session"], shown["trace"], shown["error"]) == (
         "call-9",
         "s-1",
+        TRACE_ID,
         "ProvisionedThroughputExceededException",
     )
     # When it is replayed / Then the stream holds exactly its data under its key, and the DLQ is empty

@@ -9,9 +9,10 @@ from types import SimpleNamespace
 
 from mcp_platform.application.events.schema import STATUS_ERROR, ToolCallEvent
 from mcp_platform.application.invocation import call_event
+from mcp_platform.protocol import trace_context
 from mcp_platform.protocol.preparation import PreparedCall
 
-CALL = SimpleNamespace(principal="alice")
+CALL = SimpleNamespace(principal="alice", trace=None)
 
 
 def _prepared() -> PreparedCall:
@@ -52,3 +53,14 @@ def test_a_session_calls_event_names_its_session() -> None:
     event = ToolCallEvent.from_bytes(call_event(prepared, CALL, {"content": []}, 1_800_000_000.0, 1_800_000_000.0))  # type: ignore[arg-type]
     # Then it carries the session, as ingest needs to record it under the session
     assert event.session_id == "s-1"
+
+
+def test_a_traced_calls_event_carries_its_trace_and_span() -> None:
+    # Given a call made by a request continuing the caller's trace
+    trace = trace_context.request_trace({"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"})
+    call = SimpleNamespace(principal="alice", trace=trace)
+    # When its event is written and read back as ingest reads it
+    event = ToolCallEvent.from_bytes(call_event(_prepared(), call, {"content": []}, 1_800_000_000.0, 1_800_000_000.0))  # type: ignore[arg-type]
+    # Then it names the caller's trace and the request's own span (not the caller's)
+    assert event.trace_id == "4bf92f3577b34da6a3ce929d0e0e4736"
+    assert event.span_id == trace.span_id != "00f067aa0ba902b7"

@@ -8,6 +8,9 @@ import pytest
 
 from mcp_platform.application.events.schema import SCHEMA_VERSION, EventSchemaError, ToolCallEvent
 
+TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
+SPAN_ID = "00f067aa0ba902b7"
+
 
 def test_round_trip_keeps_every_field(make_event):
     # Given an event with the optional fields set
@@ -26,7 +29,8 @@ def test_every_field_travels_on_the_wire(make_event):
     from mcp_platform.application.events.schema import _OPTIONAL, _REQUIRED
 
     assert {f.name for f in fields(ToolCallEvent)} == {*_REQUIRED, *_OPTIONAL, "schema_version"}
-    assert set(make_event(tenant="t", error_code="e", first_byte_ms=1.0).to_dict()) == {*_REQUIRED, *_OPTIONAL, "v"}
+    full = make_event(tenant="t", error_code="e", first_byte_ms=1.0, trace_id=TRACE_ID, span_id=SPAN_ID)
+    assert set(full.to_dict()) == {*_REQUIRED, *_OPTIONAL, "v"}
 
 
 def test_started_date_is_the_utc_day(make_event):
@@ -62,6 +66,12 @@ def test_undecodable_bytes_raise_the_typed_error(raw, why):
         {"finished_at": "2026-11-29T09:00:00Z"},  # before started_at
         {"tool": ""},
         {"session_id": ""},
+        {"trace_id": TRACE_ID.upper()},  # W3C ids are lower-case hex
+        {"trace_id": "0" * 32},  # the invalid trace id
+        {"trace_id": TRACE_ID[:-1]},
+        {"trace_id": 12},
+        {"span_id": "0" * 16},
+        {"span_id": SPAN_ID + "0"},
     ],
 )
 def test_invalid_fields_raise_the_typed_error(make_event, change):
@@ -77,3 +87,16 @@ def test_missing_required_field_is_named(make_event):
     del body["principal"]
     with pytest.raises(EventSchemaError, match="principal"):
         ToolCallEvent.from_dict(body)
+
+
+def test_the_trace_fields_travel_and_older_version_1_events_still_read(make_event):
+    # Given an event of a traced request, and a version-1 event written before the trace fields
+    traced = make_event(trace_id=TRACE_ID, span_id=SPAN_ID)
+    older = make_event().to_dict()
+    # When each is written and read back as ingest reads it
+    parsed = ToolCallEvent.from_bytes(traced.to_bytes())
+    untraced = ToolCallEvent.from_dict(older)
+    # Then the trace travels under the same schema version (an optional field: compatible), and
+    # the older event reads as one without a trace
+    assert (parsed.trace_id, parsed.span_id, parsed.schema_version) == (TRACE_ID, SPAN_ID, 1)
+    assert "trace_id" not in older and untraced.trace_id is None and untraced.span_id is None

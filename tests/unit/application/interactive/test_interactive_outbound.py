@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from mcp_platform.application.interactive.outbound import ClientRequestFailed, ReplyRefused, ServerRequests
+from mcp_platform.protocol import trace_context
 from mcp_platform.protocol.call import CallContext, TransportSession
 from mcp_platform.protocol.interactive import elicitation
 
@@ -184,3 +185,28 @@ def test_nothing_of_the_interactive_machinery_is_imported_at_start() -> None:
         [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60, check=True
     )
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
+def test_a_server_request_names_the_calls_span_as_its_parent() -> None:
+    """2025: the question sent on the call's stream carries the call's trace in ``params._meta``
+    (SEP-414), so the client's handling of it joins the call's trace."""
+    replies, sent = FakeReplies(), list[dict[str, Any]]()
+    outbound = ServerRequests(replies, timeout_seconds=30, poll_base_seconds=0.001)  # type: ignore[arg-type]
+    call = legacy_call(sent)
+    call.trace = trace_context.request_trace({"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"})
+    question = elicitation("Name?", NAME)
+
+    async def scenario() -> Any:
+        waiting = asyncio.ensure_future(outbound.for_call(call).ask({"k": question}))
+        while not sent:
+            await asyncio.sleep(0)
+        replies.answers[replies.expected[-1]] = json.dumps({"jsonrpc": "2.0", "id": "x", "result": accept()})
+        return await waiting
+
+    # When the call asks its client
+    asyncio.run(scenario())
+    # Then the request names the call's span as its parent; the question itself is unchanged
+    meta = sent[0]["params"]["_meta"]
+    assert meta == {"traceparent": f"00-4bf92f3577b34da6a3ce929d0e0e4736-{call.trace.span_id}-01"}
+    assert {k: v for k, v in sent[0]["params"].items() if k != "_meta"} == question.params
+    assert "_meta" not in question.params

@@ -102,10 +102,12 @@ def call_event(
     built from typed values and therefore not re-validated per call (ingest validates it).
     ``emitted_at`` is ``finished_at`` (one timestamp formatted less). A wall clock stepped back
     during the call gives a zero duration, never an event that ingest would refuse
-    (``finished_at`` before ``started_at``)."""
+    (``finished_at`` before ``started_at``). The request's trace and span ids ride along
+    (``CallContext.trace``)."""
     if finished < started:
         finished = started
     finished_at = iso_utc(finished)
+    trace = call.trace
     event = ToolCallEvent(
         event_id=prepared.tool_call_id,
         principal=call.principal,
@@ -118,5 +120,7 @@ def call_event(
         duration_ms=round((finished - started) * 1_000_000) / 1000,  # to the µs (round(x, 3) costs twice this)
         session_id=prepared.session_id,
         emitted_at=finished_at,
+        trace_id=trace.trace_id if trace is not None else None,
+        span_id=trace.span_id if trace is not None else None,
     )
     return event.to_bytes()

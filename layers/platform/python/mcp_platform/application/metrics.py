@@ -1,7 +1,9 @@
 """Observability without start-up cost: EMF metric lines and JSON log lines on stdout/stderr.
 
 Both are plain log lines (CloudWatch turns EMF lines into metrics; Logs Insights queries the
-JSON fields), so no client is built and no call is made on the request path.
+JSON fields), so no client is built and no call is made on the request path. A line written while
+a request is handled carries its ``trace_id`` and ``span_id`` (``protocol.trace_context``): a
+trace id finds every line of its request.
 """
 
 from __future__ import annotations
@@ -11,11 +13,15 @@ import logging
 import math
 import sys
 import time
-from typing import TextIO
+from typing import Protocol
+
+from mcp_platform.protocol.trace_context import current_fields
 
 
 class JsonLogFormatter(logging.Formatter):
-    """One JSON object per record: level, logger, message, service, time, exception."""
+    """One JSON object per record: level, logger, message, service, time, the current request's
+    trace and span ids, exception. Read when the record is formatted, which a stream handler
+    does in the logging call's own thread and context."""
 
     def __init__(self, service: str) -> None:
         super().__init__()
@@ -28,6 +34,7 @@ class JsonLogFormatter(logging.Formatter):
             "message": record.getMessage(),
             "service": self.service,
             "timestamp": int(record.created * 1000),
+            **current_fields(),
         }
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
@@ -54,13 +61,22 @@ PROTOCOL_VERSION = "mcp.protocol.version"
 SERVICE = "service"
 
 
+class LineSink(Protocol):
+    """Where EMF lines go: stdout in Lambda (CloudWatch Logs reads it); anything with these two
+    methods elsewhere (the local platform's endpoint log, a benchmark's sink)."""
+
+    def write(self, text: str, /) -> int: ...
+
+    def flush(self) -> None: ...
+
+
 class MetricsWriter:
     """Writes EMF lines: CloudWatch turns each into metrics; no client, no call on the request path."""
 
-    def __init__(self, namespace: str, service: str, stream: TextIO | None = None) -> None:
+    def __init__(self, namespace: str, service: str, stream: LineSink | None = None) -> None:
         self.namespace = namespace
         self.service = service
-        self.stream = stream or sys.stdout
+        self.stream: LineSink = stream or sys.stdout
 
     def emit(self, name: str, value: float, unit: str = "Milliseconds") -> None:
         """One metric with the service dimension (the time to first byte)."""
@@ -70,8 +86,8 @@ class MetricsWriter:
         self, *, method: str, seconds: float, failed: bool, target: tuple[str, str] | None, properties: dict[str, str]
     ) -> None:
         """One request: its duration and whether it failed, per method, and per tool or prompt
-        (``target`` = (attribute, name)); ``properties`` (error type, protocol version, trace id)
-        travel in the line for Logs Insights without becoming dimensions."""
+        (``target`` = (attribute, name)); ``properties`` (error type, protocol version) and the
+        current trace and span ids travel in the line for Logs Insights without becoming dimensions."""
         dimension_sets = [[SERVICE], [SERVICE, METHOD]]
         values = {METHOD: method, **properties}
         if target is not None:
@@ -96,6 +112,7 @@ class MetricsWriter:
                 ],
             },
             SERVICE: self.service,
+            **current_fields(),
             **values,
         }
         for name, (value, _) in metrics.items():

@@ -19,6 +19,9 @@ from any instance sets the tool's ``ctx.cancelled`` (cooperative), and a tool th
 is cancelled ``cancel_grace_seconds`` later. Transient failures (throttling, the store briefly
 unavailable) are reported as batch item failures: SQS redelivers after the visibility timeout,
 and after the queue's maxReceiveCount the message goes to the worker DLQ.
+
+Each run is a span of the trace of the request that created the task (``TaskRequest.traceparent``):
+its log lines, its tool-call event and its commit carry that trace id.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from typing import Any
 from mcp_platform.application.tasks.budget import questions_refusal
 from mcp_platform.application.tasks.ports import TaskNotFound, TaskRepository, TaskTransitionRefused
 from mcp_platform.application.tool_calls import ToolCallRunner
+from mcp_platform.protocol import trace_context
 from mcp_platform.protocol.call import CallContext, TransportSession
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.input_required import InputRequired
@@ -88,11 +92,14 @@ class TaskWorker:
         failures = []
         try:
             for record in event.get("Records", []):
+                scope = trace_context.scope()  # each message's run is a span of its task's trace
                 try:
                     await self.run(task_id_of(record))
                 except Exception:
                     logger.exception("task message %s failed; it will be redelivered", record.get("messageId"))
                     failures.append({"itemIdentifier": record.get("messageId", "")})
+                finally:
+                    trace_context.end_scope(scope)
         finally:
             await self.runner.settle()
             await self.flush()  # the tool events of this batch, before the invocation ends
@@ -104,6 +111,10 @@ class TaskWorker:
         except TaskNotFound:
             logger.info("task %s is gone (expired): message dropped", task_id)
             return
+        # From here on the run's log lines, tool-call event and commit carry the task's trace
+        # (the request that created it), under a span of this run's own.
+        trace = trace_context.continue_trace(task.request.traceparent, task.request.tracestate)
+        trace_context.activate(trace)
         if task.status != WORKING:
             return  # cancelled, waiting for input, or done: nothing to run
         if task.attempts >= self.max_attempts:
@@ -115,6 +126,7 @@ class TaskWorker:
         except TaskTransitionRefused:
             return  # cancelled between the read and now
         call = _call_of(task)
+        call.trace = trace
         call.notify = self._status_notes(task_id)
         execution = asyncio.ensure_future(self._execute(task, call))
         watcher = asyncio.ensure_future(self._watch(task_id, call, execution))

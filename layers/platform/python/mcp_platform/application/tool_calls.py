@@ -259,6 +259,8 @@ class ToolCallRunner:
             started_at=started,
             finished_at=finished,
             request_hash=prepared.request_hash,
+            trace_id=call.trace.trace_id if call.trace is not None else None,
+            span_id=call.trace.span_id if call.trace is not None else None,
         )
         # Read-modify-write: under the session's version when the run read the session as a
         # whole, else under the versions of the attributes it read (appends never conflict).

@@ -17,7 +17,7 @@ import logging
 import os
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from mcp_platform.adapters.dynamodb.api_keys import ApiKeyStore
 from mcp_platform.adapters.dynamodb.cancellation import CancelFlags
@@ -26,7 +26,7 @@ from mcp_platform.application.auth.base import CLIENT_CREDENTIALS_EXTENSION, Aut
 from mcp_platform.application.auth.loopback import LoopbackAuthenticator
 from mcp_platform.application.blocking import INLINE, Blocking
 from mcp_platform.application.cancellation import CallCancellation
-from mcp_platform.application.metrics import MetricsWriter
+from mcp_platform.application.metrics import LineSink, MetricsWriter
 from mcp_platform.application.server import McpServer
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.application.transport_sessions import TransportSessions
@@ -173,7 +173,7 @@ def build_app(
     sqs: Any | None = None,
     bind_host: str = "127.0.0.1",
     port: int | None = None,
-    metrics_stream: TextIO | None = None,
+    metrics_stream: LineSink | None = None,
     secretsmanager: Any | None = None,
     dax: Any | None = None,
     blocking: Blocking | None = None,

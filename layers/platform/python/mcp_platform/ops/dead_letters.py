@@ -69,6 +69,7 @@ def summarise(letter: DeadLetter) -> dict[str, Any]:
             "call": event.get("event_id"),
             "session": event.get("session_id"),
             "tool": event.get("tool"),
+            "trace": event.get("trace_id"),  # the call's trace (python -m local.trace, Logs Insights)
             "error": letter.attributes.get("ErrorCode"),
             "attempts": letter.attributes.get("Attempts"),
         }

@@ -10,7 +10,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp_platform.protocol.trace_context import TraceContext
 
 Notify = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -41,7 +44,9 @@ class CallContext:
     * what the client declared: ``log_level``, ``client_capabilities`` (2026: the request's
       ``_meta``; 2025: its initialize, kept on the transport session and copied by
       :meth:`attach_transport_session`);
-    * the channel back to the client: ``notify``, ``cancelled``, ``interaction``.
+    * the channel back to the client: ``notify``, ``cancelled``, ``interaction``;
+    * ``trace``: the request's span (:mod:`mcp_platform.protocol.trace_context`), which what the
+      request writes carries (its tool-call event and records, a task, a 2025 server request).
 
     The channel stays flat fields: each is set by a different party (the streamer and the task
     worker set ``notify``, the 2025 transport registers ``cancelled`` for notifications/cancelled,
@@ -61,6 +66,8 @@ class CallContext:
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     interaction: Any = None
     """How this request asks its client for input (``interactive.api.Interaction``), set by bind."""
+    trace: TraceContext | None = None
+    """The request's span; None only where no transport made one (tests calling the core)."""
 
     @property
     def transport_session_id(self) -> str | None:

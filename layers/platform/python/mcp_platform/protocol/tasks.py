@@ -39,6 +39,10 @@ class TaskRequest:
     client_capabilities: dict[str, Any] | None = None
     transport_session_id: str | None = None
     log_level: str | None = None
+    traceparent: str | None = None
+    """The span of the request that created the task (W3C, ``protocol.trace_context``): each run
+    of the worker is a span of its own, called by it, so the task's trace is the call's."""
+    tracestate: str | None = None
 
     def to_map(self) -> dict[str, Any]:
         return {
@@ -49,6 +53,8 @@ class TaskRequest:
             "client_capabilities": self.client_capabilities,
             "transport_session_id": self.transport_session_id,
             "log_level": self.log_level,
+            "traceparent": self.traceparent,
+            "tracestate": self.tracestate,
         }
 
     @classmethod
@@ -61,6 +67,8 @@ class TaskRequest:
             client_capabilities=raw.get("client_capabilities"),
             transport_session_id=raw.get("transport_session_id"),
             log_level=raw.get("log_level"),
+            traceparent=raw.get("traceparent"),
+            tracestate=raw.get("tracestate"),
         )
 
 

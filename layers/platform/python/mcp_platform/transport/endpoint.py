@@ -7,21 +7,28 @@ DynamoDB, so any instance serves any session (:mod:`.legacy`); anything else is 
 
 Lifespan (uvicorn ``--lifespan on``): on shutdown (SIGTERM; Lambda sends SIGKILL about 300 ms
 later) the events still buffered are flushed within a bound, then shutdown completes.
+
+Trace context: each MCP request is a span (:mod:`mcp_platform.protocol.trace_context`) continuing
+the trace its ``_meta`` or its ``traceparent`` header names, else a new trace; it is current
+while the request is handled and rides on its ``CallContext``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from mcp_platform.application.auth.base import Authenticator, AuthError, Principal
 from mcp_platform.application.blocking import IN_THREAD, Blocking
 from mcp_platform.application.cancellation import CallCancellation
 from mcp_platform.application.server import McpServer
 from mcp_platform.application.transport_sessions import TransportSessions
+from mcp_platform.protocol import trace_context
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.jsonrpc import INTERNAL_ERROR, JsonRpcError, Request, is_response, parse_message
+from mcp_platform.protocol.trace_context import TRACEPARENT, TRACESTATE, TraceContext
 from mcp_platform.protocol.versions import CLIENT_CAPABILITIES_META_KEY, is_modern
 from mcp_platform.transport.asgi import Message, Receive, Scope, Send
 from mcp_platform.transport.legacy import HandshakeEra
@@ -126,6 +133,9 @@ class McpEndpoint:
         request = HttpRequest(scope)
         cors: dict[str, str] = {}
         started = False
+        # The request's span is made once its body is read (``_post``); until the request is
+        # over, every log and metric line written for it carries its ids.
+        trace_scope = trace_context.scope()
 
         async def tracked_send(message: Message) -> None:
             nonlocal started
@@ -147,6 +157,8 @@ class McpEndpoint:
                     503, "Temporarily unavailable, retry later", INTERNAL_ERROR, headers={**cors, "retry-after": "1"}
                 )
                 await send_http_error(tracked_send, unavailable)
+        finally:
+            trace_context.end_scope(trace_scope)
 
     async def _route(self, request: HttpRequest, receive: Receive, send: Send, cors: dict[str, str]) -> None:
         """``cors`` is filled in place, so refusals raised later still carry the CORS headers."""
@@ -197,6 +209,7 @@ class McpEndpoint:
         )
         decoded = decode_json(body)
         if is_response(decoded):  # the client answering a server-to-client request (2025)
+            trace_context.activate(request_trace(request, {}))
             version_header = request.headers.get(VERSION_HEADER)
             await self.handshake.post_reply(request, decoded, caller.id, version_header, send, cors)
             return
@@ -204,16 +217,25 @@ class McpEndpoint:
             message = parse_message(decoded)
         except JsonRpcError as exc:
             raise HttpError(400, exc.message, exc.code) from exc
+        trace = request_trace(request, message.meta)
+        trace_context.activate(trace)
         if caller.scopes is not None:  # scope-limited credentials (OAuth tokens) only
             require_tool_scopes(self.protected_resource, self.server.catalog.tools.get, request, message, caller)
         if modern:
-            await self._post_modern(request, message, caller.id, receive, send, cors)
+            await self._post_modern(request, message, caller.id, trace, receive, send, cors)
         else:
             version_header = request.headers.get(VERSION_HEADER)
-            await self.handshake.post(request, message, caller.id, version_header, receive, send, cors)
+            await self.handshake.post(request, message, caller.id, version_header, receive, send, cors, trace=trace)
 
     async def _post_modern(
-        self, request: HttpRequest, message: Request, principal: str, receive: Receive, send: Send, cors: dict[str, str]
+        self,
+        request: HttpRequest,
+        message: Request,
+        principal: str,
+        trace: TraceContext,
+        receive: Receive,
+        send: Send,
+        cors: dict[str, str],
     ) -> None:
         if message.id is None:  # a notification
             check_notification_version(request)
@@ -232,6 +254,7 @@ class McpEndpoint:
             modern=True,
             log_level=log_level,
             client_capabilities=declared if isinstance(declared, dict) else {},
+            trace=trace,
         )
         bound = self.server.bind(message, call)  # no I/O and no refusal: the checks below come first
         if bound.header_mirrors:
@@ -274,3 +297,13 @@ class McpEndpoint:
             task.result()
         except Exception:
             logger.exception("shutdown: tool-event flush failed")
+
+
+def request_trace(request: HttpRequest, meta: Mapping[str, Any]) -> TraceContext:
+    """The request's span (:func:`mcp_platform.protocol.trace_context.request_trace`): its
+    ``_meta`` first, then its headers. Two ``traceparent`` headers name no parent (W3C); several
+    ``tracestate`` headers are one list."""
+    parents = request.values(TRACEPARENT)
+    states = request.values(TRACESTATE)
+    header = parents[0] if len(parents) == 1 else None
+    return trace_context.request_trace(meta, header, ",".join(states) if states else None)

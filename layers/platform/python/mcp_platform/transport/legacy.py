@@ -27,8 +27,9 @@ from mcp_platform.transport.messages import HttpError, HttpRequest, send_empty
 from mcp_platform.transport.messages import send_json as _send_json
 from mcp_platform.transport.streaming import ResponseStreamer
 
-if TYPE_CHECKING:  # only with subscriptions on (cold start)
+if TYPE_CHECKING:  # annotations only (the listen module loads only with subscriptions on: cold start)
     from mcp_platform.application.sessions.model import Session
+    from mcp_platform.protocol.trace_context import TraceContext
     from mcp_platform.transport.listen import NotificationStreams
 
 SESSION_HEADER = "mcp-session-id"
@@ -62,7 +63,10 @@ class HandshakeEra:
         receive: Receive,
         send: Send,
         cors: dict[str, str],
+        *,
+        trace: TraceContext | None = None,
     ) -> None:
+        """``trace``: the request's span (the endpoint's reading of its ``_meta`` and headers)."""
         if version_header is not None and version_header not in HANDSHAKE_VERSIONS:
             raise HttpError(400, f"Unsupported MCP-Protocol-Version: {version_header}")
         if message.method == "initialize":
@@ -81,6 +85,7 @@ class HandshakeEra:
             protocol_version=version_header or DEFAULT_HANDSHAKE_VERSION,
             modern=False,
             transport=TransportSession(session_id),
+            trace=trace,
         )
         bound = self.server.bind(message, call)
         if not bound.validates_transport_session:

@@ -67,6 +67,12 @@ class HttpRequest:
     def accepts(self, media_type: str) -> bool:
         return _accepts(self.headers.get("accept", ""), media_type)
 
+    def values(self, name: str) -> list[str]:
+        """Every value of a header, in order (one, mostly)."""
+        if not self.has_repeats:
+            return [self.headers[name]] if name in self.headers else []
+        return [value.decode("latin-1") for key, value in self._raw_headers if _header_name(key) == name]
+
 
 def _accepts(accept: str, media_type: str) -> bool:
     """Whether an Accept header admits ``media_type``."""

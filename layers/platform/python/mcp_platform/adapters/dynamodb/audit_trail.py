@@ -65,6 +65,7 @@ def to_record(item: dict[str, Any]) -> dict[str, Any]:
         "who": {key: value["S"] for key, value in item[w.WHO]["M"].items()},
         "owner": item[w.OWNER]["S"] if w.OWNER in item else None,
         "ttl_expiry": item[w.TTL_EXPIRY]["BOOL"],
+        "trace_id": item[ts.TRACE_ID]["S"] if ts.TRACE_ID in item else None,
         "diff": json.loads(item[w.DIFF]["S"]),
         "old_image": _image(item, w.OLD_IMAGE),
         "new_image": _image(item, w.NEW_IMAGE),

@@ -128,6 +128,11 @@ class AuditWriter:
             DIFF: {"S": _bounded_diff(diff, self._diff_limit)},
             ts.AUDIT_TTL: {"N": str(self.expires_at(change.change_epoch))},
         }
+        if change.trace_id is not None and change.span_id is not None:
+            # Top-level attributes: a trace id finds the audit records of its changes (A3's
+            # Query by session, then a filter; or a Scan filter where the session is unknown).
+            item[ts.TRACE_ID] = {"S": change.trace_id}
+            item[ts.SPAN_ID] = {"S": change.span_id}
         image = change.new_image or change.old_image or {}
         owner = image.get(ts.OWNER)
         if owner is not None and "S" in owner:

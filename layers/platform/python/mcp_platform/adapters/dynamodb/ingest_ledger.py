@@ -9,6 +9,8 @@ Each is one TransactWriteItems (:func:`.transact.transact_write`), and each deci
    its own because inside the counting one either failure would cancel the counters.
 2. the dedupe marker ``event#<id>`` / ``dedupe`` with ``attribute_not_exists(pk)`` + an Update of
    ``usage#<principal>`` / ``<day>#<tool>`` ADDing the counters: they move iff the marker is new.
+
+The record and the marker carry the event's ``trace_id`` and ``span_id`` when it has them.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ class DynamoIngestLedger:
             ts.USAGE_REQUEST_BYTES: {"N": str(event.request_bytes)},
             ts.USAGE_RESPONSE_BYTES: {"N": str(event.response_bytes)},
             ts.USAGE_DURATION_MS: {"N": _num(event.duration_ms)},
+            **_trace(event),
         }
         alive_check = {
             "ConditionCheck": {
@@ -110,6 +113,7 @@ class DynamoIngestLedger:
             ts.SK: {"S": ts.EVENT_DEDUPE_SK},
             ts.TTL: {"N": str(marker_expires_at)},  # epoch seconds (D5)
             ts.EVENT_ID: {"S": event.event_id},
+            **_trace(event),
         }
         is_error = 0 if event.status == "ok" else 1
         items: list[dict[str, Any]] = [
@@ -150,6 +154,16 @@ class DynamoIngestLedger:
         if reasons and not failed_at(reasons, 0):
             raise RuntimeError(f"counting transaction cancelled for unexpected reasons {reasons}")
         return not reasons  # a failed marker condition: already counted
+
+
+def _trace(event: ToolCallEvent) -> dict[str, Any]:
+    """The event's trace and span ids as item attributes: a call's trace id finds its records."""
+    attributes: dict[str, Any] = {}
+    if event.trace_id is not None:
+        attributes[ts.TRACE_ID] = {"S": event.trace_id}
+    if event.span_id is not None:
+        attributes[ts.SPAN_ID] = {"S": event.span_id}
+    return attributes
 
 
 def _num(value: float) -> str:

@@ -95,6 +95,26 @@ def _expired_session(image: WireImage | None) -> ExpiredSession:
     )
 
 
+def _string(image: WireImage | None, name: str) -> str | None:
+    value = image.get(name) if image is not None else None
+    text = value.get("S") if isinstance(value, Mapping) else None
+    return text if isinstance(text, str) else None
+
+
+def _trace_of_change(old_image: WireImage | None, new_image: WireImage | None) -> tuple[str | None, str | None]:
+    """The (trace id, span id) of the request that made a change, or (None, None).
+
+    A traced write stores its request's ids on the item (the tool-call commit: the record, its
+    marker and the session's metadata). A write that stores none (a ttl slide, an end, TTL)
+    leaves the previous request's ids in the image, so the new image alone would name the wrong
+    trace. Every request is a span of its own (``protocol.trace_context``): the change is the
+    request's exactly when the new image holds a span id the old image did not."""
+    span_id = _string(new_image, ts.SPAN_ID)
+    if span_id is None or span_id == _string(old_image, ts.SPAN_ID):
+        return None, None
+    return _string(new_image, ts.TRACE_ID), span_id
+
+
 def read_stream_change(record: Mapping[str, Any]) -> StreamChange:
     """One stream record as a change; :class:`MalformedStreamRecord` when it is not one."""
     try:
@@ -120,7 +140,9 @@ def read_stream_change(record: Mapping[str, Any]) -> StreamChange:
         and identity.get("principalId") == ts.TTL_PRINCIPAL
     )
     old_image = ddb.get("OldImage")
+    new_image = ddb.get("NewImage")
     expiry = ttl_removal and sk == ts.METADATA_SK and session_id is not None
+    trace_id, span_id = _trace_of_change(old_image, new_image)
     return StreamChange(
         event_id=str(record.get("eventID", "")),
         event_name=event_name,
@@ -129,9 +151,11 @@ def read_stream_change(record: Mapping[str, Any]) -> StreamChange:
         pk=pk,
         sk=sk,
         old_image=old_image,
-        new_image=ddb.get("NewImage"),
+        new_image=new_image,
         session_id=session_id,
         is_ttl_removal=ttl_removal,
         who=_who(identity),
         expired=_expired_session(old_image) if expiry else None,
+        trace_id=trace_id,
+        span_id=span_id,
     )

@@ -67,6 +67,7 @@ from mcp_platform.application.sessions.model import KIND_APPLICATION as KIND_APP
 from mcp_platform.application.sessions.model import KIND_TRANSPORT as KIND_TRANSPORT
 from mcp_platform.application.sessions.model import STATUS_ACTIVE as STATUS_ACTIVE
 from mcp_platform.application.sessions.model import STATUS_ENDED as STATUS_ENDED
+from mcp_platform.protocol import trace_context
 
 # -- session table -------------------------------------------------------------------------
 PK = "pk"
@@ -83,6 +84,11 @@ ATTRIBUTE_VERSIONS = "attribute_versions"
 KIND = "kind"  # "application" | "transport"
 CREATED_AT = "created_at"
 UPDATED_AT = "updated_at"
+# W3C trace context of the request that wrote an item (protocol.trace_context): on a tool-call
+# record, its marker, the ingest's dedupe marker and a task, the request that made them; on a
+# session's metadata, the request of its last commit (audit names the trace of a change by it).
+TRACE_ID = trace_context.TRACE_ID
+SPAN_ID = trace_context.SPAN_ID
 
 SESSION_PREFIX = "session#"
 METADATA_SK = "metadata"

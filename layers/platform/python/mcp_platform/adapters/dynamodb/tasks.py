@@ -20,6 +20,7 @@ from mcp_platform.adapters.dynamodb.aws_errors import error_code
 from mcp_platform.adapters.dynamodb.codec import from_item, require_epoch_seconds, to_attr, to_item
 from mcp_platform.application.tasks.budget import recordable_outcome, status_text
 from mcp_platform.application.tasks.ports import TaskNotFound, TaskTransitionRefused
+from mcp_platform.protocol import trace_context
 from mcp_platform.protocol.clock import Clock, SystemClock
 from mcp_platform.protocol.tasks import ACTIVE, INPUT_REQUIRED, WORKING, Task, TaskRequest
 
@@ -68,6 +69,9 @@ class TaskStore:
             "attempts": 0,
             "input_responses": task.input_responses,
         }
+        caller = trace_context.parse(task.request.traceparent)
+        if caller is not None:  # top level: a trace id finds the task without reading its request
+            item[ts.TRACE_ID] = caller.trace_id
         if not self.gateway.put_new(self.table_name, to_item(item)):
             raise TaskTransitionRefused(f"task {task.task_id} exists already: task ids are random, so this is a defect")
 

@@ -49,6 +49,11 @@ class StreamChange:
     is_ttl_removal: bool  # a REMOVE by DynamoDB's TTL process, not an explicit delete (A4)
     who: Mapping[str, str]  # who made the change
     expired: ExpiredSession | None = None  # set when TTL removed the session's metadata
+    trace_id: str | None = None
+    """The trace of the request that made this change, when the change says so: the write set
+    the item's trace attributes (``protocol.trace_context``). None for a change made outside a
+    traced request (a TTL removal, a ttl slide, an end)."""
+    span_id: str | None = None
 
     @property
     def change_time_iso(self) -> str:

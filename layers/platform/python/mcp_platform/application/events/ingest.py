@@ -83,6 +83,7 @@ class IngestOutcome:
     counted: bool  # False: duplicate delivery (counters untouched) or not a tool call
     session_gone: bool = False  # the record was skipped: session expired, ended or deleted
     event_type: str = TOOL_CALL_TYPE
+    trace_id: str | None = None  # the trace of the request that made the call (for the log line)
 
 
 class EventIngestor:
@@ -119,4 +120,5 @@ class EventIngestor:
             logger.info("session of event %s is gone; tool-call record skipped", event.event_id)
         # The marker outlives the stream's retention: a replay from TRIM_HORIZON finds it.
         counted = self._ledger.count_once(event, marker_expires_at=int(self._clock.now()) + self._dedupe_ttl_s)
-        return IngestOutcome(event.event_id, write is RecordWrite.WRITTEN, counted, session_gone=gone)
+        written = write is RecordWrite.WRITTEN
+        return IngestOutcome(event.event_id, written, counted, session_gone=gone, trace_id=event.trace_id)

@@ -20,6 +20,7 @@ from typing import Any
 
 from mcp_platform.protocol import compact_json
 from mcp_platform.protocol.clock import utc_now_iso
+from mcp_platform.protocol.trace_context import is_span_id, is_trace_id
 
 SCHEMA_VERSION = 1
 STATUS_OK = "ok"
@@ -107,6 +108,10 @@ _OPTIONAL: dict[str, tuple[type, ...]] = {
     "error_code": (str,),
     "first_byte_ms": (int, float),
     "emitted_at": (str,),
+    # W3C trace context of the request that made the call (protocol.trace_context): added to
+    # version 1 as optional fields, so every reader of v1 still reads every event.
+    "trace_id": (str,),
+    "span_id": (str,),
 }
 
 
@@ -136,6 +141,11 @@ class ToolCallEvent:
     error_code: str | None = None
     first_byte_ms: float | None = None
     emitted_at: str = field(default_factory=utc_now_iso)
+    trace_id: str | None = None
+    """The trace of the request that made the call: what ties the endpoint's log lines, this
+    event, its records and their audit records together."""
+    span_id: str | None = None
+    """The span of that request (the endpoint's, or the task worker's run)."""
     schema_version: int = SCHEMA_VERSION
 
     def validate(self) -> None:
@@ -155,6 +165,10 @@ class ToolCallEvent:
         if parse_iso8601(self.finished_at, "finished_at") < parse_iso8601(self.started_at, "started_at"):
             raise EventSchemaError("finished_at is before started_at")
         parse_iso8601(self.emitted_at, "emitted_at")
+        if self.trace_id is not None and not is_trace_id(self.trace_id):
+            raise EventSchemaError("trace_id must be 32 lower-case hex digits, not all zeros")
+        if self.span_id is not None and not is_span_id(self.span_id):
+            raise EventSchemaError("span_id must be 16 lower-case hex digits, not all zeros")
         if not 1 <= self.schema_version <= SCHEMA_VERSION:
             raise EventSchemaError(f"unsupported schema version {self.schema_version}")
 

@@ -122,7 +122,7 @@ class ServerRequests:
                 )
                 expected.append(ids[key])
             for key, request in requests.items():
-                await call.notify({"jsonrpc": "2.0", "id": ids[key], **request.to_wire()})
+                await call.notify({"jsonrpc": "2.0", "id": ids[key], **_traced(request.to_wire(), call)})
             waits = (self._wait(session_id, ids[key], owner, request) for key, request in requests.items())
             responses = await asyncio.gather(*waits)
             pairs = zip(requests.items(), responses, strict=True)
@@ -164,6 +164,16 @@ class ServerRequests:
             except SessionStoreError:
                 # The item expires by its TTL; the call's outcome does not depend on this delete.
                 logger.warning("reply item not removed (its TTL will)", exc_info=True)
+
+
+def _traced(wire: dict[str, Any], call: CallContext) -> dict[str, Any]:
+    """The request with the call's span as its parent in ``params._meta`` (SEP-414), so the
+    client's handling of it joins the call's trace; the question's own ``_meta`` is kept."""
+    if call.trace is None:
+        return wire
+    params = wire.get("params") or {}
+    meta = params.get("_meta")
+    return {**wire, "params": {**params, "_meta": {**(meta if isinstance(meta, dict) else {}), **call.trace.to_meta()}}}
 
 
 def _inadmissible(message: dict[str, Any]) -> str | None:

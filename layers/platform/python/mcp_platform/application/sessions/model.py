@@ -99,6 +99,10 @@ class ToolCall:
     finished_at: float | None = None
     request_hash: str = ""
     """Digest of what was asked (tool + arguments); a replay with another request is refused."""
+    trace_id: str | None = None
+    """The trace and span of the request that ran the call (``protocol.trace_context``): stored
+    on the items its commit writes, so their audit records name the trace."""
+    span_id: str | None = None
 
 
 @dataclass(frozen=True)

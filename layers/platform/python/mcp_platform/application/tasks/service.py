@@ -80,6 +80,8 @@ class TaskService:
             modern=call.modern,
             client_capabilities=call.client_capabilities,
             transport_session_id=call.transport_session_id,
+            traceparent=call.trace.traceparent if call.trace is not None else None,
+            tracestate=call.trace.state if call.trace is not None else None,
         )
         if task_request.client_capabilities is not None:
             try:  # kept as 2025 initialize keeps them

@@ -45,6 +45,7 @@ class CommitActions:
             raise CallRecordTooLarge(call.id, self.table.record_budget_bytes, stored)
         marker_sk = ts.tool_call_marker_sk(call.id)
         common = {ts.PK: ts.session_pk(session_id), ts.TOOL_CALL_ID: call.id, ts.TOOL_NAME: call.name}
+        common.update(trace_attributes(call.trace_id, call.span_id))
         record = to_item(
             {
                 **common,
@@ -99,6 +100,8 @@ class CommitActions:
         expected_version: int | None,
         attributes: dict[str, Any] | None = None,
         by_attribute: AttributeWrites | None = None,
+        trace_id: str | None = None,
+        span_id: str | None = None,
     ) -> dict[str, Any]:
         """The metadata Update of a commit (the version arithmetic: :mod:`.store`).
 
@@ -106,7 +109,10 @@ class CommitActions:
         (and the context budget) alone, so parallel calls never conflict. An int: read-modify-
         write under the D2 version condition, which ``attributes`` (the whole map) requires.
         ``by_attribute``: read-modify-write conditioned on the version of each attribute the run
-        read, so appends and writes to other attributes never conflict with it."""
+        read, so appends and writes to other attributes never conflict with it.
+
+        ``trace_id``/``span_id``: the committing request's, set on the metadata (the trace of its
+        last commit), so the audit record of this change names the trace."""
         if by_attribute is not None and (expected_version is not None or attributes is not None):
             raise ValueError("a commit is conditioned on the session's version or on attributes, not both")
         condition, names, values = self.table.alive()
@@ -122,6 +128,10 @@ class CommitActions:
         # The committed-call counter rides in the same Update (no extra write, exact under retry:
         # a replayed id never reaches this action because its marker Put fails first).
         expression = "SET #v = #v + :one, #ttl = :ttl, #ua = :ua, #tc = if_not_exists(#tc, :zero) + :one"
+        if trace_id is not None and span_id is not None:
+            expression += ", #trace = :trace, #span = :span"
+            names.update({"#trace": ts.TRACE_ID, "#span": ts.SPAN_ID})
+            values.update({":trace": to_attr(trace_id), ":span": to_attr(span_id)})
         if context_append:
             clause, more_names, more_values = self.table.context_growth(session.id, context_append)
             expression += ", " + clause
@@ -238,6 +248,13 @@ class CommitActions:
         if values:
             body["ExpressionAttributeValues"] = values
         return {"ConditionCheck": body}
+
+
+def trace_attributes(trace_id: str | None, span_id: str | None) -> dict[str, str]:
+    """The trace attributes of an item written for a traced request (none for an untraced one)."""
+    if trace_id is None or span_id is None:
+        return {}
+    return {ts.TRACE_ID: trace_id, ts.SPAN_ID: span_id}
 
 
 def _equals(expect: Mapping[str, Any]) -> tuple[str, dict[str, str], dict[str, AttributeValue]]:

@@ -163,6 +163,8 @@ class ToolCallCommits:
                 expected_version=expected,
                 attributes=held_attributes,
                 by_attribute=by_attribute,
+                trace_id=call.trace_id,
+                span_id=call.span_id,
             )
         )
         actions.extend(self.actions.extra_put(put) for put in extra_puts)
