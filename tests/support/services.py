@@ -9,4 +9,4 @@ from mcp_platform.testing import InMemorySessions
 
 
 def make_services(**given: Any) -> Services:
-    return Services(**{"sessions": InMemorySessions(), **given})
+    return Services(**{"store": InMemorySessions(), "deps": None, **given})

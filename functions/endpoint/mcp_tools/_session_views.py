@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-
-from mcp_platform import ResourceNotFound, ToolContext
-from mcp_platform.adapters.dynamodb.sessions import Session, SessionNotFound
+from mcp_platform import ResourceNotFound, Session, SessionNotFound, ToolContext
 
 
 async def read_session(ctx: ToolContext, handle: str) -> Session:
@@ -14,7 +11,7 @@ async def read_session(ctx: ToolContext, handle: str) -> Session:
     try:
         # Eventually consistent read (may come from DAX): a cached *live* answer is safe, and a
         # cached "missing" is confirmed with a consistent read inside get_session (X4).
-        return await asyncio.to_thread(ctx.services.sessions.get_session, handle, owner=ctx.principal, consistent=False)
+        return await ctx.services.sessions.get(handle, owner=ctx.principal)
     except SessionNotFound as exc:
         raise ResourceNotFound(handle) from exc
 

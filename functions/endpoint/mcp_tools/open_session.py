@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated, Any
 
 from mcp_platform import ToolContext, tool
@@ -22,5 +21,5 @@ async def open_session(
     ctx: ToolContext, title: Annotated[str, "Optional label for the session"] = ""
 ) -> dict[str, Any]:
     attributes = {"title": title[:200]} if title else None
-    session = await asyncio.to_thread(ctx.services.sessions.create_session, ctx.principal, attributes=attributes)
+    session = await ctx.services.sessions.open(ctx.principal, attributes=attributes)
     return {"session": session.id, "expires_at": session.ttl}

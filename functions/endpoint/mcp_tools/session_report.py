@@ -8,7 +8,6 @@ bounded by the worker, not by the client's request. Progress messages become the
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from typing import Any
 
@@ -35,9 +34,7 @@ async def session_report(ctx: ToolContext) -> dict[str, Any]:
     while True:
         if ctx.cancelled.is_set():
             raise ToolError("cancelled")
-        page = await asyncio.to_thread(
-            sessions.list_tool_calls, session.id, owner=ctx.principal, limit=PAGE, cursor=cursor, consistent=True
-        )
+        page = await sessions.tool_calls(session.id, owner=ctx.principal, limit=PAGE, cursor=cursor)
         pages += 1
         for record in page.records:
             calls[record.tool_name] += 1

@@ -210,7 +210,7 @@ def assert_one_run_one_note(pair: tuple[Instance, Instance], aws: AwsStack, key:
     done = terminal(b.url, key, task_id)
     assert crashes == [task_id], "the crash was not injected"
     assert done["status"] == "completed", done
-    session = a.endpoint.server.services.sessions.get_session(handle, owner="alice", consistent=True)
+    session = a.endpoint.server.services.store.get_session(handle, owner="alice", consistent=True)
     notes = [m for m in session.context if m.get("text") == "once"]
     assert long_tasks.RUNS["once"] == 1 and len(notes) == 1, f"ran {long_tasks.RUNS['once']}x, {len(notes)} notes"
     assert done["result"]["structuredContent"] == {"run": 1}

@@ -15,13 +15,13 @@ import pytest
 
 from mcp_platform.application.events.schema import ToolCallEvent
 from mcp_platform.application.metrics import JsonLogFormatter
-from mcp_platform.application.tasks.worker import TaskWorker
+from mcp_platform.application.task_worker import TaskWorker
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol import trace_context
 from mcp_platform.protocol.catalog import Catalog
-from mcp_platform.protocol.context import Services
 from mcp_platform.protocol.tasks import WORKING, Task, TaskRequest
 from mcp_platform.protocol.tools import tool
+from tests.support.services import make_services
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 ENDPOINT_SPAN = "00f067aa0ba902b7"
@@ -79,7 +79,7 @@ def run_task(traceparent: str | None) -> tuple[ToolCallEvent, dict[str, Any], Me
     async def flush() -> None:
         return None
 
-    worker = TaskWorker(store, ToolCallRunner(Services(), events), catalog, flush)  # type: ignore[arg-type]
+    worker = TaskWorker(store, ToolCallRunner(make_services(), events), catalog, flush)  # type: ignore[arg-type]
     log = io.StringIO()
     handler = logging.StreamHandler(log)
     handler.setFormatter(JsonLogFormatter("task-worker"))

@@ -134,7 +134,7 @@ def test_a_call_is_loaded_run_committed_and_emitted_through_the_port() -> None:
     sessions = MemorySessions(a_session())
     repository: SessionRepository = sessions  # the fake is the port, structurally
     events = Events()
-    runner = ToolCallRunner(Services(sessions=repository), events)
+    runner = ToolCallRunner(Services(store=repository, deps=None), events)
     # When bump is called
     result = run_call(runner)
     # Then it ran once, committed its write, and its event names the call and its session
@@ -157,7 +157,7 @@ def test_a_lost_race_reruns_the_tool_on_the_state_read_again() -> None:
     sessions.before_commit = other_writer
     events = Events()
     runner = ToolCallRunner(
-        Services(sessions=sessions), events, rerun_backoff=Backoff(jitter=False, sleep=lambda _: None)
+        Services(store=sessions, deps=None), events, rerun_backoff=Backoff(jitter=False, sleep=lambda _: None)
     )
     # When bump is called / Then it ran again on 10, committed 11 once, and emitted one event
     run_call(runner)

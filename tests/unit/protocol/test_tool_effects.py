@@ -86,7 +86,7 @@ def run_session_info(store: SlidingStore) -> dict[str, Any]:
     call = CallContext("alice", "2026-07-28", True)
     catalog = Catalog.discover(mcp_tools).tools
     params = {"name": "session_info", "arguments": {"session": store.session.id}}
-    runner = ToolCallRunner(Services(sessions=store))
+    runner = ToolCallRunner(Services(store=store, deps=None))
     prepared = runner.prepare(Request("tools/call", params, 1), call, catalog)
 
     async def load_and_run() -> dict[str, Any]:

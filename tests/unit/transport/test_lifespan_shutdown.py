@@ -16,7 +16,7 @@ from mcp_platform.transport.endpoint import McpEndpoint
 
 def endpoint_with_flush(flush: Any) -> McpEndpoint:
     """Lifespan touches only the streamer's flush: the rest stays unset."""
-    server: Any = SimpleNamespace(services=SimpleNamespace(sessions=None))
+    server: Any = SimpleNamespace(services=SimpleNamespace(store=None))
     unused: Any = None
     streamer: Any = SimpleNamespace(flush_events=flush)
     return McpEndpoint(server, unused, unused, streamer)

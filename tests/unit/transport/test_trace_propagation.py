@@ -18,9 +18,9 @@ from mcp_platform.application.auth.loopback import LoopbackAuthenticator
 from mcp_platform.application.events.schema import ToolCallEvent
 from mcp_platform.application.metrics import OPERATION_DURATION, JsonLogFormatter, MetricsWriter
 from mcp_platform.application.server import McpServer
+from mcp_platform.application.services import Services
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol import trace_context
-from mcp_platform.protocol.context import Services
 from mcp_platform.protocol.tools import ToolCatalog, tool
 from mcp_platform.protocol.versions import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
 from mcp_platform.testing import InMemorySessions
@@ -76,7 +76,7 @@ class Served:
 @pytest.fixture
 def served() -> Iterator[Served]:
     events, emf, log = Events(), io.StringIO(), io.StringIO()
-    services = Services(sessions=InMemorySessions())
+    services = Services(store=InMemorySessions(), deps=None)
     server = McpServer(ToolCatalog([traced_echo]), ToolCallRunner(services, events), services=services)
     streamer = ResponseStreamer(MetricsWriter("Test", "endpoint", emf))
     app = McpEndpoint(server, LoopbackAuthenticator(), RequestGuard(), streamer)

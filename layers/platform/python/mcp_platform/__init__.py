@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # what the names are, for type checkers and editors
     from mcp_platform.application.services import Services as Services
     from mcp_platform.application.services import ToolContext as ToolContext
+    from mcp_platform.application.sessions.errors import SessionNotFound as SessionNotFound
+    from mcp_platform.application.sessions.model import Session as Session
     from mcp_platform.protocol.context import ConditionCheck as ConditionCheck
     from mcp_platform.protocol.context import ExtraPut as ExtraPut
     from mcp_platform.protocol.prompts import PromptArgumentError as PromptArgumentError
@@ -44,6 +46,8 @@ _FACADE: dict[str, str] = {
     "READ_MODIFY_WRITE": "mcp_platform.protocol.tools",
     "ToolContext": "mcp_platform.application.services",
     "Services": "mcp_platform.application.services",
+    "Session": "mcp_platform.application.sessions.model",
+    "SessionNotFound": "mcp_platform.application.sessions.errors",
     "resource": "mcp_platform.protocol.resources",
     "resource_template": "mcp_platform.protocol.resources",
     "ResourceNotFound": "mcp_platform.protocol.resources",

@@ -15,7 +15,7 @@ raised as it is (the endpoint would answer -31007), so the test shows its traceb
 
 A tool's dependencies are fakes the test passes: the app's own (``deps=``, the tool's
 ``ctx.services.deps``) and the platform's read sides (``audit_trail=``, ``recent_events=``);
-``ctx.services.sessions`` is an :class:`InMemorySessions`, which holds the harness's sessions.
+``ctx.services.store`` is an :class:`InMemorySessions`, which holds the harness's sessions.
 Asking the client (``ctx.elicit``...) is refused as on a request that cannot ask.
 """
 
@@ -205,7 +205,8 @@ class ToolHarness:
     audit_trail: AuditTrailReader | None = None
     recent_events: RecentToolEvents | None = None
     store: InMemorySessions = dataclasses.field(default_factory=InMemorySessions)
-    """The sessions (``ctx.services.sessions``): the seeded one, and any a tool opens."""
+    """The sessions (``ctx.services.store``, awaited through ``ctx.services.sessions``): the
+    seeded one, and any a tool opens."""
     client_capabilities: dict[str, Any] | None = None
     """What the client declared (None: unknown, nothing refused)."""
     log_level: str | None = "debug"
@@ -220,7 +221,7 @@ class ToolHarness:
 
     def __post_init__(self, attributes: dict[str, Any] | None, context: list[Any] | None) -> None:
         self.services = Services(
-            sessions=self.store, audit_trail=self.audit_trail, recent_events=self.recent_events, deps=self.deps
+            store=self.store, audit_trail=self.audit_trail, recent_events=self.recent_events, deps=self.deps
         )
         self.session_id = self.store.create_session(self.principal, attributes=attributes, context=context).id
 

@@ -53,7 +53,7 @@ def admit_result(spec: ToolSpec, result: dict[str, Any]) -> None:
 
 async def invoke(
     spec: ToolSpec,
-    ctx: ToolContext,
+    ctx: ToolContext[object],
     arguments: dict[str, Any],
     deadline: float,
     cap: float,

@@ -46,7 +46,7 @@ class McpServer:
         version: str = "0.1.0",
         instructions: str | None = None,
         page_size: int = 50,
-        services: Services | None = None,
+        services: Services[object] | None = None,
         extensions: Mapping[str, dict[str, Any]] | None = None,
     ) -> None:
         self.catalog = catalog if isinstance(catalog, Catalog) else Catalog(tools=catalog)
@@ -168,7 +168,7 @@ class McpServer:
         answers: dict[str, dict[str, Any]] = {}
         if prepared.spec.ask_first is not None:
             questions = prepared.spec.ask_first(**prepared.arguments)
-            context = ToolContext(
+            context = ToolContext[object](
                 principal=call.principal,
                 services=self.services,
                 interaction=call.interaction,

@@ -55,7 +55,7 @@ class TransportSessionNotFound(Exception):
 class ToolCallRunner:
     def __init__(
         self,
-        services: Services,
+        services: Services[object],
         events: EventSink | None = None,
         clock: Clock = SYSTEM_CLOCK,
         *,
@@ -81,7 +81,7 @@ class ToolCallRunner:
     @property
     def sessions(self) -> SessionRepository:
         """The session store (``Services.sessions``)."""
-        return self.services.sessions
+        return self.services.store
 
     async def set_log_level(self, session: Session, level: str, principal: str) -> None:
         def apply(current: Session) -> Session:
@@ -209,8 +209,8 @@ class ToolCallRunner:
             commit.add_done_callback(_log_orphaned_failure)
             raise
 
-    def _context(self, prepared: PreparedCall, call: CallContext, session: Session | None) -> ToolContext:
-        return ToolContext(
+    def _context(self, prepared: PreparedCall, call: CallContext, session: Session | None) -> ToolContext[object]:
+        return ToolContext[object](
             principal=call.principal,
             services=self.services,
             loaded_session=session,
@@ -227,7 +227,7 @@ class ToolCallRunner:
     def call_limit(self, spec: ToolSpec) -> float:
         return call_limit(spec, self.max_call_seconds)
 
-    async def _invoke(self, prepared: PreparedCall, ctx: ToolContext) -> dict[str, Any]:
+    async def _invoke(self, prepared: PreparedCall, ctx: ToolContext[object]) -> dict[str, Any]:
         deadline = prepared.deadline  # set by run: one budget per request
         if deadline is None:
             deadline = asyncio.get_running_loop().time() + self.call_limit(prepared.spec)
@@ -240,7 +240,7 @@ class ToolCallRunner:
         self,
         prepared: PreparedCall,
         call: CallContext,
-        ctx: ToolContext,
+        ctx: ToolContext[object],
         session: Session,
         result: dict[str, Any],
         started: float,

@@ -255,7 +255,7 @@ def build_streams(settings: Settings, notifications: Notifications, server: McpS
         max_stream_seconds=settings.stream_max_seconds,
         poll_max_seconds=settings.notify_poll_max_seconds,
     )
-    live = LiveSessions(server.services.sessions)
+    live = LiveSessions(server.services.store)
     return NotificationStreams(notifications, live, served, server.server_info, pump)
 
 

@@ -10,7 +10,7 @@ without it never loads it (cold start).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from types import ModuleType
@@ -48,7 +48,7 @@ class Runtime:
     """What the endpoint and the task worker share."""
 
     catalog: Catalog
-    services: Services
+    services: Services[object]
     runner: ToolCallRunner
     producer: EventProducer | None
     store: SessionStore
@@ -82,13 +82,15 @@ def build_runtime(
     store = SessionStore.from_settings(settings, dynamodb=dynamodb, dax=dax)
     catalog = Catalog.discover(*packages)
     producer, recent_events = build_event_stream(settings, kinesis, sqs) if settings.event_stream else (None, None)
-    services = Services(
-        sessions=store,
+    services: Services[object] = Services(
+        store=store,
+        deps=build_deps(packages),
         audit_trail=build_audit_trail(settings, dynamodb) if settings.audit_table else None,
         recent_events=recent_events,
         notifications=build_notifications(settings, store, catalog) if settings.subscriptions else None,
         interactive=build_interactive(settings, store, secretsmanager),
         tasks=build_tasks(settings, store, sqs, blocking) if settings.task_queue_url else None,
+        blocking=blocking,
     )
     # Every call, streamed or plain JSON, is bounded by the stream cap (a tool may declare less).
     limit = max_call_seconds if max_call_seconds is not None else settings.stream_max_seconds
@@ -104,6 +106,21 @@ def build_runtime(
         secretsmanager=secretsmanager,
         blocking=blocking,
     )
+
+
+DEPS_HOOK = "build_deps"
+"""What a features package names the function that builds its own dependencies."""
+
+
+def build_deps(packages: Sequence[ModuleType], environ: Mapping[str, str] = os.environ) -> object:
+    """The features package's own dependencies (``ctx.services.deps``): what its
+    ``build_deps(environ)`` returns, called once per process, here, for the endpoint and the task
+    worker alike; None when no package defines one. ``environ`` holds the variables the app's
+    CDK hook gave both functions (the names of its resources)."""
+    hooks = [getattr(package, DEPS_HOOK) for package in packages if callable(getattr(package, DEPS_HOOK, None))]
+    if len(hooks) > 1:
+        raise ValueError(f"more than one features package defines {DEPS_HOOK}(): only one app may")
+    return hooks[0](environ) if hooks else None
 
 
 def build_event_stream(settings: Settings, kinesis: Any | None, sqs: Any) -> tuple[EventProducer, KinesisRecentEvents]:

@@ -93,7 +93,7 @@ class McpEndpoint:
         """Stack option ``subscriptions``: the 2025 GET stream and 2026 subscriptions/listen."""
         self.protected_resource = protected_resource
         """OAuth mode: RFC 9728 metadata is served, tools' scopes are enforced."""
-        self.sessions = server.services.sessions
+        self.sessions = server.services.store
         """The session store (the one the server's services use)."""
         self.authenticator = authenticator
         self.guard = guard
