@@ -6,7 +6,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -158,7 +158,7 @@ def start(options: LocalOptions, running_hook: Any = None) -> Running:
         operations = resolved_environment(synthesized.template, attributes, options)
         running.saved_environment = save_environment(options, operations)
     running.endpoint_log = EndpointLog(options.endpoint_log, settings.service_name)
-    build_endpoint = _endpoint_builder(settings, options, dax, running.endpoint_log)
+    build_endpoint = _endpoint_builder(env, options, dax, running.endpoint_log)
     app = SwappableApp(build_endpoint(features))  # a reload swaps in a new one
     running.endpoint, running.api_key, counter = _endpoint(app, settings, options, clients)
     if options.reload_s > 0:
@@ -200,10 +200,14 @@ def _endpoint(
 
 
 def _endpoint_builder(
-    settings: Settings, options: LocalOptions, dax: ItemCacheStandIn | None, log: EndpointLog
+    environ: Mapping[str, str], options: LocalOptions, dax: ItemCacheStandIn | None, log: EndpointLog
 ) -> Callable[[ModuleType], McpEndpoint]:
-    """Builds the endpoint's app for the given features, at start-up and on each reload; its EMF
-    lines go to ``log`` (the file as deployed, a compact line per call on the console)."""
+    """Builds the endpoint's app for the given features, at start-up and on each reload, from
+    the function's environment ``environ`` as the template gives it; its EMF lines go to ``log``
+    (the file as deployed, a compact line per call on the console)."""
+    from mcp_platform.config import Settings
+
+    settings = Settings.from_mapping(environ)
     aws_clients = _warm_clients(settings, dax)
     fixtures = fixture_packages(options.fixtures)
 
@@ -212,7 +216,14 @@ def _endpoint_builder(
         from mcp_platform.bootstrap.endpoint import build_app
 
         return build_app(
-            settings, features, *fixtures, bind_host=LOOPBACK, port=options.mcp_port, metrics_stream=log, **aws_clients
+            settings,
+            features,
+            *fixtures,
+            bind_host=LOOPBACK,
+            port=options.mcp_port,
+            metrics_stream=log,
+            environ=environ,
+            **aws_clients,
         )
 
     return build

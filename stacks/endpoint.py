@@ -10,6 +10,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from mcp_platform.config import EnvVars
+from stacks.app_resources import CODE_EXCLUDES
 from stacks.cognito import CognitoAuthorization
 from stacks.common import log_group
 from stacks.config import PlatformConfig
@@ -87,7 +88,7 @@ class Endpoint(Construct):
             runtime=lambda_runtime(config),
             architecture=architecture_of(config),
             handler="run.sh",
-            code=lambda_.Code.from_asset(str(ROOT / "functions" / "endpoint"), exclude=["**/__pycache__", "**/*.pyc"]),
+            code=lambda_.Code.from_asset(str(ROOT / "functions" / "endpoint"), exclude=CODE_EXCLUDES),
             layers=[
                 layer,
                 lambda_.LayerVersion.from_layer_version_arn(self, "WebAdapter", web_adapter_layer_arn(region, config)),

@@ -8,6 +8,7 @@ from aws_cdk import CfnOutput, Stack, Tags
 from constructs import Construct
 
 from mcp_platform.config import EnvVars
+from stacks.app_resources import AppResources
 from stacks.cognito import CognitoAuthorization
 from stacks.common import dead_letter_queue, platform_key
 from stacks.config import PlatformConfig
@@ -91,6 +92,10 @@ class PlatformStack(Stack):
             )
             if config.tasks
             else None
+        )
+        # The app's own resources, granted to both functions that run its tools.
+        self.app_resources = AppResources(
+            self, "App", functions=[self.endpoint.function, *([self.tasks.function] if self.tasks else [])]
         )
         self.processing = Processing(
             self,

@@ -20,6 +20,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from mcp_platform.config import EnvVars
+from stacks.app_resources import CODE_EXCLUDES
 from stacks.common import dead_letter_queue, log_group
 from stacks.config import PlatformConfig
 from stacks.data import Data
@@ -89,7 +90,7 @@ class TaskWorker(Construct):
             architecture=architecture_of(config),
             handler="task_worker.lambda_handler",
             # The endpoint's own code asset: a task runs exactly the tool the endpoint listed.
-            code=lambda_.Code.from_asset(str(ROOT / "functions" / "endpoint"), exclude=["**/__pycache__", "**/*.pyc"]),
+            code=lambda_.Code.from_asset(str(ROOT / "functions" / "endpoint"), exclude=CODE_EXCLUDES),
             layers=[layer],
             memory_size=1024,
             timeout=Duration.seconds(WORKER_TIMEOUT_S),

@@ -6,13 +6,14 @@ import ast
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from mcp_platform.config import EnvVars
 from stacks.config import ContextError
 from stacks.runtime import WEB_ADAPTER_ACCOUNT
-from tests.infra.iam import granted_logical_ids, referenced_logical_ids
+from tests.infra.iam import granted_logical_ids, referenced_logical_ids, role_statements
 from tests.infra.synth import Synthesized, synthesize
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,12 +93,50 @@ def test_s8_cors_allow_list_never_wildcard(default: Synthesized, alt: Synthesize
 
 
 def test_functions_set_only_the_env_vars_the_code_reads(variant: Synthesized) -> None:
-    # Then every variable is one of mcp_platform.config.EnvVars (or the Web Adapter's own)
+    # Then every variable is one of mcp_platform.config.EnvVars, the Web Adapter's own, or one the
+    # app's CDK hook set to name one of the app's own resources (stacks/app_resources.py)
     for fn in platform_functions(variant).values():
-        names = set(fn["Properties"]["Environment"]["Variables"])
-        unknown = names - PLATFORM_ENV - WEB_ADAPTER_ENV
+        variables = fn["Properties"]["Environment"]["Variables"]
+        unknown = set(variables) - PLATFORM_ENV - WEB_ADAPTER_ENV - set(app_variables(variant, variables))
         assert not unknown, unknown
-        assert EnvVars.SESSION_TABLE in names
+        assert EnvVars.SESSION_TABLE in variables
+
+
+def app_variables(s: Synthesized, variables: dict[str, Any]) -> dict[str, set[str]]:
+    """The variables whose value names a resource of the app's construct (logical id App...)."""
+    app_ids = {logical_id for logical_id in s.json["Resources"] if logical_id.startswith("App")}
+    named = {name: referenced_logical_ids(value) & app_ids for name, value in variables.items()}
+    return {name: ids for name, ids in named.items() if ids}
+
+
+def test_the_apps_own_resources_reach_the_endpoint_and_the_worker_and_not_the_pipeline(default: Synthesized) -> None:
+    # Given the starter app's hook (functions/endpoint/app_resources.py): its bookmarks table
+    (table_id,) = [k for k in default.resources("AWS::DynamoDB::Table") if k.startswith("AppBookmarks")]
+    table = default.json["Resources"][table_id]["Properties"]
+    assert table["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
+    # Then both functions that run the tools have it in their environment and may call exactly
+    # what the tools call on it; ingest and audit know nothing of it
+    for handler in ("run.sh", "task_worker.lambda_handler"):
+        fn = next(f for f in platform_functions(default).values() if f["Properties"]["Handler"] == handler)
+        assert app_variables(default, fn["Properties"]["Environment"]["Variables"]) == {"BOOKMARKS_TABLE": {table_id}}
+        actions = {
+            action
+            for statement in role_statements(default, fn)
+            if table_id in referenced_logical_ids(statement.get("Resource"))
+            for action in (statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]])
+        }
+        assert actions == {"dynamodb:PutItem", "dynamodb:Query"}
+    for handler in ("ingest_handler.lambda_handler", "audit_handler.lambda_handler"):
+        fn = next(f for f in platform_functions(default).values() if f["Properties"]["Handler"] == handler)
+        assert table_id not in granted_logical_ids(default, fn)
+        assert not app_variables(default, fn["Properties"]["Environment"]["Variables"])
+
+
+def test_the_apps_cdk_hook_is_not_shipped_in_the_functions_code(default: Synthesized) -> None:
+    # Given the endpoint's staged code asset: the tools are there, the CDK hook is not
+    asset = next(p for p in default.template_path.parent.glob("asset.*") if (p / "run.sh").is_file())
+    assert (asset / "mcp_tools" / "bookmarks.py").is_file()
+    assert not (asset / "app_resources.py").exists()
 
 
 def test_x3_x5_dax_endpoint_env_follows_dax_switch(default: Synthesized, alt: Synthesized) -> None:

@@ -6,3 +6,29 @@ import ToolContext, tool``; README "Adding a tool"), and its test (``mcp_platfor
 ToolHarness``, as in ``tests/unit/test_starter_app.py``);
 ``tests/unit/transport/test_protocol_core.py`` proves every module is registered.
 """
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mcp_tools._bookmark_store import Bookmarks
+
+if TYPE_CHECKING:
+    from mcp_platform import AppEnvironment
+
+
+@dataclass(frozen=True)
+class Deps:
+    """What this app's tools reach besides the platform (``ctx.services.deps``, typed by
+    ``ToolContext[Deps]``)."""
+
+    bookmarks: Bookmarks | None
+    """None where the table is not configured (a process started without the app's resources)."""
+
+
+def build_deps(app: AppEnvironment) -> Deps:
+    """Built once per process by the platform, for the endpoint and the task worker alike, from
+    the function's environment (``app_resources.py`` names the table there)."""
+    table = app.environ.get("BOOKMARKS_TABLE")
+    return Deps(bookmarks=Bookmarks(app.client("dynamodb"), table) if table else None)

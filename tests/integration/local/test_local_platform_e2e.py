@@ -26,6 +26,7 @@ import pytest
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from local.platform import DEV_PRINCIPAL
 from local.resources import local_name
 from tests.support.aws import client, free_port
 
@@ -198,3 +199,25 @@ def test_session_audit_and_recent_tool_events_tools_read_the_pipeline(platform: 
     assert records, "session_audit returned no trail"
     assert any(note in json.dumps(record) for record in records)
     assert any(event["tool"] == "append_note" for event in events)
+
+
+def test_the_apps_own_table_is_provisioned_granted_and_reached_through_typed_deps(platform: LocalPlatform) -> None:
+    """#28 worked example: Given the app's CDK hook (functions/endpoint/app_resources.py) and its
+    build_deps, when a caller saves a bookmark through the endpoint, then the item is in the app's
+    own table (created from the synthesized template, named in the function's environment) under
+    the caller's principal, and list_bookmarks reads it back."""
+    url = f"https://example.org/{uuid.uuid4().hex[:8]}"
+
+    async def drive() -> tuple[dict[str, Any], dict[str, Any]]:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {platform.api_key}"}, timeout=30)
+        async with Client(streamable_http_client(platform.mcp_url, http_client=http), mode="2026-07-28") as session:
+            saved = await session.call_tool("save_bookmark", {"url": url, "title": "worked example"})
+            listed = await session.call_tool("list_bookmarks", {"limit": 100})
+            assert not saved.is_error and not listed.is_error, (saved, listed)
+            return saved.structured_content, listed.structured_content
+
+    saved, listed = anyio.run(drive)
+    assert saved["url"] == url and saved["title"] == "worked example"
+    assert url in [bookmark["url"] for bookmark in listed["bookmarks"]]
+    items = scan(platform, "AppBookmarks")
+    assert [item["owner"]["S"] for item in items if item["url"]["S"] == url] == [DEV_PRINCIPAL]

@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
     from mcp_platform.application.services import ToolContext as ToolContext
     from mcp_platform.application.sessions.errors import SessionNotFound as SessionNotFound
     from mcp_platform.application.sessions.model import Session as Session
+    from mcp_platform.bootstrap.runtime import AppEnvironment as AppEnvironment
     from mcp_platform.protocol.context import ConditionCheck as ConditionCheck
     from mcp_platform.protocol.context import ExtraPut as ExtraPut
     from mcp_platform.protocol.prompts import PromptArgumentError as PromptArgumentError
@@ -46,6 +47,7 @@ _FACADE: dict[str, str] = {
     "READ_MODIFY_WRITE": "mcp_platform.protocol.tools",
     "ToolContext": "mcp_platform.application.services",
     "Services": "mcp_platform.application.services",
+    "AppEnvironment": "mcp_platform.bootstrap.runtime",
     "Session": "mcp_platform.application.sessions.model",
     "SessionNotFound": "mcp_platform.application.sessions.errors",
     "resource": "mcp_platform.protocol.resources",

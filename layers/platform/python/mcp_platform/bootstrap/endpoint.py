@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -177,6 +178,7 @@ def build_app(
     secretsmanager: Any | None = None,
     dax: Any | None = None,
     blocking: Blocking | None = None,
+    environ: Mapping[str, str] = os.environ,
 ) -> McpEndpoint:
     """The endpoint serving ``tools_package`` and ``more_tools``; ``blocking`` overrides how
     blocking AWS calls run (default: :func:`~mcp_platform.bootstrap.runtime.blocking_strategy`)."""
@@ -190,6 +192,7 @@ def build_app(
         secretsmanager=secretsmanager,
         dax=dax,
         blocking=blocking,
+        environ=environ,
     )
     catalog, services, runner, producer = runtime.catalog, runtime.services, runtime.runner, runtime.producer
     machines = settings.oauth is not None and settings.oauth.client_credentials

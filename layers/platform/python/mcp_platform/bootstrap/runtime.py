@@ -69,10 +69,12 @@ def build_runtime(
     max_call_seconds: float | None = None,
     dax: Any | None = None,
     blocking: Blocking | None = None,
+    environ: Mapping[str, str] = os.environ,
 ) -> Runtime:
     """``packages``: the feature modules to serve. Clients may be injected (tests, the local
     platform); each default one is built on its first use, so a stateless call never loads
-    DynamoDB's service model (~40% of the process's start)."""
+    DynamoDB's service model (~40% of the process's start). ``environ``: the function's
+    environment, handed to the features package's ``build_deps``."""
     blocking = blocking or blocking_strategy()
     dynamodb = dynamodb or LazyClient("dynamodb", settings)
     sqs = sqs or LazyClient("sqs", settings)
@@ -84,7 +86,7 @@ def build_runtime(
     producer, recent_events = build_event_stream(settings, kinesis, sqs) if settings.event_stream else (None, None)
     services: Services[object] = Services(
         store=store,
-        deps=build_deps(packages),
+        deps=build_deps(packages, AppEnvironment(environ=environ, settings=settings)),
         audit_trail=build_audit_trail(settings, dynamodb) if settings.audit_table else None,
         recent_events=recent_events,
         notifications=build_notifications(settings, store, catalog) if settings.subscriptions else None,
@@ -112,15 +114,28 @@ DEPS_HOOK = "build_deps"
 """What a features package names the function that builds its own dependencies."""
 
 
-def build_deps(packages: Sequence[ModuleType], environ: Mapping[str, str] = os.environ) -> object:
+@dataclass(frozen=True)
+class AppEnvironment:
+    """What a features package's ``build_deps(app)`` is given: the function's environment (with
+    the variables the app's CDK hook set: the names of its resources) and AWS clients built as
+    the platform's own are (region, the local emulator's endpoint; each on its first use)."""
+
+    environ: Mapping[str, str]
+    settings: Settings
+
+    def client(self, service: str) -> Any:
+        """A botocore client of ``service`` (``"dynamodb"``, ``"s3"``...), built on first use."""
+        return LazyClient(service, self.settings)
+
+
+def build_deps(packages: Sequence[ModuleType], app: AppEnvironment) -> object:
     """The features package's own dependencies (``ctx.services.deps``): what its
-    ``build_deps(environ)`` returns, called once per process, here, for the endpoint and the task
-    worker alike; None when no package defines one. ``environ`` holds the variables the app's
-    CDK hook gave both functions (the names of its resources)."""
+    ``build_deps(app)`` returns, called once per process, here, for the endpoint and the task
+    worker alike; None when no package defines one."""
     hooks = [getattr(package, DEPS_HOOK) for package in packages if callable(getattr(package, DEPS_HOOK, None))]
     if len(hooks) > 1:
         raise ValueError(f"more than one features package defines {DEPS_HOOK}(): only one app may")
-    return hooks[0](environ) if hooks else None
+    return hooks[0](app) if hooks else None
 
 
 def build_event_stream(settings: Settings, kinesis: Any | None, sqs: Any) -> tuple[EventProducer, KinesisRecentEvents]:

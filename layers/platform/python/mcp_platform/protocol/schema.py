@@ -88,10 +88,9 @@ def _base_schema(annotation: Any) -> dict[str, Any]:
     if origin is Literal:
         return {"enum": list(get_args(annotation))}
     if origin in (Union, types.UnionType):
-        members = [arg for arg in get_args(annotation) if arg is not type(None)]
-        if len(members) == 1:
-            return type_schema(members[0])
-        return {"anyOf": [type_schema(member) for member in members]}
+        # ``X | None`` admits null, as the SDK's schemas say: an optional argument may be sent
+        # as null, and a result field may be None.
+        return {"anyOf": [type_schema(member) for member in get_args(annotation)]}
     if origin in _SEQUENCES or annotation in _SEQUENCES:
         return _array(get_args(annotation))
     if origin in _SETS or annotation in _SETS:
@@ -246,7 +245,11 @@ def compile_schema(schema: dict[str, Any]) -> Check:
     if "enum" in schema:
         checks.append(_enum_check(schema["enum"]))
     if "anyOf" in schema:
-        return _all_of([*checks, _any_of_check([compile_schema(option) for option in schema["anyOf"]])])
+        options = schema["anyOf"]
+        others = [option for option in options if option.get("type") != "null"]
+        if len(others) == 1 and len(options) == 2:  # ``X | None``: X's own check names the path
+            return _all_of([*checks, _or_null(compile_schema(others[0]))])
+        return _all_of([*checks, _any_of_check([compile_schema(option) for option in options])])
     expected = schema.get("type")
     if expected == "object":
         checks.append(_object_check(schema))  # its type test included: one call per object
@@ -285,6 +288,14 @@ def _enum_check(allowed: list[Any]) -> Check:
     def check(value: Any, path: str) -> None:
         if value not in allowed:
             raise ValueError(f"{path} must be one of {allowed}")
+
+    return check
+
+
+def _or_null(inner: Check) -> Check:
+    def check(value: Any, path: str) -> None:
+        if value is not None:
+            inner(value, path)
 
     return check
 
