@@ -21,6 +21,7 @@ from mcp_platform.adapters.dynamodb.aws_errors import is_throttle
 from mcp_platform.adapters.dynamodb.sessions import SessionStore
 from mcp_platform.application.blocking import IN_THREAD, INLINE, Blocking
 from mcp_platform.application.interactive.services import InteractiveServices
+from mcp_platform.application.metrics import MetricsWriter
 from mcp_platform.application.services import Services
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.config import Settings
@@ -69,10 +70,12 @@ def build_runtime(
     max_call_seconds: float | None = None,
     dax: Any | None = None,
     blocking: Blocking | None = None,
+    metrics: MetricsWriter | None = None,
 ) -> Runtime:
     """``packages``: the feature modules to serve. Clients may be injected (tests, the local
     platform); each default one is built on its first use, so a stateless call never loads
-    DynamoDB's service model (~40% of the process's start)."""
+    DynamoDB's service model (~40% of the process's start). ``metrics``: where the runner and
+    the producer count store conflicts, throttles and dead-lettered events."""
     blocking = blocking or blocking_strategy()
     dynamodb = dynamodb or LazyClient("dynamodb", settings)
     sqs = sqs or LazyClient("sqs", settings)
@@ -81,7 +84,9 @@ def build_runtime(
     # it the DAX client is built when settings name a cluster (X3, X5).
     store = SessionStore.from_settings(settings, dynamodb=dynamodb, dax=dax)
     catalog = Catalog.discover(*packages)
-    producer, recent_events = build_event_stream(settings, kinesis, sqs) if settings.event_stream else (None, None)
+    producer, recent_events = (
+        build_event_stream(settings, kinesis, sqs, metrics) if settings.event_stream else (None, None)
+    )
     services = Services(
         sessions=store,
         audit_trail=build_audit_trail(settings, dynamodb) if settings.audit_table else None,
@@ -92,7 +97,9 @@ def build_runtime(
     )
     # Every call, streamed or plain JSON, is bounded by the stream cap (a tool may declare less).
     limit = max_call_seconds if max_call_seconds is not None else settings.stream_max_seconds
-    runner = ToolCallRunner(services, producer, max_call_seconds=limit, blocking=blocking, is_throttle=is_throttle)
+    runner = ToolCallRunner(
+        services, producer, max_call_seconds=limit, blocking=blocking, is_throttle=is_throttle, metrics=metrics
+    )
     return Runtime(
         catalog=catalog,
         services=services,
@@ -106,7 +113,9 @@ def build_runtime(
     )
 
 
-def build_event_stream(settings: Settings, kinesis: Any | None, sqs: Any) -> tuple[EventProducer, KinesisRecentEvents]:
+def build_event_stream(
+    settings: Settings, kinesis: Any | None, sqs: Any, metrics: MetricsWriter | None = None
+) -> tuple[EventProducer, KinesisRecentEvents]:
     """Stack option ``event_stream``: the tool-call event producer (its dead letters to SQS) and
     the reader tools use to look back at recent events."""
     from mcp_platform.adapters.kinesis.producer import EventProducer
@@ -120,6 +129,7 @@ def build_event_stream(settings: Settings, kinesis: Any | None, sqs: Any) -> tup
         settings.event_stream,
         DeadLetterQueue(sqs, settings.producer_dlq_url),
         stream_arn=settings.event_stream_arn,
+        metrics=metrics,
     )
     return producer, KinesisRecentEvents(ShardReader(kinesis, settings.event_stream))
 
