@@ -1,4 +1,5 @@
-"""AWS round trips on each operation's critical path, counted (deterministic), not estimated.
+"""AWS round trips on each operation's critical path, counted (deterministic), not estimated;
+and what a million of the main operations cost (bench/cost.py).
 
 Our endpoint runs in-process on real boto3 clients against a local moto server; a botocore
 ``before-call`` hook on every client counts each API call (service.Operation). Each operation
@@ -6,16 +7,30 @@ runs once to warm the caches (API-key verification, the request-state key secret
 counted on its second run: the warm figure, what a warm Lambda environment pays. The peer (the
 official SDK) makes no AWS call at all: its 2025 sessions live in one process's memory (so a
 second instance cannot serve them) and it emits no events; the ``peer`` column shows that 0.
+
+For the priced operations the counted run also records what the calls consume (DynamoDB request
+units from the sizes of the items read and written, the Kinesis records' bytes, SQS requests),
+the bytes of the metric lines, and each invocation's own time: its time in-process minus the time
+its calls spent on the wire to moto. That time is the median over ``COST_RUNS`` runs. Each event
+the operation puts on the stream is then ingested, counted the same way.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import functools
 import io
 import logging
+import os
+import threading
+import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
+import cost
 from common import (
     BENCH_KEY,
     BOTH,
@@ -30,6 +45,9 @@ from common import (
 )
 from fakes import asgi_post
 
+COST_RUNS = int(os.environ.get("BENCH_COST_RUNS", "9"))
+SQS_BILLING_BYTES = 64 * 1024
+
 ELICITING = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
     "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
@@ -43,28 +61,159 @@ WITH_TASKS = {
 class CallCounter:
     """Counts every API call by operation; a DynamoDB read is named by what may serve it:
     ``[cache]`` an eventually consistent read the DAX item cache may answer (X6), ``[consistent]``
-    one that always reaches the table (X4)."""
+    one that always reaches the table (X4).
 
-    def __init__(self) -> None:
+    With ``peek`` (an uncounted DynamoDB client on the same tables) it also adds up what the
+    calls consume (:class:`cost.Usage`): a write's units need the item's size before and after,
+    which ``peek`` reads around the call. ``excluded_s`` sums the time that is not the
+    endpoint's: each call on the wire to moto and back, and the peeks."""
+
+    def __init__(self, peek: Any = None) -> None:
         self.calls: Counter[str] = Counter()
+        self.usage = cost.Usage()
+        self.records: list[bytes] = []  # the Kinesis records put, for the ingest to read
+        self.excluded_s = 0.0
+        self._peek = peek
+        self._keys: dict[str, list[str]] = {}
+        self._sent: dict[int, float] = {}
+
+    def reset(self) -> None:
+        self.calls.clear()
+        self.usage = cost.Usage()
+        self.records = []
 
     def attach(self, client: Any) -> Any:
-        client.meta.events.register("before-parameter-build", self._count)
+        events = client.meta.events
+        events.register("before-parameter-build", self._count)
+        events.register("before-send", self._on_wire)
+        events.register("before-parse", self._off_wire)
+        if self._peek is not None:
+            events.register("before-parameter-build.dynamodb", self._before_write)
+            events.register("after-call.dynamodb", self._dynamodb_units)
+            events.register("after-call-error.dynamodb", self._dynamodb_units)
         return client
 
     def _count(self, model: Any, params: dict[str, Any], **_: Any) -> None:
-        name = f"{model.service_model.service_name}.{model.name}"
+        service = model.service_model.service_name
+        name = f"{service}.{model.name}"
         if model.name == "GetItem":
             name += "[consistent]" if params.get("ConsistentRead") else "[cache]"
         elif model.name == "BatchGetItem":
             consistent = any(spec.get("ConsistentRead") for spec in params.get("RequestItems", {}).values())
             name += "[consistent]" if consistent else "[cache]"
         self.calls[name] += 1
+        if name == "kinesis.PutRecords":
+            self.usage.kinesis_records += [len(r["Data"]) + len(r["PartitionKey"].encode()) for r in params["Records"]]
+            self.records += [bytes(r["Data"]) for r in params["Records"]]
+        elif service == "sqs":
+            bodies = [params] if "MessageBody" in params else params.get("Entries", [])
+            payload = sum(len(str(entry.get("MessageBody", "")).encode()) for entry in bodies)
+            self.usage.sqs_requests += max(1, -(-payload // SQS_BILLING_BYTES))
+        elif service == "secretsmanager":
+            self.usage.secrets_calls += 1
+
+    # -- time on the wire (one call at a time per thread) ---------------------------------------------
+    def _on_wire(self, **_: Any) -> None:
+        self._sent[threading.get_ident()] = time.perf_counter()
+
+    def _off_wire(self, **_: Any) -> None:
+        sent = self._sent.pop(threading.get_ident(), None)
+        if sent is not None:
+            self.excluded_s += time.perf_counter() - sent
+
+    # -- DynamoDB request units ----------------------------------------------------------------------
+    def _before_write(self, model: Any, params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+        started = time.perf_counter()
+        context["bench_targets"] = [
+            (table, key, self._size(table, key)) for table, key, _ in _targets(model.name, params, self._key_of)
+        ]
+        context["bench_call"] = (model.name, params)
+        self.excluded_s += time.perf_counter() - started
+
+    def _dynamodb_units(self, context: dict[str, Any], parsed: Any = None, **_: Any) -> None:
+        """After a call, whether it succeeded or failed (``after-call-error`` passes no model)."""
+        started = time.perf_counter()
+        operation, params = context.get("bench_call", ("", {}))
+        transactional = operation.startswith("Transact")
+        # Writes: each item at the larger of its size before and after (a failed condition
+        # leaves it as it was, and is paid all the same).
+        for table, key, before in context.get("bench_targets", []):
+            after = self._size(table, key)
+            self.usage.write_units += cost.write_units(max(before, after), transactional=transactional)
+        self.usage.read_units += _read_units(operation, params, parsed or {})
+        self.excluded_s += time.perf_counter() - started
+
+    def _key_of(self, table: str, item: dict[str, Any]) -> dict[str, Any]:
+        if table not in self._keys:
+            schema = self._peek.describe_table(TableName=table)["Table"]["KeySchema"]
+            self._keys[table] = [part["AttributeName"] for part in schema]
+        return {name: item[name] for name in self._keys[table]}
+
+    def _size(self, table: str, key: dict[str, Any]) -> int:
+        from mcp_platform.adapters.dynamodb.codec import item_size
+
+        item = self._peek.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
+        return item_size(item) if item else 0
 
 
-def _counted_app(aws: Any, counter: CallCounter, task_queue_url: str, dax: Any = None) -> Any:
+def _targets(
+    operation: str, params: dict[str, Any], key_of: Callable[..., dict[str, Any]]
+) -> list[tuple[str, dict[str, Any], str]]:
+    """The items a write call may change or checks: (table, key, action)."""
+    if operation in ("PutItem", "UpdateItem", "DeleteItem"):
+        table = params["TableName"]
+        key = params["Key"] if "Key" in params else key_of(table, params["Item"])
+        return [(table, key, operation)]
+    if operation == "TransactWriteItems":
+        out = []
+        for action in params["TransactItems"]:
+            ((kind, body),) = action.items()
+            key = body["Key"] if "Key" in body else key_of(body["TableName"], body["Item"])
+            out.append((body["TableName"], key, kind))  # a ConditionCheck is priced as a write (assumed)
+        return out
+    if operation == "BatchWriteItem":
+        out = []
+        for table, requests in params["RequestItems"].items():
+            for request in requests:
+                body = request.get("PutRequest") or request.get("DeleteRequest")
+                out.append((table, body["Key"] if "Key" in body else key_of(table, body["Item"]), "BatchWrite"))
+        return out
+    return []
+
+
+def _read_units(operation: str, params: dict[str, Any], parsed: dict[str, Any]) -> float:
+    """Read request units of one read call, from the items it returned (a key not found still
+    costs the minimum; a Query's items are summed before rounding)."""
+    from mcp_platform.adapters.dynamodb.codec import item_size
+
+    if operation == "GetItem":
+        item = parsed.get("Item")
+        return cost.read_units(item_size(item) if item else 0, consistent=bool(params.get("ConsistentRead")))
+    if operation == "BatchGetItem":
+        units = 0.0
+        for table, spec in params.get("RequestItems", {}).items():
+            found = parsed.get("Responses", {}).get(table, [])
+            consistent = bool(spec.get("ConsistentRead"))
+            units += sum(cost.read_units(item_size(item), consistent=consistent) for item in found)
+            units += (len(spec["Keys"]) - len(found)) * cost.read_units(0, consistent=consistent)
+        return units
+    if operation in ("Query", "Scan"):
+        total = sum(item_size(item) for item in parsed.get("Items", []))
+        return cost.read_units(total, consistent=bool(params.get("ConsistentRead")))
+    if operation == "TransactGetItems":
+        items = [response.get("Item") for response in parsed.get("Responses", [])]
+        return sum(
+            cost.read_units(item_size(item) if item else 0, consistent=True, transactional=True) for item in items
+        )
+    return 0.0
+
+
+def _counted_app(
+    aws: Any, counter: CallCounter, task_queue_url: str, dax: Any = None, metrics: io.StringIO | None = None
+) -> Any:
     import mcp_tools
     from mcp_platform.adapters.dynamodb.api_keys import ApiKeyStore
+    from mcp_platform.application.blocking import INLINE
     from mcp_platform.bootstrap.endpoint import build_app
     from tests.support import ask_tools
 
@@ -78,8 +227,9 @@ def _counted_app(aws: Any, counter: CallCounter, task_queue_url: str, dax: Any =
         kinesis=counter.attach(aws.client("kinesis")),
         sqs=counter.attach(aws.client("sqs")),
         secretsmanager=counter.attach(aws.client("secretsmanager")),
-        metrics_stream=io.StringIO(),
+        metrics_stream=metrics if metrics is not None else io.StringIO(),
         dax=dax,
+        blocking=INLINE,  # as on Lambda (one request per environment): its time is Lambda's
     )
 
 
@@ -98,20 +248,78 @@ def _age_session(aws: Any, handle: str, seconds_left: int) -> None:
     )
 
 
-async def _operations(app: Any, counter: CallCounter, aws: Any) -> list[tuple[str, dict[str, int], str]]:
+@dataclass(frozen=True)
+class Measured:
+    """One counted operation: its AWS calls and, when it is priced, what it consumed."""
+
+    label: str
+    calls: dict[str, int]
+    note: str
+    usage: cost.Usage | None = None
+    ingest: cost.Usage | None = None
+    """What ingesting the operation's events consumed (priced operations only)."""
+
+
+class Ingest:
+    """The ingest function's work on the events an operation put, counted like the endpoint's."""
+
+    def __init__(self, aws: Any) -> None:
+        from mcp_platform.bootstrap.ingest import event_ingestor
+
+        self.counter = CallCounter(peek=aws.client("dynamodb"))
+        self._ingestor = event_ingestor(self.counter.attach(aws.client("dynamodb")), aws.table)
+
+    def run(self, records: list[bytes]) -> cost.Usage:
+        self.counter.reset()
+        invocations = []
+        for data in records:  # one invocation per event (cost.INGEST_EVENTS_PER_INVOCATION)
+            before, excluded = Counter(self.counter.calls), self.counter.excluded_s
+            started = time.perf_counter()
+            self._ingestor.ingest_record(base64.b64encode(data).decode())
+            ours = time.perf_counter() - started - (self.counter.excluded_s - excluded)
+            invocations.append(cost.Invocation(our_ms=ours * 1000, calls=self.counter.calls - before))
+        usage = self.counter.usage
+        usage.invocations = invocations
+        return usage
+
+
+async def _operations(app: Any, counter: CallCounter, aws: Any, metrics: io.StringIO) -> list[Measured]:
     bearer = {"authorization": f"Bearer {BENCH_KEY}"}
-    out: list[tuple[str, dict[str, int], str]] = []
+    out: list[Measured] = []
+    invocations: list[cost.Invocation] = []  # the current run's, one per request
+    ingest = Ingest(aws)
 
     async def post(headers: dict[str, str], body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
+        before, excluded = Counter(counter.calls), counter.excluded_s
+        started = time.perf_counter()
         status, answer_headers, raw = await asgi_post(app, "/mcp", {**bearer, **headers}, body)
+        ours = time.perf_counter() - started - (counter.excluded_s - excluded)
+        invocations.append(cost.Invocation(our_ms=ours * 1000, calls=counter.calls - before))
         assert status in (200, 202), (status, raw[:300])
         return status, answer_headers, raw
 
-    async def counted(label: str, note: str, make: Any) -> Any:
+    async def counted(label: str, note: str, make: Callable[[int], Awaitable[Any]], *, priced: bool = False) -> Any:
         await make(0)  # warm: caches filled, lazy clients built
-        counter.calls.clear()
+        counter.reset()
+        invocations.clear()
+        written = len(metrics.getvalue())
         result = await make(1)
-        out.append((label, dict(counter.calls), note))
+        if not priced:
+            out.append(Measured(label, dict(counter.calls), note))
+            return result
+        usage, records = counter.usage, counter.records
+        usage.log_bytes = len(metrics.getvalue()) - written
+        runs, ingest_runs = [list(invocations)], [ingest.run(records)]
+        for attempt in range(2, COST_RUNS + 1):  # the time is a median: this machine is shared
+            counter.reset()
+            invocations.clear()
+            await make(attempt)
+            runs.append(list(invocations))
+            ingest_runs.append(ingest.run(counter.records))
+        usage.invocations = cost.median_invocations(runs)
+        ingested = ingest_runs[0]
+        ingested.invocations = cost.median_invocations([run.invocations for run in ingest_runs])
+        out.append(Measured(label, dict(sum((i.calls for i in runs[0]), Counter())), note, usage, ingested))
         return result
 
     import json
@@ -123,13 +331,25 @@ async def _operations(app: Any, counter: CallCounter, aws: Any) -> list[tuple[st
         answer: dict[str, Any] = json.loads(raw)
         return answer
 
-    opened = await modern("open_session", {})
+    opened = await counted(
+        "2026 session open",
+        "open_session: the session's metadata item written",
+        lambda _: modern("open_session", {}),
+        priced=True,
+    )
     handle = opened["result"]["structuredContent"]["session"]
-    await counted("2026 tools/call, no session", "echo", lambda _: modern("echo", {"text": "hi"}))
+    await counted("2026 tools/call, no session", "echo", lambda _: modern("echo", {"text": "hi"}), priced=True)
     await counted(
         "2026 tools/call, append-only session tool",
         "append_note on a session handle",
         lambda _: modern("append_note", {"session": handle, "text": "n"}),
+        priced=True,
+    )
+    await counted(
+        "2026 tools/call, read-modify-write session tool",
+        "increment_counter on a session handle: committed under the version of the attribute it read",
+        lambda _: modern("increment_counter", {"session": handle}),
+        priced=True,
     )
     await counted(
         "2026 tools/call, read-only session tool",
@@ -174,7 +394,7 @@ async def _operations(app: Any, counter: CallCounter, aws: Any) -> list[tuple[st
     done = await modern("noted_answer", arguments, _meta=meta, inputResponses=answer, requestState=state)
     assert done["result"]["structuredContent"]["note"] == "hello", done
     out.append(
-        (
+        Measured(
             "2026 input-required round 2",
             dict(counter.calls),
             "the answer: state consumed (one-time), session read, commit, event",
@@ -212,16 +432,19 @@ async def _operations(app: Any, counter: CallCounter, aws: Any) -> list[tuple[st
         "2025 initialize + notifications/initialized",
         "initialize persists the transport session (PutItem); the notification checks it (GetItem)",
         initialize,
+        priced=True,
     )
     await counted(
         "2025 tools/call in a session, no session tool",
         "echo: the Mcp-Session-Id read",
         lambda i: post(session, tool_call(f"e{i}", "echo", {"text": "hi"})),
+        priced=True,
     )
     await counted(
         "2025 tools/call, session tool on the transport session",
         "append_note: its BatchGet doubles as the session check",
         lambda i: post(session, tool_call(f"a{i}", "append_note", {"text": "n"})),
+        priced=True,
     )
     await counted(
         "2025 tools/list", "", lambda i: post(session, {"jsonrpc": "2.0", "id": f"l{i}", "method": "tools/list"})
@@ -270,26 +493,111 @@ def _cache_mix_row(aws: Any) -> dict[str, Any]:
     return row("DAX item cache: hit ratio, an agent's 20 calls", round(cache.stats.hit_ratio, 2), 0, "ratio", detail)
 
 
-def run() -> list[dict[str, Any]]:
+@functools.cache
+def measure() -> tuple[tuple[Measured, ...], dict[str, Any]]:
+    """Every operation counted (the priced ones measured too), and the item cache's row: once
+    per process (``make bench`` prints both tables from it, the docs build renders both)."""
     from tests.support.aws import fake_credentials
     from tests.support.endpoint import aws_stack
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's request log
     with fake_credentials(), aws_stack() as aws:
-        counter = CallCounter()
+        counter = CallCounter(peek=aws.client("dynamodb"))
+        metrics = io.StringIO()
         task_queue = aws.client("sqs").create_queue(QueueName="bench-tasks")["QueueUrl"]
-        app = _counted_app(aws, counter, task_queue)
-        counted = asyncio.run(_operations(app, counter, aws))
+        app = _counted_app(aws, counter, task_queue, metrics=metrics)
+        measured = asyncio.run(_operations(app, counter, aws, metrics))
         cache_row = _cache_mix_row(aws)
-    rows = []
-    for label, calls, note in counted:
-        detail = ", ".join(f"{name}={n}" for name, n in sorted(calls.items())) or "none"
-        rows.append(
-            row(f"AWS calls: {label}", sum(calls.values()), 0, "calls", f"{detail}{'; ' + note if note else ''}")
+    return tuple(measured), cache_row
+
+
+def priced() -> list[tuple[Measured, cost.Cost]]:
+    """The priced operations and their cost per million."""
+    return [(m, cost.cost(m.usage, m.ingest)) for m in measure()[0] if m.usage is not None]
+
+
+def _usd(value: float) -> str:
+    return f"{value:.2f}" if value >= 0.1 else f"{value:.3f}"
+
+
+def cost_table() -> list[list[str]]:
+    """The cost table: a header, then one line per priced operation (USD per million operations)."""
+    lines = [
+        [
+            "operation",
+            "requests",
+            "billed ms",
+            "RRU",
+            "WRU",
+            "Kinesis KB",
+            "Lambda",
+            "DynamoDB",
+            "Kinesis",
+            "logs, X-Ray",
+            "ingest",
+            "total",
+        ]
+    ]
+    for m, c in priced():
+        usage = m.usage
+        assert usage is not None
+        lines.append(
+            [
+                m.label,
+                str(len(usage.invocations)),
+                " + ".join(map(str, c.billed_ms)),
+                f"{usage.read_units:g}",
+                f"{usage.write_units:g}",
+                f"{sum(usage.kinesis_records) / 1024:.1f}",
+                _usd(c.lambda_usd),
+                _usd(c.dynamodb_usd),
+                _usd(c.kinesis_usd),
+                _usd(c.other_usd),
+                _usd(c.ingest_usd),
+                _usd(c.total),
+            ]
         )
-    return [*rows, cache_row]
+    return lines
+
+
+def extra_tables() -> str:
+    """Printed under ``make bench``'s table: cost per million operations, then the prices."""
+    table = cost_table()
+    widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
+    text = ["", "Cost per million operations (USD)", ""]
+    for n, line in enumerate(table):
+        text.append(
+            "  ".join(
+                cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths, strict=True))
+            )
+        )
+        if n == 0:
+            text.append("-" * len(text[-1]))
+    text += ["", cost.assumptions(), "", "Prices:"]
+    text += [f"  {name}: {price} ({source})" for name, price, source in cost.price_rows()]
+    return "\n".join(text)
+
+
+def run() -> list[dict[str, Any]]:
+    measured, cache_row = measure()
+    rows = []
+    for m in measured:
+        detail = ", ".join(f"{name}={n}" for name, n in sorted(m.calls.items())) or "none"
+        rows.append(
+            row(
+                f"AWS calls: {m.label}", sum(m.calls.values()), 0, "calls", f"{detail}{'; ' + m.note if m.note else ''}"
+            )
+        )
+    rows.append(cache_row)
+    for m, c in priced():
+        parts = f"Lambda {_usd(c.lambda_usd)} + DynamoDB {_usd(c.dynamodb_usd)} + Kinesis {_usd(c.kinesis_usd)}"
+        parts += f" + logs/X-Ray {_usd(c.other_usd)} + ingest {_usd(c.ingest_usd)}"
+        parts += f"; billed {'+'.join(map(str, c.billed_ms))} ms"
+        rows.append(row(f"cost per million: {m.label}", round(c.total, 2), None, "USD", parts))
+    return rows
 
 
 if __name__ == "__main__":
     for line in run():
         print(line)
+    print(extra_tables())

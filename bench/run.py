@@ -54,6 +54,10 @@ def main(selected: list[str]) -> int:
             numeric = column in ("ours", "peer", "ratio")
             cells.append(f"{value:>{widths[column]}}" if numeric else f"{value:<{widths[column]}}")
         print("  ".join(cells) + f"  {row.get('note', '')}")
+    for name, module in SUITES.items():
+        # A suite may add tables of its own under the common one (aws: cost per million calls).
+        if (not selected or name in selected) and hasattr(module, "extra_tables"):
+            print(module.extra_tables())
     return 0
 
 

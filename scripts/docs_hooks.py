@@ -3,7 +3,9 @@
 ``<!-- context-keys -->`` becomes the table of every CDK context key, its default and its meaning
 (stacks/config.py DEFAULTS, stacks/context_docs.py). ``<!-- bench:aws-calls -->`` becomes the
 AWS round trips of each operation, counted by running ``make bench``'s deterministic AWS-calls
-suite (bench/bench_aws_calls.py) while the site builds.
+suite (bench/bench_aws_calls.py) while the site builds; ``<!-- bench:cost -->`` the cost per
+million of the main operations from the same run, with the prices and assumptions it used
+(bench/cost.py).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ def project_imports() -> Iterator[None]:
 
 CONTEXT_KEYS_MARKER = "<!-- context-keys -->"
 AWS_CALLS_MARKER = "<!-- bench:aws-calls -->"
+COST_MARKER = "<!-- bench:cost -->"
 
 
 def on_page_markdown(markdown: str, **_: Any) -> str:
@@ -41,6 +44,8 @@ def on_page_markdown(markdown: str, **_: Any) -> str:
             markdown = markdown.replace(CONTEXT_KEYS_MARKER, markdown_table())
         if AWS_CALLS_MARKER in markdown:
             markdown = markdown.replace(AWS_CALLS_MARKER, aws_calls_table())
+        if COST_MARKER in markdown:
+            markdown = markdown.replace(COST_MARKER, cost_tables())
     return markdown
 
 
@@ -49,7 +54,21 @@ def aws_calls_table() -> str:
 
     rows = ["| operation | AWS calls | which | what happens |", "|---|---|---|---|"]
     for row in bench_aws_calls.run():
+        if row["unit"] == "USD":
+            continue  # the cost rows: their own table (cost_tables)
         which, _, note = str(row["note"]).partition("; ")
         label = str(row["metric"]).removeprefix("AWS calls: ")
         rows.append(f"| {label} | {row['ours']} | {which.replace(', ', '<br>')} | {note} |")
     return "\n".join(rows)
+
+
+def cost_tables() -> str:
+    import bench_aws_calls  # measured once per build: the AWS-calls table comes from the same run
+    import cost
+
+    header, *lines = bench_aws_calls.cost_table()
+    table = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    table += ["| " + " | ".join(line) + " |" for line in lines]
+    prices = ["| price | USD | source |", "|---|---|---|"]
+    prices += [f"| {name} | {price} | <{source}> |" for name, price, source in cost.price_rows()]
+    return "\n".join([*table, "", cost.assumptions(), "", *prices])

@@ -27,6 +27,7 @@ FUNCTION_TIMEOUT_S = 900  # the Lambda maximum: long SSE streams (S7)
 STREAM_MAX_S = 840  # S7: the server ends a stream well before Lambda would kill it
 KEEPALIVE_S = 15
 LWA_PORT = "8080"
+MEMORY_MB = 1024  # CPU scales with memory: keeps cold start and TTFB (S4) low; make bench prices it
 SERVICE_NAME = "mcp-endpoint"
 METRICS_NAMESPACE = "McpPlatform"
 MCP_HEADERS = ["content-type", "authorization", "accept", "mcp-session-id", "mcp-protocol-version",
@@ -93,7 +94,7 @@ class Endpoint(Construct):
                 layer,
                 lambda_.LayerVersion.from_layer_version_arn(self, "WebAdapter", web_adapter_layer_arn(region, config)),
             ],
-            memory_size=1024,  # CPU scales with memory: keeps cold start and TTFB (S4) low
+            memory_size=MEMORY_MB,
             timeout=Duration.seconds(FUNCTION_TIMEOUT_S),
             environment=environment,
             # Unset by default; set, a request flood cannot take the pipeline functions' concurrency.

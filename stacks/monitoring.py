@@ -22,10 +22,13 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from mcp_platform.application.metrics import (
+    EVENTS_DEAD_LETTERED,
     METHOD,
     OPERATION_DURATION,
     OPERATION_ERRORS,
     SERVICE,
+    STORE_CONFLICTS,
+    STORE_THROTTLES,
     TIME_TO_FIRST_BYTE,
     TOOL,
 )
@@ -143,6 +146,13 @@ class Monitoring(Construct):
             )
             return cw.MathExpression(expression=f"SORT({search}, SUM, DESC, {TOP_TOOLS})", label="", period=PERIOD)
 
+        def per_service(metric: str, label: str) -> cw.MathExpression:
+            """A counter's sum per minute for each function writing it (the endpoint, the task
+            worker): SEARCH finds every service; a minute without any has no data."""
+            search = f"SEARCH('{{{watched.metrics_namespace},{SERVICE}}} MetricName=\"{metric}\"', 'Sum', 60)"
+            # A dynamic label: each series names its service.
+            return cw.MathExpression(expression=search, label=f"{label} ${{PROP('Dim.{SERVICE}')}}", period=PERIOD)
+
         self.dashboard = cw.Dashboard(self, "Dashboard", dashboard_name=f"mcp-platform-{config.stage}")
         self.dashboard.add_widgets(
             cw.GraphWidget(title="Tools: calls per minute", left=[top_tools(OPERATION_DURATION, "SampleCount")]),
@@ -170,6 +180,17 @@ class Monitoring(Construct):
             ),
             cw.GraphWidget(title="Lag (ms)", left=[efo_lag, ingest_age, audit_age]),
             cw.GraphWidget(title="Kinesis write throttling", left=[write_throttles]),
+        )
+        self.dashboard.add_widgets(
+            cw.GraphWidget(
+                title="Session store: conflicts / throttles per minute",
+                left=[per_service(STORE_CONFLICTS, "conflicts")],
+                right=[per_service(STORE_THROTTLES, "throttles")],
+            ),
+            cw.GraphWidget(
+                title="Tool-call events dead-lettered per minute",
+                left=[per_service(EVENTS_DEAD_LETTERED, "dead-lettered")],
+            ),
         )
         self.dashboard.add_widgets(
             cw.GraphWidget(

@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MAX_RECORD_AGE = Duration.hours(6)
 RETRY_ATTEMPTS = 3
 BATCH_SIZE = 100
+MEMORY_MB = 512  # ingest and audit (make bench prices ingest's work per event at it)
 
 
 class Processing(Construct):
@@ -108,7 +109,7 @@ class Processing(Construct):
             handler=handler,
             code=lambda_.Code.from_asset(str(ROOT / "functions" / folder), exclude=["**/__pycache__", "**/*.pyc"]),
             layers=[layer],
-            memory_size=512,
+            memory_size=MEMORY_MB,
             timeout=Duration.seconds(60),
             environment=environment,
             tracing=lambda_.Tracing.ACTIVE,

@@ -12,6 +12,8 @@ import pytest
 
 from mcp_platform.config import EnvVars
 from stacks.config import ContextError
+from stacks.endpoint import MEMORY_MB as ENDPOINT_MB
+from stacks.processing import MEMORY_MB as PROCESSING_MB
 from stacks.runtime import WEB_ADAPTER_ACCOUNT
 from tests.infra.iam import granted_logical_ids, referenced_logical_ids, role_statements
 from tests.infra.synth import Synthesized, synthesize
@@ -309,3 +311,10 @@ def test_endpoint_reserved_concurrency_is_unset_by_default_and_set_by_context(
 
 def resources_of_types(s: Synthesized, types: set[str]) -> set[str]:
     return {k for k, v in s.json["Resources"].items() if v["Type"] in types}
+
+
+def test_memory_sizes_are_the_ones_make_bench_prices(variant: Synthesized) -> None:
+    # Given the memory sizes the cost-per-million-calls figures are computed at (bench/cost.py)
+    # Then the template deploys the endpoint and ingest with exactly those
+    assert function_by_handler(variant, "run.sh")["MemorySize"] == ENDPOINT_MB
+    assert function_by_handler(variant, "ingest_handler.lambda_handler")["MemorySize"] == PROCESSING_MB

@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from mcp_platform.application.metrics import OPERATION_DURATION, OPERATION_ERRORS, TIME_TO_FIRST_BYTE, TOOL
+from mcp_platform.application.metrics import (
+    EVENTS_DEAD_LETTERED,
+    OPERATION_DURATION,
+    OPERATION_ERRORS,
+    STORE_CONFLICTS,
+    STORE_THROTTLES,
+    TIME_TO_FIRST_BYTE,
+    TOOL,
+)
 from mcp_platform.config import EnvVars
 from mcp_platform.ops.__main__ import OPERATIONS_OUTPUT, QUEUE_VARIABLES
 from stacks.config import ContextError
@@ -133,3 +141,30 @@ def test_dashboard_graphs_the_busiest_tools_calls_errors_and_durations(variant: 
     for title in ("Tools: calls per minute", "Tools: errors per minute", "Tools: p50 duration", "Tools: p99 duration"):
         assert title in body
     assert TOOL in body and "SORT(SEARCH(" in body
+
+
+def dashboard_widgets(s: Synthesized) -> dict[str, dict]:
+    """The dashboard's widgets by title: the body is a JSON text CloudFormation joins around
+    references, each inside a string literal, so it parses once they are stood in for."""
+    (dashboard,) = s.resources("AWS::CloudWatch::Dashboard").values()
+    parts = dashboard["Properties"]["DashboardBody"]["Fn::Join"][1]
+    body = json.loads("".join(part if isinstance(part, str) else "ref" for part in parts))
+    return {
+        widget["properties"]["title"]: widget["properties"]
+        for widget in body["widgets"]
+        if "title" in widget.get("properties", {})
+    }
+
+
+def test_dashboard_graphs_store_conflicts_throttles_and_dead_lettered_events(variant: Synthesized) -> None:
+    # Given the dashboard's widgets
+    widgets = dashboard_widgets(variant)
+    store = widgets["Session store: conflicts / throttles per minute"]["metrics"]
+    dead_lettered = widgets["Tool-call events dead-lettered per minute"]["metrics"]
+    # Then each counter the endpoint and the task worker write is graphed as a sum per minute,
+    # for every service that writes it (SEARCH), each series labelled with its service
+    for (line,), counter in zip(
+        (*store, *dead_lettered), (STORE_CONFLICTS, STORE_THROTTLES, EVENTS_DEAD_LETTERED), strict=True
+    ):
+        assert line["expression"] == f"SEARCH('{{{METRICS_NAMESPACE},service}} MetricName=\"{counter}\"', 'Sum', 60)"
+        assert "PROP('Dim.service')" in line["label"]

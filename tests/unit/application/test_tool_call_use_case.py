@@ -5,6 +5,7 @@ classifier it is given decides which tool failures are answered as "retry shortl
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -12,8 +13,14 @@ from typing import Any
 
 import pytest
 
+from mcp_platform.application.metrics import ERROR_TYPE, STORE_CONFLICTS, STORE_THROTTLES, TOOL, MetricsWriter
 from mcp_platform.application.services import Services
-from mcp_platform.application.sessions.errors import SessionNotFound, VersionConflict
+from mcp_platform.application.sessions.errors import (
+    SessionNotFound,
+    StoreThrottled,
+    TransactionConflict,
+    VersionConflict,
+)
 from mcp_platform.application.sessions.model import CommitResult, Session, ToolCall, ToolCallResult
 from mcp_platform.application.sessions.ports import SessionRepository
 from mcp_platform.application.sessions.retry import Backoff
@@ -21,7 +28,14 @@ from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.context import AttributeWrites, ConditionCheck, ExtraPut, ToolContext
-from mcp_platform.protocol.jsonrpc import TOOL_FAILED, UNAVAILABLE, JsonRpcError, Request
+from mcp_platform.protocol.jsonrpc import (
+    CONFLICT,
+    SESSION_NOT_FOUND,
+    TOOL_FAILED,
+    UNAVAILABLE,
+    JsonRpcError,
+    Request,
+)
 from mcp_platform.protocol.tools import tool
 from tests.support.services import make_services
 
@@ -192,3 +206,111 @@ def test_the_injected_classifier_decides_what_is_a_throttle(
     with pytest.raises(JsonRpcError) as failed:
         run_call(runner, "failing")
     assert failed.value.code == code
+
+
+def counted(stream: io.StringIO) -> list[tuple[str, str, str]]:
+    """Each counter line the writer left: (metric, tool, error type)."""
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    return [
+        (name, line[TOOL], line[ERROR_TYPE])
+        for line in lines
+        for name in (STORE_CONFLICTS, STORE_THROTTLES)
+        if name in line
+    ]
+
+
+def counting_runner(sessions: MemorySessions, **options: Any) -> tuple[ToolCallRunner, io.StringIO]:
+    stream = io.StringIO()
+    metrics = MetricsWriter("McpPlatform", "mcp-endpoint", stream)
+    backoff = Backoff(retries=2, jitter=False, sleep=lambda _: None)
+    return ToolCallRunner(
+        Services(store=sessions, deps=None), Events(), rerun_backoff=backoff, metrics=metrics, **options
+    ), stream
+
+
+def test_a_call_without_conflict_or_throttle_counts_nothing() -> None:
+    # Given a runner that counts / When bump commits at its first attempt
+    runner, stream = counting_runner(MemorySessions(a_session()))
+    run_call(runner)
+    # Then no counter line was written
+    assert counted(stream) == []
+
+
+def test_each_lost_race_counts_one_conflict_of_its_tool() -> None:
+    # Given another writer that wins the race twice, then lets the call commit
+    sessions = MemorySessions(a_session())
+    races = [2]
+
+    def other_writer() -> None:
+        if races[0]:
+            races[0] -= 1
+            n = sessions.session.attributes.get("n", 0) + 10
+            sessions.session = replace(sessions.session, attributes={"n": n}, attribute_versions={"n": n})
+
+    sessions.before_commit = other_writer
+    runner, stream = counting_runner(sessions)
+    # When bump is called / Then it committed at its third run, and each rerun was counted once
+    run_call(runner)
+    assert sessions.session.attributes == {"n": 21}
+    assert counted(stream) == [(STORE_CONFLICTS, "bump", "VersionConflict")] * 2
+    line = json.loads(stream.getvalue().splitlines()[0])
+    assert line["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["service"], ["service", TOOL]]
+    assert line[STORE_CONFLICTS] == 1
+
+
+def test_a_call_that_keeps_losing_counts_every_conflict_then_answers_conflict() -> None:
+    # Given a writer that wins every race (the runner reruns twice at most)
+    sessions = MemorySessions(a_session())
+
+    def other_writer() -> None:
+        n = sessions.session.attributes.get("n", 0) + 10
+        sessions.session = replace(sessions.session, attributes={"n": n}, attribute_versions={"n": n})
+
+    sessions.before_commit = other_writer
+    runner, stream = counting_runner(sessions)
+    # When bump is called / Then it is answered CONFLICT after three runs, each lost race counted
+    with pytest.raises(JsonRpcError) as failed:
+        run_call(runner)
+    assert failed.value.code == CONFLICT
+    assert counted(stream) == [(STORE_CONFLICTS, "bump", "VersionConflict")] * 3
+
+
+@pytest.mark.parametrize(
+    ("error", "counter", "code"),
+    [
+        (StoreThrottled("throttled through every retry"), STORE_THROTTLES, UNAVAILABLE),
+        (TransactionConflict(6), STORE_CONFLICTS, UNAVAILABLE),
+        (SessionNotFound(SESSION_ID), None, SESSION_NOT_FOUND),
+    ],
+)
+def test_a_commit_the_store_refuses_counts_throttles_and_conflicts_only(
+    error: Exception, counter: str | None, code: int
+) -> None:
+    # Given a store whose commit fails with ``error``
+    sessions = MemorySessions(a_session())
+
+    def refuse() -> None:
+        raise error
+
+    sessions.before_commit = refuse
+    runner, stream = counting_runner(sessions)
+    # When bump is called / Then it is answered by the error's code, counted once if a throttle or conflict
+    with pytest.raises(JsonRpcError) as failed:
+        run_call(runner)
+    assert failed.value.code == code
+    expected = [] if counter is None else [(counter, "bump", type(error).__name__)]
+    assert counted(stream) == expected
+
+
+@pytest.mark.parametrize("classifier", [None, is_throttled])
+def test_a_tool_failure_counts_as_a_throttle_only_when_the_classifier_says_so(
+    classifier: Callable[[BaseException], bool] | None,
+) -> None:
+    # Given a counting runner with or without the throttle classifier
+    options = {} if classifier is None else {"is_throttle": classifier}
+    runner, stream = counting_runner(MemorySessions(a_session()), **options)
+    # When a tool fails with what the classifier calls a throttle
+    with pytest.raises(JsonRpcError):
+        run_call(runner, "failing")
+    # Then it is counted as a throttle of that tool only when it was read as one
+    assert counted(stream) == ([] if classifier is None else [(STORE_THROTTLES, "failing", "Throttled")])

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import AsyncIterator
 from typing import Any
 
+from mcp_platform.application.metrics import STORE_CONFLICTS, STORE_THROTTLES
 from mcp_platform.application.sessions import errors as session_errors
 from mcp_platform.application.sessions.retry import Backoff
 from mcp_platform.protocol.jsonrpc import (
@@ -45,6 +46,17 @@ def is_store_throttle(exc: BaseException) -> bool:
     otherwise is the adapters' knowledge: the composition root passes their classifier
     (``adapters.dynamodb.aws_errors.is_throttle``) to the use cases that need it."""
     return isinstance(exc, session_errors.StoreThrottled)
+
+
+def store_counter(exc: session_errors.SessionStoreError) -> str | None:
+    """The counter a store error adds to, if any: a lost race (VersionConflict, each one a rerun
+    or the last) or a transaction that kept conflicting through the store's retries is a
+    conflict; StoreThrottled a throttle."""
+    if isinstance(exc, session_errors.VersionConflict | session_errors.TransactionConflict):
+        return STORE_CONFLICTS
+    if isinstance(exc, session_errors.StoreThrottled):
+        return STORE_THROTTLES
+    return None
 
 
 def store_error(exc: session_errors.SessionStoreError) -> JsonRpcError:

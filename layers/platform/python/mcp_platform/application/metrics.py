@@ -53,6 +53,11 @@ def configure_logging(service: str, level: str = "INFO") -> None:
 OPERATION_DURATION = "mcp.server.operation.duration"
 OPERATION_ERRORS = "mcp.server.operation.errors"  # 1 per failed request, 0 otherwise: its average is the error rate
 TIME_TO_FIRST_BYTE = "mcp.server.time_to_first_byte"  # S4, milliseconds
+# Counters in the same family (not in the conventions): one line per occurrence, so their Sum
+# per period is the count, and a period without any has no data (read as zero).
+STORE_CONFLICTS = "mcp.server.store.conflicts"  # a commit lost its race (the tool reruns) or kept conflicting
+STORE_THROTTLES = "mcp.server.store.throttles"  # a throttle that outlasted the SDK's retries
+EVENTS_DEAD_LETTERED = "mcp.server.events.dead_lettered"  # tool-call events Kinesis refused, sent to the DLQ
 METHOD = "mcp.method.name"
 TOOL = "gen_ai.tool.name"
 PROMPT = "gen_ai.prompt.name"
@@ -81,6 +86,20 @@ class MetricsWriter:
     def emit(self, name: str, value: float, unit: str = "Milliseconds") -> None:
         """One metric with the service dimension (the time to first byte)."""
         self.write({name: (value, unit)}, dimension_sets=[[SERVICE]], values={})
+
+    def count(
+        self, name: str, value: int = 1, *, per: tuple[str, str] | None = None, properties: dict[str, str] | None = None
+    ) -> None:
+        """A counter: ``value`` occurrences, per service and, with ``per`` = (attribute, name), per
+        that attribute too (a known tool: never a name a client made up). ``properties`` travel
+        in the line for Logs Insights without becoming dimensions."""
+        dimension_sets = [[SERVICE]]
+        values = dict(properties or {})
+        if per is not None:
+            attribute, target = per
+            dimension_sets.append([SERVICE, attribute])
+            values[attribute] = target
+        self.write({name: (value, "Count")}, dimension_sets=dimension_sets, values=values)
 
     def operation(
         self, *, method: str, seconds: float, failed: bool, target: tuple[str, str] | None, properties: dict[str, str]

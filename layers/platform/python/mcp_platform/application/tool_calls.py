@@ -28,9 +28,16 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from mcp_platform.application.blocking import IN_THREAD, Blocking
-from mcp_platform.application.effects import RERUN_BACKOFF, SessionLocks, is_store_throttle, store_error
+from mcp_platform.application.effects import (
+    RERUN_BACKOFF,
+    SessionLocks,
+    is_store_throttle,
+    store_counter,
+    store_error,
+)
 from mcp_platform.application.events.batching import partition_key
 from mcp_platform.application.invocation import DEFAULT_MAX_CALL_SECONDS, admit_result, call_event, call_limit, invoke
+from mcp_platform.application.metrics import ERROR_TYPE, STORE_THROTTLES, TOOL, MetricsWriter
 from mcp_platform.application.services import Services, ToolContext
 from mcp_platform.application.sessions import errors as session_errors
 from mcp_platform.application.sessions.model import KIND_TRANSPORT, Session, ToolCall
@@ -38,6 +45,7 @@ from mcp_platform.application.sessions.ports import SessionRepository
 from mcp_platform.application.sessions.retry import Backoff
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock
+from mcp_platform.protocol.jsonrpc import JsonRpcError
 from mcp_platform.protocol.preparation import PreparedCall, prepare_call
 from mcp_platform.protocol.tools import APPEND_ONLY, READ_ONLY, ToolSpec, error_result
 
@@ -63,9 +71,11 @@ class ToolCallRunner:
         max_call_seconds: float = DEFAULT_MAX_CALL_SECONDS,
         blocking: Blocking = IN_THREAD,
         is_throttle: Callable[[BaseException], bool] = is_store_throttle,
+        metrics: MetricsWriter | None = None,
     ) -> None:
         """``is_throttle`` tells a throttled AWS call from other failures of a tool (the
-        composition root passes the adapters' reading of SDK errors): answered as retryable."""
+        composition root passes the adapters' reading of SDK errors): answered as retryable.
+        ``metrics`` counts the store's conflicts and throttles, per tool (EMF lines)."""
         self.services = services
         self.blocking = blocking
         self.events = events
@@ -73,6 +83,7 @@ class ToolCallRunner:
         self._rerun = rerun_backoff
         self.max_call_seconds = max_call_seconds
         self.is_throttle = is_throttle
+        self.metrics = metrics
         self._locks = SessionLocks()
         self._pending: set[asyncio.Future[dict[str, Any]]] = set()
 
@@ -108,7 +119,7 @@ class ToolCallRunner:
                 raise TransportSessionNotFound(prepared.session_id) from exc
             raise store_error(exc) from exc
         except session_errors.SessionStoreError as exc:
-            raise store_error(exc) from exc  # IdempotencyKeyReused: -32602
+            raise self._store_error(prepared, exc) from exc  # IdempotencyKeyReused: -32602
         if prepared.session_id == call.transport_session_id:
             if session.kind != KIND_TRANSPORT:
                 raise TransportSessionNotFound(prepared.session_id)  # a handle is not an Mcp-Session-Id
@@ -128,7 +139,7 @@ class ToolCallRunner:
             # Nothing to commit: no transaction, no version bump, no conflict. The call is
             # recorded by ingest from its event (the record has no marker: a retry runs again).
             if session is not None:
-                session = await self._slide_expiry(session, call)
+                session = await self._slide_expiry(prepared, session, call)
             started = self._clock.now()
             result = await self._invoke(prepared, self._context(prepared, call, session))
             self._record_event(prepared, call, result, started, self._clock.now())
@@ -138,7 +149,7 @@ class ToolCallRunner:
         async with self._locks.hold(session.id):
             return await self._run_read_modify_write(prepared, call, session)
 
-    async def _slide_expiry(self, session: Session, call: CallContext) -> Session:
+    async def _slide_expiry(self, prepared: PreparedCall, session: Session, call: CallContext) -> Session:
         """D7 for a read-only call: the session's ttl slides too (a ttl-only write, made only when
         less than half of the lifetime remains; ``SessionStore.slide_expiry``), so a session that
         is only read does not expire while in use. The tool sees the extended ttl. A failed slide
@@ -148,6 +159,7 @@ class ToolCallRunner:
             slid: Session = await self.blocking(self.sessions.slide_expiry, session, owner=call.principal)
         except session_errors.SessionStoreError as exc:
             logger.warning("sliding the expiry of a read session failed: %s", type(exc).__name__)
+            self._count_store_error(prepared, exc)
             return session
         return slid
 
@@ -178,16 +190,17 @@ class ToolCallRunner:
             except session_errors.VersionConflict as exc:
                 delay = next(delays, None)
                 if delay is None or exc.current is None:
-                    raise store_error(exc) from exc
+                    raise self._store_error(prepared, exc) from exc
+                self._count_store_error(prepared, exc)  # the tool runs again
                 await asyncio.sleep(delay)
-                session = await self._reread(exc.current, call)
+                session = await self._reread(prepared, exc.current, call)
 
-    async def _reread(self, session: Session, call: CallContext) -> Session:
+    async def _reread(self, prepared: PreparedCall, session: Session, call: CallContext) -> Session:
         """The session as stored now (X4: a consistent read decides the next commit's condition)."""
         try:
             return await self.blocking(self.sessions.get_session, session.id, owner=call.principal, consistent=True)
         except session_errors.SessionStoreError as exc:
-            raise store_error(exc) from exc
+            raise self._store_error(prepared, exc) from exc
 
     async def _run_and_commit(
         self, prepared: PreparedCall, call: CallContext, session: Session, *, append_only: bool
@@ -231,9 +244,17 @@ class ToolCallRunner:
         deadline = prepared.deadline  # set by run: one budget per request
         if deadline is None:
             deadline = asyncio.get_running_loop().time() + self.call_limit(prepared.spec)
-        result: dict[str, Any] = await invoke(
-            prepared.spec, ctx, prepared.arguments, deadline, self.max_call_seconds, is_throttle=self.is_throttle
-        )
+        try:
+            result: dict[str, Any] = await invoke(
+                prepared.spec, ctx, prepared.arguments, deadline, self.max_call_seconds, is_throttle=self.is_throttle
+            )
+        except JsonRpcError as exc:
+            # A failure the classifier read as a throttle (the tool's own AWS calls, or the
+            # store's through ToolContext) is answered "retry shortly", and counted.
+            cause = exc.__cause__
+            if self.metrics is not None and cause is not None and self.is_throttle(cause):
+                self._count(prepared, STORE_THROTTLES, cause)
+            raise
         return result
 
     async def _commit(
@@ -285,13 +306,28 @@ class ToolCallRunner:
             # request under the id is IdempotencyKeyReused, answered -32602 below.
             return dict(exc.original.result)
         except session_errors.VersionConflict:
-            raise
+            raise  # counted by the caller, which reruns the tool or gives up
         except session_errors.SessionStoreError as exc:
-            raise store_error(exc) from exc
+            raise self._store_error(prepared, exc) from exc
         if not append_only:  # exact, or exact attribute by attribute (SessionLocks.newest)
             self._locks.remember(done.session)
         self._record_event(prepared, call, result, started, finished)
         return result
+
+    def _store_error(self, prepared: PreparedCall, exc: session_errors.SessionStoreError) -> JsonRpcError:
+        """The answer to a store error, counted first when it is a conflict or a throttle."""
+        self._count_store_error(prepared, exc)
+        return store_error(exc)
+
+    def _count_store_error(self, prepared: PreparedCall, exc: session_errors.SessionStoreError) -> None:
+        counter = store_counter(exc)
+        if counter is not None:
+            self._count(prepared, counter, exc)
+
+    def _count(self, prepared: PreparedCall, counter: str, exc: BaseException) -> None:
+        """One EMF line per occurrence, per tool (a name the catalog resolved: a bounded dimension)."""
+        if self.metrics is not None:
+            self.metrics.count(counter, per=(TOOL, prepared.spec.name), properties={ERROR_TYPE: type(exc).__name__})
 
     def _record_event(
         self, prepared: PreparedCall, call: CallContext, result: dict[str, Any], started: float, finished: float

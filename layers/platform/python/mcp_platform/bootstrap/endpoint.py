@@ -182,6 +182,7 @@ def build_app(
 ) -> McpEndpoint:
     """The endpoint serving ``tools_package`` and ``more_tools``; ``blocking`` overrides how
     blocking AWS calls run (default: :func:`~mcp_platform.bootstrap.runtime.blocking_strategy`)."""
+    metrics = MetricsWriter(settings.metrics_namespace, settings.service_name, metrics_stream)
     runtime = build_runtime(
         settings,
         tools_package,
@@ -193,6 +194,7 @@ def build_app(
         dax=dax,
         blocking=blocking,
         environ=environ,
+        metrics=metrics,
     )
     catalog, services, runner, producer = runtime.catalog, runtime.services, runtime.runner, runtime.producer
     machines = settings.oauth is not None and settings.oauth.client_credentials
@@ -203,7 +205,6 @@ def build_app(
         # An unauthenticated local server is what DNS rebinding targets: loopback Hosts only.
         # (Inside Lambda the Host is the Function URL's, so no default applies there.)
         allowed_hosts = loopback_hosts(port)
-    metrics = MetricsWriter(settings.metrics_namespace, settings.service_name, metrics_stream)
     # 2025 cancellations posted to another instance meet the call through the session table.
     flags = CancelFlags(settings.session_table, runtime.store.gateway, clock=runtime.store.clock)
     cancellation = CallCancellation(flags, poll_seconds=settings.cancel_poll_seconds)

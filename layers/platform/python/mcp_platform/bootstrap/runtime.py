@@ -21,6 +21,7 @@ from mcp_platform.adapters.dynamodb.aws_errors import is_throttle
 from mcp_platform.adapters.dynamodb.sessions import SessionStore
 from mcp_platform.application.blocking import IN_THREAD, INLINE, Blocking
 from mcp_platform.application.interactive.services import InteractiveServices
+from mcp_platform.application.metrics import MetricsWriter
 from mcp_platform.application.services import Services
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.config import Settings
@@ -70,11 +71,13 @@ def build_runtime(
     dax: Any | None = None,
     blocking: Blocking | None = None,
     environ: Mapping[str, str] = os.environ,
+    metrics: MetricsWriter | None = None,
 ) -> Runtime:
     """``packages``: the feature modules to serve. Clients may be injected (tests, the local
     platform); each default one is built on its first use, so a stateless call never loads
     DynamoDB's service model (~40% of the process's start). ``environ``: the function's
-    environment, handed to the features package's ``build_deps``."""
+    environment, handed to the features package's ``build_deps``. ``metrics``: where the runner
+    and the producer count store conflicts, throttles and dead-lettered events."""
     blocking = blocking or blocking_strategy()
     dynamodb = dynamodb or LazyClient("dynamodb", settings)
     sqs = sqs or LazyClient("sqs", settings)
@@ -83,7 +86,9 @@ def build_runtime(
     # it the DAX client is built when settings name a cluster (X3, X5).
     store = SessionStore.from_settings(settings, dynamodb=dynamodb, dax=dax)
     catalog = Catalog.discover(*packages)
-    producer, recent_events = build_event_stream(settings, kinesis, sqs) if settings.event_stream else (None, None)
+    producer, recent_events = (
+        build_event_stream(settings, kinesis, sqs, metrics) if settings.event_stream else (None, None)
+    )
     services: Services[object] = Services(
         store=store,
         deps=build_deps(packages, AppEnvironment(environ=environ, settings=settings)),
@@ -96,7 +101,9 @@ def build_runtime(
     )
     # Every call, streamed or plain JSON, is bounded by the stream cap (a tool may declare less).
     limit = max_call_seconds if max_call_seconds is not None else settings.stream_max_seconds
-    runner = ToolCallRunner(services, producer, max_call_seconds=limit, blocking=blocking, is_throttle=is_throttle)
+    runner = ToolCallRunner(
+        services, producer, max_call_seconds=limit, blocking=blocking, is_throttle=is_throttle, metrics=metrics
+    )
     return Runtime(
         catalog=catalog,
         services=services,
@@ -138,7 +145,9 @@ def build_deps(packages: Sequence[ModuleType], app: AppEnvironment) -> object:
     return hooks[0](app) if hooks else None
 
 
-def build_event_stream(settings: Settings, kinesis: Any | None, sqs: Any) -> tuple[EventProducer, KinesisRecentEvents]:
+def build_event_stream(
+    settings: Settings, kinesis: Any | None, sqs: Any, metrics: MetricsWriter | None = None
+) -> tuple[EventProducer, KinesisRecentEvents]:
     """Stack option ``event_stream``: the tool-call event producer (its dead letters to SQS) and
     the reader tools use to look back at recent events."""
     from mcp_platform.adapters.kinesis.producer import EventProducer
@@ -152,6 +161,7 @@ def build_event_stream(settings: Settings, kinesis: Any | None, sqs: Any) -> tup
         settings.event_stream,
         DeadLetterQueue(sqs, settings.producer_dlq_url),
         stream_arn=settings.event_stream_arn,
+        metrics=metrics,
     )
     return producer, KinesisRecentEvents(ShardReader(kinesis, settings.event_stream))
 

@@ -13,6 +13,7 @@ from types import ModuleType
 from typing import Any
 
 from mcp_platform.adapters.dynamodb.tasks import TaskStore
+from mcp_platform.application.metrics import MetricsWriter
 from mcp_platform.application.task_worker import TaskWorker
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.bootstrap.runtime import build_runtime
@@ -24,7 +25,8 @@ TIMEOUT_MARGIN_SECONDS = 30
 
 def build_handler(settings: Settings, *packages: ModuleType, **clients: Any) -> TaskHandler:
     """The SQS handler serving ``packages`` (the endpoint's own tool packages)."""
-    runtime = build_runtime(settings, *packages, **clients)
+    metrics = MetricsWriter(settings.metrics_namespace, settings.service_name)  # conflicts, throttles, DLQ
+    runtime = build_runtime(settings, *packages, metrics=metrics, **clients)
     store = TaskStore(settings.session_table, runtime.store.gateway, clock=runtime.store.clock)
     producer = runtime.producer
 

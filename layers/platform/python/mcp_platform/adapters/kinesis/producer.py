@@ -36,6 +36,7 @@ from mcp_platform.application.events.batching import (
     plan_batches,
 )
 from mcp_platform.application.events.schema import ToolCallEvent
+from mcp_platform.application.metrics import ERROR_TYPE, EVENTS_DEAD_LETTERED, MetricsWriter
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +85,9 @@ class EventProducer:
         max_records_per_call: int = MAX_RECORDS_PER_CALL,
         max_bytes_per_call: int = MAX_BYTES_PER_CALL,
         max_record_bytes: int = MAX_RECORD_BYTES,
+        metrics: MetricsWriter | None = None,
     ) -> None:
+        """``metrics`` counts the records each flush dead-letters (one EMF line per flush that did)."""
         if max_attempts < 1:
             raise ValueError("max_attempts must be >= 1")
         self._kinesis = kinesis_client
@@ -99,6 +102,7 @@ class EventProducer:
         self._max_records = max_records_per_call
         self._max_bytes = max_bytes_per_call
         self._max_record_bytes = max_record_bytes
+        self._metrics = metrics
         # Up to this many records fit one call whatever their sizes (each is within the record
         # limit): a flush of so few needs no batch plan. One, with the default quotas, is five.
         self._unplanned = min(max_records_per_call, max_bytes_per_call // max_record_bytes)
@@ -182,8 +186,17 @@ class EventProducer:
         logger.warning("dead-lettering %d events: %s", len(failed), result.error_codes)
         # Any error but DeadLetterError leaves them all unsettled: resending may duplicate a DLQ
         # message (events are deduped by id), never lose an event.
-        self._dlq.send(failed)
+        try:
+            self._dlq.send(failed)
+        except DeadLetterError as exc:
+            self._count_dead_lettered(len(failed) - len(exc.unsent), result.error_codes)  # the ones it took
+            raise
         result.dead_lettered = len(failed)
+        self._count_dead_lettered(len(failed), result.error_codes)
+
+    def _count_dead_lettered(self, records: int, error_codes: dict[str, int]) -> None:
+        if self._metrics is not None and records > 0:
+            self._metrics.count(EVENTS_DEAD_LETTERED, records, properties={ERROR_TYPE: ",".join(sorted(error_codes))})
 
     def _restore(self, records: list[Record]) -> None:
         """Put ``records`` back ahead of anything added meanwhile, in their original order."""

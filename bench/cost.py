@@ -1,0 +1,259 @@
+"""Cost per million calls: the prices and assumptions in one place, and the arithmetic.
+
+What one operation consumes is counted and measured by the AWS-calls suite (bench_aws_calls.py):
+its AWS requests, the DynamoDB read and write request units they use (from the sizes of the items
+read and written), the Kinesis records it puts and the bytes of its log lines, and our own time
+per invocation (the request's time in-process minus the time its AWS calls spent on the wire to
+the local moto server). What cannot be measured here is assumed, and said so below: the round
+trip of each AWS call from a Lambda function in the same region, the share of one vCPU a memory
+size buys, and Lambda's own log lines.
+
+Prices are list prices for one region (``REGION``), read from each service's pricing page (named
+in the table) on 2026-12-01; free tiers are ignored. The Kinesis ones are the stream planner's
+(``mcp_platform.application.events.planner.Pricing``), so the two never disagree.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+
+from mcp_platform.application.events.planner import GB, ON_DEMAND_BILLING_UNIT, PUT_UNIT_BYTES, Pricing
+from stacks.config import DEFAULTS
+from stacks.endpoint import MEMORY_MB as ENDPOINT_MEMORY_MB
+from stacks.processing import MEMORY_MB as INGEST_MEMORY_MB
+
+REGION = "us-east-1"
+LAMBDA_PAGE = "https://aws.amazon.com/lambda/pricing/"
+DYNAMODB_PAGE = "https://aws.amazon.com/dynamodb/pricing/on-demand/"
+KINESIS_PAGE = "https://aws.amazon.com/kinesis/data-streams/pricing/"
+SQS_PAGE = "https://aws.amazon.com/sqs/pricing/"
+SECRETS_PAGE = "https://aws.amazon.com/secrets-manager/pricing/"
+CLOUDWATCH_PAGE = "https://aws.amazon.com/cloudwatch/pricing/"
+XRAY_PAGE = "https://aws.amazon.com/xray/pricing/"
+
+
+@dataclass(frozen=True)
+class Price:
+    usd: float
+    per: str
+    source: str
+
+
+_KINESIS = Pricing()
+PRICES: dict[str, Price] = {
+    "lambda requests": Price(0.20, "million requests", LAMBDA_PAGE),
+    "lambda duration arm64": Price(0.0000133334, "GB-second", LAMBDA_PAGE),
+    "lambda duration x86_64": Price(0.0000166667, "GB-second", LAMBDA_PAGE),
+    "dynamodb write units": Price(0.625, "million write request units (on-demand, Standard class)", DYNAMODB_PAGE),
+    "dynamodb read units": Price(0.125, "million read request units (on-demand, Standard class)", DYNAMODB_PAGE),
+    "kinesis on-demand ingest": Price(_KINESIS.on_demand_in_gb, "GB, each record rounded up to 1 KB", KINESIS_PAGE),
+    "kinesis on-demand fan-out": Price(_KINESIS.on_demand_efo_out_gb, "GB read by the ingest consumer", KINESIS_PAGE),
+    "kinesis put payload units": Price(
+        _KINESIS.put_units_per_million, "million 25 KB units (provisioned)", KINESIS_PAGE
+    ),
+    "kinesis fan-out retrieval": Price(
+        _KINESIS.efo_retrieval_gb, "GB read by the ingest consumer (provisioned)", KINESIS_PAGE
+    ),
+    "sqs requests": Price(0.40, "million requests, each 64 KB of payload one request", SQS_PAGE),
+    "secrets manager calls": Price(0.05, "10,000 API calls", SECRETS_PAGE),
+    "logs ingestion": Price(0.50, "GB of log lines", CLOUDWATCH_PAGE),
+    "x-ray traces": Price(5.00, "million traces recorded", XRAY_PAGE),
+}
+
+# -- Assumptions (not measurable against a local moto server) ---------------------------------------
+# Round trip of one call from a Lambda function to the service in the same region, warm connection,
+# typical (p50) figures: DynamoDB answers single items in single-digit milliseconds, a transaction
+# prepares and commits (two rounds), Kinesis PutRecords replicates across three AZs first.
+LATENCY_MS: dict[str, float] = {
+    "dynamodb.GetItem": 4,
+    "dynamodb.BatchGetItem": 5,
+    "dynamodb.Query": 5,
+    "dynamodb.PutItem": 6,
+    "dynamodb.UpdateItem": 6,
+    "dynamodb.DeleteItem": 6,
+    "dynamodb.TransactWriteItems": 12,
+    "dynamodb.TransactGetItems": 8,
+    "kinesis.PutRecords": 20,
+    "sqs.SendMessage": 10,
+    "sqs.SendMessageBatch": 12,
+    "secretsmanager.GetSecretValue": 20,
+}
+DEFAULT_LATENCY_MS = 10.0
+# Lambda gives a function one full vCPU at 1,769 MB and a share in proportion below it; one core of
+# this machine is taken as one Lambda vCPU (Graviton and this machine's cores differ by tens of %).
+FULL_VCPU_MB = 1769
+# START, END and REPORT: Lambda's own lines per invocation (REPORT with the X-Ray segment id).
+PLATFORM_LOG_BYTES = 350
+# Lambda active tracing records 1 request per second and 5% of the rest: at volume, 5% of calls
+# (the first second's request, up to 2.6 million a month, is a fixed cost up to $13/month).
+TRACED_SHARE = 0.05
+# One ingest invocation per event: a quiet stream's batches hold one record (under load up to
+# BATCH_SIZE records share an invocation's request charge, and the cost falls).
+INGEST_EVENTS_PER_INVOCATION = 1
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """One Lambda invocation of an operation."""
+
+    our_ms: float
+    """Measured: the request's time in-process minus the time its AWS calls spent on the wire."""
+    calls: Counter[str]
+    """The AWS calls it made, by ``service.Operation`` (a DynamoDB read suffixed [cache]/[consistent])."""
+
+    def billed_ms(self, memory_mb: int) -> int:
+        """Our time at the memory size's CPU share, plus the assumed round trips; 1 ms steps."""
+        cpu = self.our_ms * max(1.0, FULL_VCPU_MB / memory_mb)
+        waits = sum(LATENCY_MS.get(_api(name), DEFAULT_LATENCY_MS) * n for name, n in self.calls.items())
+        return max(1, math.ceil(cpu + waits))
+
+
+@dataclass
+class Usage:
+    """What one operation consumed: its invocations and what its AWS calls cost in units."""
+
+    invocations: list[Invocation] = field(default_factory=list)
+    read_units: float = 0.0
+    write_units: float = 0.0
+    kinesis_records: list[int] = field(default_factory=list)  # bytes of each record (data + partition key)
+    sqs_requests: int = 0
+    secrets_calls: int = 0
+    log_bytes: int = 0  # what the function wrote (EMF and log lines), Lambda's own lines excluded
+
+    @property
+    def calls(self) -> Counter[str]:
+        return sum((i.calls for i in self.invocations), Counter())
+
+
+def read_units(size: int, *, consistent: bool, transactional: bool = False) -> float:
+    """One item read: 4 KB steps (at least one), half for an eventually consistent read, twice in a transaction."""
+    units = max(1, math.ceil(size / 4096))
+    return units * (2.0 if transactional else 1.0 if consistent else 0.5)
+
+
+def write_units(size: int, *, transactional: bool = False) -> float:
+    """One item written: 1 KB steps of the larger of the item before and after (at least one),
+    twice in a transaction."""
+    return max(1, math.ceil(size / 1024)) * (2.0 if transactional else 1.0)
+
+
+@dataclass(frozen=True)
+class Cost:
+    """USD per million operations, by where it is paid."""
+
+    lambda_usd: float
+    dynamodb_usd: float
+    kinesis_usd: float
+    other_usd: float  # SQS, Secrets Manager, log ingestion, X-Ray
+    ingest_usd: float  # the ingest function's work on the operation's events
+    billed_ms: list[int]
+
+    @property
+    def total(self) -> float:
+        return self.lambda_usd + self.dynamodb_usd + self.kinesis_usd + self.other_usd + self.ingest_usd
+
+
+def _api(name: str) -> str:
+    return name.split("[", 1)[0]
+
+
+def _lambda_usd(invocations: list[Invocation], memory_mb: int, architecture: str, per_invocation: float = 1.0) -> float:
+    gb_seconds = sum(i.billed_ms(memory_mb) for i in invocations) / 1000 * memory_mb / 1024
+    duration = gb_seconds * PRICES[f"lambda duration {architecture}"].usd * 1e6
+    requests = len(invocations) * per_invocation * PRICES["lambda requests"].usd
+    return duration + requests
+
+
+def _kinesis_usd(records: list[int], stream_mode: str) -> float:
+    if stream_mode == "PROVISIONED":
+        units = sum(math.ceil(size / PUT_UNIT_BYTES) for size in records)
+        read_gb = sum(records) / GB
+        return units * PRICES["kinesis put payload units"].usd + read_gb * 1e6 * PRICES["kinesis fan-out retrieval"].usd
+    billed_gb = sum(math.ceil(size / ON_DEMAND_BILLING_UNIT) * ON_DEMAND_BILLING_UNIT for size in records) / GB
+    return billed_gb * 1e6 * (PRICES["kinesis on-demand ingest"].usd + PRICES["kinesis on-demand fan-out"].usd)
+
+
+def _other_usd(usage: Usage) -> float:
+    logs_gb = (usage.log_bytes + PLATFORM_LOG_BYTES * len(usage.invocations)) / GB
+    return (
+        usage.sqs_requests * PRICES["sqs requests"].usd
+        + usage.secrets_calls * PRICES["secrets manager calls"].usd * 100  # per 10,000 -> per million
+        + logs_gb * 1e6 * PRICES["logs ingestion"].usd
+        + len(usage.invocations) * TRACED_SHARE * PRICES["x-ray traces"].usd
+    )
+
+
+def _dynamodb_usd(usage: Usage) -> float:
+    return usage.read_units * PRICES["dynamodb read units"].usd + usage.write_units * PRICES["dynamodb write units"].usd
+
+
+def cost(
+    usage: Usage,
+    ingest: Usage | None = None,
+    *,
+    memory_mb: int = ENDPOINT_MEMORY_MB,
+    architecture: str = DEFAULTS["architecture"],
+    stream_mode: str = DEFAULTS["stream_mode"],
+) -> Cost:
+    """USD per million operations as deployed by default (memory, architecture, stream mode)."""
+    ingest_usd = 0.0
+    if ingest is not None and ingest.invocations:
+        per_invocation = 1 / INGEST_EVENTS_PER_INVOCATION
+        ingest_usd = (
+            _lambda_usd(ingest.invocations, INGEST_MEMORY_MB, architecture, per_invocation)
+            + _dynamodb_usd(ingest)
+            + (ingest.log_bytes + PLATFORM_LOG_BYTES * len(ingest.invocations))
+            / GB
+            * 1e6
+            * PRICES["logs ingestion"].usd
+            + len(ingest.invocations) * TRACED_SHARE * PRICES["x-ray traces"].usd
+        )
+    return Cost(
+        lambda_usd=_lambda_usd(usage.invocations, memory_mb, architecture),
+        dynamodb_usd=_dynamodb_usd(usage),
+        kinesis_usd=_kinesis_usd(usage.kinesis_records, stream_mode),
+        other_usd=_other_usd(usage),
+        ingest_usd=ingest_usd,
+        billed_ms=[i.billed_ms(memory_mb) for i in usage.invocations],
+    )
+
+
+def median_invocations(runs: list[list[Invocation]]) -> list[Invocation]:
+    """The counted run's invocations with each one's time the median over ``runs`` (this
+    machine is shared: one run's time drifts by tens of percent)."""
+    counted = runs[0]
+    return [
+        Invocation(our_ms=statistics.median(run[i].our_ms for run in runs if len(run) > i), calls=invocation.calls)
+        for i, invocation in enumerate(counted)
+    ]
+
+
+def assumptions() -> str:
+    """One paragraph: what the figures assume (printed under the table, quoted by the docs)."""
+    return (
+        f"List prices in {REGION}; endpoint at {ENDPOINT_MEMORY_MB} MB, ingest at {INGEST_MEMORY_MB} MB, "
+        f"{DEFAULTS['architecture']}, Kinesis {DEFAULTS['stream_mode']}. Billed duration = our measured time per "
+        f"invocation x {FULL_VCPU_MB}/memory (one core here taken as one Lambda vCPU) + an assumed in-region "
+        f"round trip per AWS call (DynamoDB {LATENCY_MS['dynamodb.GetItem']:g}-"
+        f"{LATENCY_MS['dynamodb.TransactWriteItems']:g} ms, "
+        f"Kinesis PutRecords {LATENCY_MS['kinesis.PutRecords']:g} ms), rounded up to 1 ms. DynamoDB units from the "
+        "sizes of the items each call read or wrote (eventually consistent reads priced as table reads, i.e. without "
+        "DAX; a cancelled transaction priced as if it ran). Logs: the lines measured plus "
+        f"{PLATFORM_LOG_BYTES} bytes of Lambda's own per invocation; X-Ray: {TRACED_SHARE:.0%} of invocations traced. "
+        f"Ingest: its DynamoDB units per event counted the same way, one invocation per event. Not included: the "
+        "audit function (session changes), fixed monthly costs (the stream's hours, DAX, alarms, metrics)."
+    )
+
+
+def price_rows() -> list[tuple[str, str, str]]:
+    """(what, USD per unit, source page) for each price used."""
+    return [(name, f"${_plain(price.usd)} per {price.per}", price.source) for name, price in PRICES.items()]
+
+
+def _plain(usd: float) -> str:
+    """0.2 -> 0.20, 0.0000133334 -> 0.0000133334 (no exponent: prices are read, not parsed)."""
+    whole, _, cents = f"{usd:.10f}".rstrip("0").partition(".")
+    return f"{whole}.{cents.ljust(2, '0')}"

@@ -1,0 +1,90 @@
+"""make bench's cost per million calls (bench/cost.py): DynamoDB's unit rules, the billed duration
+at a memory size, and the sum per million operations from the list prices it names."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from bench import cost
+
+GB = 1024**3
+
+
+def test_read_units_are_4_kb_steps_halved_when_eventually_consistent_doubled_in_a_transaction() -> None:
+    assert cost.read_units(0, consistent=True) == 1  # a key not found still costs the minimum
+    assert cost.read_units(4096, consistent=True) == 1
+    assert cost.read_units(4097, consistent=True) == 2
+    assert cost.read_units(4097, consistent=False) == 1
+    assert cost.read_units(100, consistent=False) == 0.5
+    assert cost.read_units(100, consistent=True, transactional=True) == 2
+
+
+def test_write_units_are_1_kb_steps_doubled_in_a_transaction() -> None:
+    assert cost.write_units(0) == 1
+    assert cost.write_units(1024) == 1
+    assert cost.write_units(1025) == 2
+    assert cost.write_units(1025, transactional=True) == 4
+
+
+def test_billed_duration_is_our_time_at_the_memorys_cpu_share_plus_the_round_trips_in_1_ms_steps() -> None:
+    # Given 2 ms of our own time and one PutRecords call
+    invocation = cost.Invocation(our_ms=2.0, calls=Counter({"kinesis.PutRecords": 1}))
+    put = cost.LATENCY_MS["kinesis.PutRecords"]
+    # Then at 1024 MB our time stretches by 1769/1024 (a share of one vCPU); from 1769 MB it does not
+    assert invocation.billed_ms(1024) == -(-(2.0 * 1769 / 1024 + put) // 1)
+    assert invocation.billed_ms(3008) == 2 + put
+    # And a DynamoDB read is named by what may serve it, priced at the read's round trip
+    cached = cost.Invocation(our_ms=0.5, calls=Counter({"dynamodb.GetItem[cache]": 2}))
+    assert cached.billed_ms(1769) == 1 + 2 * cost.LATENCY_MS["dynamodb.GetItem"]
+
+
+def test_cost_per_million_adds_each_price_once_per_operation() -> None:
+    # Given a stateless call: one 24 ms invocation at 1 GB, one 300-byte event, 700 bytes of metric
+    # lines; and its ingest: one 19 ms invocation at 512 MB writing 4 units in a transaction
+    usage = cost.Usage(
+        invocations=[cost.Invocation(our_ms=2.0, calls=Counter({"kinesis.PutRecords": 1}))],
+        kinesis_records=[300],
+        log_bytes=700,
+    )
+    ingest = cost.Usage(
+        invocations=[cost.Invocation(our_ms=1.0, calls=Counter({"dynamodb.TransactWriteItems": 1}))], write_units=4
+    )
+    c = cost.cost(usage, ingest, memory_mb=1024, architecture="arm64", stream_mode="ON_DEMAND")
+    price = {name: p.usd for name, p in cost.PRICES.items()}
+    # Then Lambda is the request plus 24 ms x 1 GB of arm64 duration, per million
+    assert c.billed_ms == [24]
+    assert c.lambda_usd == pytest.approx(price["lambda requests"] + 0.024 * price["lambda duration arm64"] * 1e6)
+    # And the event is billed as 1 KB in and 1 KB out to the fan-out consumer
+    kb_per_million_in_gb = 1024 * 1e6 / GB
+    expected_kinesis = kb_per_million_in_gb * (price["kinesis on-demand ingest"] + price["kinesis on-demand fan-out"])
+    assert c.kinesis_usd == pytest.approx(expected_kinesis)
+    # And the log lines (with Lambda's own) and the traced share of invocations are the rest
+    logs = (700 + cost.PLATFORM_LOG_BYTES) * 1e6 / GB * price["logs ingestion"]
+    assert c.other_usd == pytest.approx(logs + cost.TRACED_SHARE * price["x-ray traces"])
+    assert c.dynamodb_usd == 0
+    # And ingest pays its request, 4 write units and its duration at 512 MB
+    ingest_ms = -(-(1.0 * 1769 / 512 + cost.LATENCY_MS["dynamodb.TransactWriteItems"]) // 1)
+    ingest_lambda = price["lambda requests"] + ingest_ms / 1000 * 0.5 * price["lambda duration arm64"] * 1e6
+    ingest_logs = cost.PLATFORM_LOG_BYTES * 1e6 / GB * price["logs ingestion"]
+    expected_ingest = (
+        ingest_lambda + 4 * price["dynamodb write units"] + ingest_logs + cost.TRACED_SHARE * price["x-ray traces"]
+    )
+    assert c.ingest_usd == pytest.approx(expected_ingest)
+    assert c.total == pytest.approx(c.lambda_usd + c.kinesis_usd + c.other_usd + c.ingest_usd)
+
+
+def test_a_provisioned_stream_bills_25_kb_put_units_and_fan_out_bytes() -> None:
+    usage = cost.Usage(kinesis_records=[300, 30_000])
+    c = cost.cost(usage, stream_mode="PROVISIONED")
+    price = {name: p.usd for name, p in cost.PRICES.items()}
+    # 1 + 2 payload units, and the records' bytes read by the fan-out consumer
+    expected = 3 * price["kinesis put payload units"] + 30_300 * 1e6 / GB * price["kinesis fan-out retrieval"]
+    assert c.kinesis_usd == pytest.approx(expected)
+
+
+def test_each_invocations_time_is_the_median_over_the_runs() -> None:
+    calls = Counter({"kinesis.PutRecords": 1})
+    runs = [[cost.Invocation(our_ms=ms, calls=calls)] for ms in (9.0, 2.0, 3.0)]
+    assert cost.median_invocations(runs) == [cost.Invocation(our_ms=3.0, calls=calls)]
