@@ -1,4 +1,6 @@
-"""The features the endpoint's own folder serves: one fixed list for every test that checks it."""
+"""The features the platform's own fixture package (tests/support/platform_tools) serves: one fixed
+list for every test that checks it. The starter app's features are not listed anywhere: tests/app
+checks that its folder is discovered whole."""
 
 from __future__ import annotations
 
