@@ -10,6 +10,13 @@ PY := $(VENV)/bin/python
 # deployed architecture is the CDK context key `architecture`; synth builds that layer itself).
 ARCH ?= $(shell uname -m | sed -e 's/aarch64/arm64/')
 STAMPS := .stamps
+# The features folder `make dev` serves (MCP_FEATURES_DIR, as python -m local reads it) and its
+# optional requirements.txt: the app's own dependencies, installed into the venv (make setup) as
+# the layer build installs the deployed folder's (scripts/layer.py, from the lock files).
+FEATURES_DIR := $(or $(MCP_FEATURES_DIR),functions/endpoint/mcp_tools)
+FEATURES_REQUIREMENTS := $(wildcard $(FEATURES_DIR)/requirements.txt)
+# One stamp per features folder: pointing MCP_FEATURES_DIR at another installs that one's.
+FEATURES_STAMP := $(STAMPS)/features-$(LAMBDA_PYTHON)-$(subst /,_,$(FEATURES_DIR))
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 export AWS_EC2_METADATA_DISABLED := true
@@ -47,6 +54,10 @@ $(STAMPS)/venv-$(LAMBDA_PYTHON): .python-version requirements.txt requirements-d
 	$(PY) -c "import aws_cdk, moto, mcp, amazondax, aws_lambda_powertools, uvicorn, jwt, cryptography"
 	@touch $@
 
+$(FEATURES_STAMP): $(FEATURES_REQUIREMENTS) $(STAMPS)/venv-$(LAMBDA_PYTHON)
+	$(if $(FEATURES_REQUIREMENTS),set -o pipefail; $(PY) -m pip install -q -r $(FEATURES_REQUIREMENTS) 2>&1 | { grep -v "^WARNING: Location" || true; })
+	@touch $@
+
 $(STAMPS)/npm: package.json package-lock.json | $(STAMPS)
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
@@ -63,7 +74,7 @@ $(STAMPS)/lambda-runtime-$(LAMBDA_PYTHON): tests/support/lambda-runtime-requirem
 	set -o pipefail; $(PY) -m pip install -q -t build/lambda-runtime -r $< 2>&1 | { grep -v "^WARNING: Location" || true; }
 	@touch $@
 
-setup: $(STAMPS)/venv-$(LAMBDA_PYTHON) $(STAMPS)/npm $(STAMPS)/layer-$(ARCH)-$(LAMBDA_PYTHON) $(STAMPS)/lambda-runtime-$(LAMBDA_PYTHON)
+setup: $(STAMPS)/venv-$(LAMBDA_PYTHON) $(FEATURES_STAMP) $(STAMPS)/npm $(STAMPS)/layer-$(ARCH)-$(LAMBDA_PYTHON) $(STAMPS)/lambda-runtime-$(LAMBDA_PYTHON)
 
 layer: $(STAMPS)/layer-$(ARCH)-$(LAMBDA_PYTHON)
 
@@ -132,7 +143,7 @@ bench: setup
 dev: setup
 	$(PY) -m local
 
-dev-second: $(STAMPS)/venv-$(LAMBDA_PYTHON)
+dev-second: $(STAMPS)/venv-$(LAMBDA_PYTHON) $(FEATURES_STAMP)
 	$(PY) -m local --attach
 
 clean:

@@ -211,17 +211,16 @@ def _read_units(operation: str, params: dict[str, Any], parsed: dict[str, Any]) 
 def _counted_app(
     aws: Any, counter: CallCounter, task_queue_url: str, dax: Any = None, metrics: io.StringIO | None = None
 ) -> Any:
-    import mcp_tools
     from mcp_platform.adapters.dynamodb.api_keys import ApiKeyStore
     from mcp_platform.application.blocking import INLINE
     from mcp_platform.bootstrap.endpoint import build_app
-    from tests.support import ask_tools
+    from tests.support import ask_tools, platform_tools
 
     dynamodb = counter.attach(aws.client("dynamodb"))
     ApiKeyStore(aws.table, aws.client("dynamodb")).mint("bench", key=BENCH_KEY)
     return build_app(
         aws.settings(MCP_TASK_QUEUE_URL=task_queue_url),  # the tasks extension on, as deployed
-        mcp_tools,
+        platform_tools,
         ask_tools,
         dynamodb=dynamodb,
         kinesis=counter.attach(aws.client("kinesis")),

@@ -1,6 +1,7 @@
 """Endpoint benchmarks, ours against the official SDK's minimal server doing the same work.
 
-1. Cold start: the server started exactly as run.sh starts it on Lambda, to /healthz 200 (the Web
+1. Cold start: the server started exactly as run.sh starts it on Lambda (serving the platform's
+   own tools, tests/support/platform_tools, in place of the app), to /healthz 200 (the Web
    Adapter's readiness check) and to the first tools/call answer; min of several runs.
 2. CPU per request, in-process ASGI (no network; our AWS clients are zero-latency fakes):
    - 2026-07-28 stateless tools/call, plain JSON, no auth on either side;
@@ -17,6 +18,7 @@ import asyncio
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -86,6 +88,18 @@ def _aws_stub() -> Iterator[str]:
         server.shutdown()
 
 
+def _staged_endpoint(scratch: Path) -> Path:
+    """A copy of the endpoint function's code (run.sh, endpoint_app.py) serving the platform's
+    own tools in place of the app in functions/endpoint/mcp_tools: the cold start measured is the
+    platform's, whatever the app imports."""
+    from tests.support.features import serve_from_asset
+
+    task_root = scratch / "endpoint"
+    shutil.copytree(ROOT / "functions/endpoint", task_root, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    serve_from_asset(task_root)
+    return task_root
+
+
 def _cold_start(app: str, cwd: str, env: dict[str, str], first_call: Call) -> tuple[float, float]:
     """(to /healthz 200, to the first tools/call answer) in seconds from process start."""
     port = free_port()
@@ -139,10 +153,15 @@ def cold_start_rows() -> list[dict[str, Any]]:
     echo = ({**headers, "authorization": f"Bearer {BENCH_KEY}"}, body)
     initialize = ({"accept": BOTH}, INITIALIZE)  # 2025: ours writes the session to DynamoDB
     runs: dict[tuple[str, str], list[tuple[float, float]]] = {}
-    with _aws_stub() as aws_url, _deployed_layer() as layer:
+    with (
+        _aws_stub() as aws_url,
+        _deployed_layer() as layer,
+        tempfile.TemporaryDirectory(prefix="bench-endpoint-") as scratch,
+    ):
+        task_root = _staged_endpoint(Path(scratch))
         ours_env = {
             **base,
-            "PYTHONPATH": f"{ROOT / 'functions/endpoint'}:{layer}:{ROOT / 'bench'}",
+            "PYTHONPATH": f"{task_root}:{layer}:{ROOT / 'bench'}",
             "SESSION_TABLE_NAME": "bench",
             "EVENT_STREAM_NAME": "bench",
             "PRODUCER_DLQ_URL": "http://127.0.0.1:9/queue/dlq",
@@ -158,9 +177,9 @@ def cold_start_rows() -> list[dict[str, Any]]:
         # The same server launcher (the layer's mcp_platform.transport.serving) serves the peer.
         peer_env = {**base, "PYTHONPATH": f"{ROOT / 'bench'}:{layer}"}
         sides = {
-            ("ours", "echo"): ("endpoint_app:app", str(ROOT / "functions/endpoint"), ours_env, echo),
+            ("ours", "echo"): ("endpoint_app:app", str(task_root), ours_env, echo),
             ("peer", "echo"): ("peer_sdk_server:app", str(ROOT / "bench"), peer_env, echo),
-            ("ours", "initialize"): ("endpoint_app:app", str(ROOT / "functions/endpoint"), ours_env, initialize),
+            ("ours", "initialize"): ("endpoint_app:app", str(task_root), ours_env, initialize),
             ("peer", "initialize"): ("peer_sdk_server:app_stateful", str(ROOT / "bench"), peer_env, initialize),
         }
         for _ in range(COLD_RUNS):  # alternating, so drift hits both alike

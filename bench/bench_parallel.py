@@ -64,9 +64,9 @@ def _emulator() -> Iterator[Any]:
 
 
 def _instance(dynamodb: Any) -> Any:
-    import mcp_tools
     from mcp_platform.bootstrap.endpoint import build_app
     from mcp_platform.config import Settings
+    from tests.support import platform_tools
 
     settings = Settings.from_mapping(
         {
@@ -77,7 +77,9 @@ def _instance(dynamodb: Any) -> Any:
         }
     )
     sink = io.StringIO()  # metric lines: written, not printed
-    return build_app(settings, mcp_tools, dynamodb=dynamodb, kinesis=FakeKinesis(), sqs=FakeSqs(), metrics_stream=sink)
+    return build_app(
+        settings, platform_tools, dynamodb=dynamodb, kinesis=FakeKinesis(), sqs=FakeSqs(), metrics_stream=sink
+    )
 
 
 async def _tool(app: Any, request_id: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -112,17 +112,18 @@ def tool_call(request_id: int | str, name: str, arguments: dict[str, Any], meta:
 
 
 def our_app(*, auth: bool, dynamodb: Any = None, kinesis: Any = None, extra_tools: tuple = ()) -> Any:
-    """Our endpoint on zero-latency fakes (or the given clients): auth ``api_key`` with the
-    bench key minted, or ``none`` (loopback only). Blocking calls run as on Lambda (``INLINE``:
+    """Our endpoint on zero-latency fakes (or the given clients), serving the platform's own tools
+    (tests/support/platform_tools, not the app's): auth ``api_key`` with the bench key minted, or
+    ``none`` (loopback only). Blocking calls run as on Lambda (``INLINE``:
     one request per execution environment). Metric lines go to /dev/null through a real file:
     written and flushed as on Lambda (a write system call each, measured), not printed."""
     from fakes import FakeDynamo, FakeKinesis, FakeSqs
 
-    import mcp_tools
     from mcp_platform.adapters.dynamodb.api_keys import ApiKeyStore
     from mcp_platform.application.blocking import INLINE
     from mcp_platform.bootstrap.endpoint import build_app
     from mcp_platform.config import Settings
+    from tests.support import platform_tools
 
     dynamodb = dynamodb if dynamodb is not None else FakeDynamo()
     kinesis = kinesis if kinesis is not None else FakeKinesis()
@@ -134,7 +135,7 @@ def our_app(*, auth: bool, dynamodb: Any = None, kinesis: Any = None, extra_tool
         ApiKeyStore("bench", dynamodb).mint("bench", key=BENCH_KEY)
     return build_app(
         settings,
-        mcp_tools,
+        platform_tools,
         *extra_tools,
         dynamodb=dynamodb,
         kinesis=kinesis,

@@ -5,6 +5,10 @@ acts like an agent: `append_note` calls, a new session (`open_session`) every --
 alternating between the endpoints. It samples the processes' VmRSS, waits until every call has
 its audit record, then sends SIGTERM while two clients keep calling: `python -m local.soak
 --calls 3000 [--attach]`.
+
+The platform serves its own test tools (tests/support/platform_tools, where those two are), not
+the app in the features folder: the soak measures the platform whatever the app holds
+(--features serves another folder).
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ from local.soak_client import await_audit, drive
 START_DEADLINE_S = 120.0
 STOP_DEADLINE_S = 60.0
 PRINT = functools.partial(print, flush=True)  # progress shows while the soak runs, also into a file
+# The platform's own tools: the soak calls append_note and open_session, which an app need not have.
+PLATFORM_TOOLS = ROOT / "tests" / "support" / "platform_tools"
 WINDOW = 250  # calls compared at the start and at the end
 
 
@@ -77,12 +83,14 @@ def soak(
     log_dir: Path | None = None,
     max_rss_mb: float = 0,  # > 0: abort once the platform is larger
     progress: Callable[[str], None] = PRINT,
+    features: Path = PLATFORM_TOOLS,  # served as the features folder (MCP_FEATURES_DIR)
 ) -> SoakResult:
     log_path = (log_dir or Path(tempfile.mkdtemp(prefix="local-soak-"))) / "platform.log"
     ports = {name: _free_port() for name in ("mcp", "second", "aws")}
     api_key = f"mcpk_soak_{uuid.uuid4().hex}"
     env = {**os.environ, "MCP_PORT": str(ports["mcp"]), "LOCAL_AWS_PORT": str(ports["aws"]), "MCP_API_KEY": api_key}
     env.setdefault("LOCAL_LOG_DIR", str(log_path.parent))  # the endpoint log files beside the platform's log
+    env["MCP_FEATURES_DIR"] = str(features)
     env.pop("MCP_AUTH", None)
     aws_url = f"http://{LOOPBACK}:{ports['aws']}"
     with ExitStack() as stack:
@@ -194,8 +202,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--attach", action="store_true", help="alternate the calls with a second endpoint")
     parser.add_argument("--session-calls", type=int, default=10, help="calls per session")
     parser.add_argument("--max-rss-mb", type=float, default=0, help="abort once the platform is larger (0: never)")
+    parser.add_argument(
+        "--features",
+        type=Path,
+        default=PLATFORM_TOOLS,
+        help="the features folder served (default: the platform's test tools); needs append_note and open_session",
+    )
     args = parser.parse_args(argv)
-    result = soak(args.calls, attach=args.attach, per_session=args.session_calls, max_rss_mb=args.max_rss_mb)
+    result = soak(
+        args.calls,
+        attach=args.attach,
+        per_session=args.session_calls,
+        max_rss_mb=args.max_rss_mb,
+        features=args.features,
+    )
     print(result.summary(), flush=True)
     return 0 if result.missing_audit == 0 and result.stop_s != float("inf") else 1
 

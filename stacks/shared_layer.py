@@ -14,7 +14,7 @@ from aws_cdk import AssetHashType, BundlingOptions, DockerImage, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from scripts.layer import STAMP, compile_bytecode, stamp_for
+from scripts.layer import STAMP, compile_bytecode, features_digest, stale_lock, stamp_for
 from stacks.config import PlatformConfig
 from stacks.runtime import architecture_of, lambda_runtime
 
@@ -31,6 +31,8 @@ class LayerBundler:
     for the configured Python, and always copies the current ``mcp_platform`` sources on top,
     so a deploy never ships stale domain code, then compiles the whole layer to bytecode for
     that Python (scripts/layer.py ``compile_bytecode``). Otherwise it runs scripts/layer.py build.
+    Either way a lock older than its requirements (the platform's or the features folder's) stops
+    the synth: the layer would lack what the app's modules import.
     """
 
     def __init__(self, architecture: str, python: str) -> None:
@@ -38,6 +40,9 @@ class LayerBundler:
         self.python = python
 
     def try_bundle(self, output_dir: str, *_options: Any, **_kw: Any) -> bool:  # jsii passes the options
+        stale = stale_lock(self.architecture, self.python)
+        if stale is not None:
+            raise RuntimeError(f"the layer's lock is stale: {stale}")  # jsii reports it as synth's error
         out = Path(output_dir)
         prebuilt = ROOT / "build" / f"layer-{self.architecture}"
         stamp = prebuilt / STAMP
@@ -72,14 +77,16 @@ class SharedLayer(Construct):
         code = lambda_.Code.from_asset(
             str(LAYER_SOURCE),
             # The hash covers the sources (requirements, the lock files, the domain package) and
-            # the bundling options, whose environment names the architecture and the Python: the
-            # same commit gives the same asset, and a new lock a new one.
+            # the bundling options, whose environment names the architecture and the Python (and
+            # the features folder's requirements, when it has any: the bundler then runs again and
+            # refuses a lock made before they changed): the same commit gives the same asset, and
+            # a new lock a new one.
             asset_hash_type=AssetHashType.SOURCE,
             exclude=["**/__pycache__", "**/*.pyc"],
             bundling=BundlingOptions(
                 image=DockerImage.from_registry("local-bundling-only"),  # never pulled
                 local=LayerBundler(config.architecture, config.lambda_python),
-                environment={"LAYER_ARCH": config.architecture, "LAYER_PYTHON": config.lambda_python},
+                environment=bundling_environment(config.architecture, config.lambda_python),
             ),
         )
         self.layer = lambda_.LayerVersion(
@@ -90,3 +97,11 @@ class SharedLayer(Construct):
             compatible_architectures=[architecture_of(config)],
             description="mcp_platform domain package with Powertools, uvicorn and the DAX client",
         )
+
+
+def bundling_environment(architecture: str, python: str) -> dict[str, str]:
+    """Part of the layer asset's hash: what its bundle depends on beyond the layer's sources."""
+    environment = {"LAYER_ARCH": architecture, "LAYER_PYTHON": python}
+    if features_digest():
+        environment["LAYER_FEATURES_REQUIREMENTS_SHA256"] = features_digest()
+    return environment

@@ -1,4 +1,6 @@
-"""The features the endpoint's own folder serves: one fixed list for every test that checks it."""
+"""The features the platform's own fixture package (tests/support/platform_tools) serves: one fixed
+list for every test that checks it. The starter app's features are not listed anywhere: tests/app
+checks that its folder is discovered whole."""
 
 from __future__ import annotations
 
@@ -7,11 +9,9 @@ EXPECTED_TOOLS = [
     "countdown",
     "echo",
     "increment_counter",
-    "list_bookmarks",
     "open_session",
     "read_notes",
     "recent_tool_events",
-    "save_bookmark",
     "session_audit",
     "session_info",
     "session_report",

@@ -14,11 +14,11 @@ import httpx2
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-import mcp_tools
 from mcp_platform.adapters.dynamodb.api_keys import ApiKeyStore
 from mcp_platform.bootstrap.endpoint import build_app
 from mcp_platform.config import Settings
 from mcp_platform.transport.serving import DEFAULT_LIMITS, HeaderLimits
+from tests.support import platform_tools
 from tests.support.aws import client, fake_credentials, moto_server
 from tests.support.servers import serve
 from tests.support.tables import create_session_table
@@ -107,7 +107,7 @@ def endpoint_instance(
     ``limits``: the served stack's header limits (shorter ones for a test)."""
     app = build_app(
         aws.settings(**overrides),
-        mcp_tools,
+        platform_tools,
         *extra_tools,
         dynamodb=dynamodb or aws.client("dynamodb"),
         kinesis=aws.client("kinesis"),

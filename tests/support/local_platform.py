@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 import httpx
 
 from tests.support.aws import client, free_port
+from tests.support.features import PLATFORM_TOOLS_DIR
 
 ROOT = Path(__file__).resolve().parents[2]
 START_DEADLINE_S = 120
@@ -54,11 +55,13 @@ def wait_for(probe: Callable[[], T | None], deadline_s: float, what: str) -> T:
 def local_platform(
     log_dir: Path, env: Mapping[str, str] | None = None, args: Sequence[str] = ()
 ) -> Iterator[LocalPlatform]:
-    """The whole local platform, healthy, with a fixed API key; ``env`` adds settings, ``args``
-    command-line options (e.g. ``--fixtures conformance``)."""
+    """The whole local platform, healthy, with a fixed API key, serving the platform's own tools
+    (tests/support/platform_tools) unless ``env`` names another ``MCP_FEATURES_DIR``; ``env`` adds
+    settings, ``args`` command-line options (e.g. ``--fixtures conformance``)."""
     mcp_port, aws_port = free_port(), free_port()
     api_key = f"mcpk_e2e_{uuid.uuid4().hex}"
     full_env = {**os.environ, "MCP_PORT": str(mcp_port), "LOCAL_AWS_PORT": str(aws_port), "MCP_API_KEY": api_key}
+    full_env["MCP_FEATURES_DIR"] = str(PLATFORM_TOOLS_DIR)
     full_env.pop("MCP_AUTH", None)
     full_env["LOCAL_LOG_DIR"] = str(log_dir)  # the endpoint log files beside the platform's log
     full_env.update(env or {})

@@ -30,7 +30,6 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-import mcp_tools
 from examples import conformance
 from local.functions import LambdaContext
 from local.queue_poller import sqs_event_record
@@ -39,6 +38,7 @@ from mcp_platform.adapters.dynamodb.api_keys import ApiKeyStore
 from mcp_platform.adapters.dynamodb.tasks import TaskStore
 from mcp_platform.bootstrap.worker import TaskHandler, build_handler
 from mcp_platform.protocol.jsonrpc import INTERNAL_ERROR
+from tests.support import platform_tools
 from tests.support.audit_stream import KEY_SCHEMA, audit_everything
 from tests.support.aws import fake_credentials
 from tests.support.bad_input import TASK_META, Case, body, groups, send, stored_groups
@@ -232,7 +232,7 @@ def test_generated_odd_values_in_every_stored_field_never_break_either_era(
     key = ApiKeyStore(aws.table, aws.client("dynamodb")).mint("alice")
     a, b = storing_pair
     clients = {name: aws.client(name) for name in ("dynamodb", "kinesis", "sqs")}
-    worker = build_handler(aws.settings(MCP_TASK_QUEUE_URL=queue), mcp_tools, conformance, **clients)
+    worker = build_handler(aws.settings(MCP_TASK_QUEUE_URL=queue), platform_tools, conformance, **clients)
     handle = tool_call(a, key, "open_session", {})["result"]["structuredContent"]["session"]
     waiting = []
     for _ in range(WAITING_TASKS):

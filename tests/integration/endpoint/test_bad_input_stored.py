@@ -21,7 +21,6 @@ from typing import Any
 import httpx
 import pytest
 
-import mcp_tools
 from examples import conformance
 from local.functions import LambdaContext
 from local.queue_poller import sqs_event_record
@@ -31,7 +30,7 @@ from mcp_platform.bootstrap.worker import TaskHandler, build_handler
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, LIMIT_EXCEEDED
 from mcp_platform.protocol.tasks import EXTENSION_ID
 from mcp_platform.transport.messages import MAX_JSON_DEPTH
-from tests.support import task_tools
+from tests.support import platform_tools, task_tools
 from tests.support.endpoint import AwsStack, Instance, endpoint_instance
 from tests.support.hostile import modern_headers, post
 from tests.support.interactive import LEGACY, accept, modern_meta, open_legacy
@@ -61,7 +60,7 @@ def tasks(aws: AwsStack, queue: str) -> Iterator[Instance]:
 def worker(aws: AwsStack, queue: str) -> TaskHandler:
     settings = aws.settings(MCP_TASK_QUEUE_URL=queue)
     clients = {name: aws.client(name) for name in ("dynamodb", "kinesis", "sqs")}
-    return build_handler(settings, mcp_tools, conformance, task_tools, **clients)
+    return build_handler(settings, platform_tools, conformance, task_tools, **clients)
 
 
 def run_worker(aws: AwsStack, queue: str, worker: TaskHandler) -> list[dict[str, Any]]:

@@ -20,8 +20,8 @@ import httpx
 import pytest
 from botocore.exceptions import ClientError
 
-import mcp_tools
 from mcp_platform.bootstrap.endpoint import build_app
+from tests.support import platform_tools
 from tests.support.endpoint import AwsStack
 from tests.support.kinesis import read_whole_stream
 from tests.support.mcp_http import final_message, headers, initialize, sse_messages
@@ -52,7 +52,7 @@ def traced_endpoint(aws: AwsStack, **overrides: str) -> Iterator[Traced]:
     timeline = Timeline()
     timeline.watch_kinesis(kinesis)
     timeline.watch_sqs(sqs)
-    app = build_app(aws.settings(**overrides), mcp_tools, dynamodb=dynamodb, kinesis=kinesis, sqs=sqs)
+    app = build_app(aws.settings(**overrides), platform_tools, dynamodb=dynamodb, kinesis=kinesis, sqs=sqs)
     recorder = WireRecorder(app)
     with serve(timeline.app(recorder)) as base:
         yield Traced(f"{base}/mcp", timeline, recorder, dynamodb, kinesis, sqs)

@@ -212,16 +212,16 @@ def test_idempotency_key_reused_for_another_tool_is_refused(instance: Instance, 
 def test_unreachable_dynamodb_is_503_with_retry_after_never_500() -> None:
     """Given DynamoDB unreachable (a closed loopback port), when a request needs it (the API
     key lookup), then 503 + Retry-After with a JSON-RPC error, and the server stays up."""
-    import mcp_tools
     from mcp_platform.bootstrap.endpoint import build_app
     from mcp_platform.config import Settings
+    from tests.support import platform_tools
     from tests.support.aws import client, fake_credentials, free_port
     from tests.support.servers import serve
 
     dead = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     with fake_credentials():
         settings = Settings.from_mapping({"SESSION_TABLE_NAME": "t"})
-        app = build_app(settings, mcp_tools, dynamodb=client("dynamodb", dead))
+        app = build_app(settings, platform_tools, dynamodb=client("dynamodb", dead))
         with serve(app) as base:
             response = httpx.post(f"{base}/mcp", headers=headers("some-key"), json=PING, timeout=30)
             assert response.status_code == 503 and response.headers["retry-after"] == "1"

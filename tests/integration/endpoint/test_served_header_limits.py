@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import select
+import shutil
 import socket
 import subprocess
 import sys
@@ -25,6 +26,7 @@ import pytest
 from mcp_platform.transport.serving import MAX_HEADER_BLOCK_BYTES, MAX_HEADER_COUNT, HeaderLimits
 from tests.support.aws import free_port
 from tests.support.endpoint import AwsStack, endpoint_instance
+from tests.support.features import serve_from_asset
 from tests.support.mcp_http import MODERN
 
 pytestmark = pytest.mark.integration
@@ -258,14 +260,18 @@ RUN_SH = Path(__file__).resolve().parents[3] / "functions" / "endpoint" / "run.s
 
 def test_run_sh_serves_the_guarded_stack(aws: AwsStack, tmp_path: Path) -> None:
     """Given the Lambda handler script itself (run.sh, as the Web Adapter starts it) on the
-    emulator, Then a normal request is answered and a header block over the count limit is 431:
-    the command there serves the same stack as make dev and the tests above."""
+    emulator, in a copy of the endpoint's code serving the platform's own tools, Then a normal
+    request is answered and a header block over the count limit is 431: the command there serves
+    the same stack as make dev and the tests above."""
     port = free_port()
     root = RUN_SH.parents[2]
+    task_root = tmp_path / "endpoint"
+    shutil.copytree(RUN_SH.parent, task_root, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    serve_from_asset(task_root)
     env = {
         **os.environ,  # the fake credentials of the module's stack
         "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",  # run.sh's python3: this venv's
-        "PYTHONPATH": f"{root / 'layers/platform/python'}:{root / 'functions/endpoint'}",
+        "PYTHONPATH": f"{root / 'layers/platform/python'}:{task_root}",
         "AWS_LWA_PORT": str(port),
         "AWS_REGION": "us-east-1",
         "AWS_ENDPOINT_URL": aws.endpoint_url,
@@ -276,7 +282,8 @@ def test_run_sh_serves_the_guarded_stack(aws: AwsStack, tmp_path: Path) -> None:
         "MCP_AUTH": "none",
     }
     log = (tmp_path / "run.log").open("wb")
-    process = subprocess.Popen(["bash", str(RUN_SH)], env=env, cwd=RUN_SH.parent, stdout=log, stderr=subprocess.STDOUT)
+    run_sh = task_root / RUN_SH.name
+    process = subprocess.Popen(["bash", str(run_sh)], env=env, cwd=task_root, stdout=log, stderr=subprocess.STDOUT)
     try:
         where = urlsplit(f"http://127.0.0.1:{port}/mcp")
         deadline = time.monotonic() + 60  # a bound on waiting for the start, not a timing claim

@@ -20,7 +20,6 @@ from typing import Any
 import httpx
 import pytest
 
-import mcp_tools
 from examples import conformance
 from local.functions import LambdaContext
 from local.queue_poller import QueuePoller
@@ -29,7 +28,7 @@ from mcp_platform.adapters.dynamodb.tasks import TaskStore
 from mcp_platform.application.task_worker import TaskWorker
 from mcp_platform.bootstrap.worker import build_handler
 from mcp_platform.protocol.tasks import EXTENSION_ID
-from tests.support import task_tools
+from tests.support import platform_tools, task_tools
 from tests.support.endpoint import AwsStack, Instance, alice_and_bob, endpoint_instance, fresh_stack
 from tests.support.interactive import modern_meta, open_legacy, tool_request
 from tests.support.mcp_http import final_message, headers, modern_call
@@ -93,7 +92,7 @@ def worker(aws: AwsStack, queues: Queues) -> Iterator[None]:
     long_tasks.SAW_CANCEL.clear()
     handler = build_handler(
         aws.settings(**task_settings(aws, queues)),
-        mcp_tools,
+        platform_tools,
         conformance,
         task_tools,
         dynamodb=aws.client("dynamodb"),
@@ -361,10 +360,10 @@ def initialize_body(capabilities: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def test_a_shipped_tool_runs_as_a_task_for_a_declaring_client_and_plainly_otherwise(
+def test_a_platform_tool_runs_as_a_task_for_a_declaring_client_and_plainly_otherwise(
     pair: tuple[Instance, Instance], keys: dict[str, str], worker: None
 ) -> None:
-    """session_report (functions/endpoint/mcp_tools) is task-optional: the worker runs it for a
+    """session_report (tests/support/platform_tools) is task-optional: the worker runs it for a
     client that declared the extension, the endpoint runs it for one that did not; same report."""
     a, b = pair
     handle = open_handle(a.url, keys["alice"])

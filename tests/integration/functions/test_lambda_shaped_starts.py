@@ -6,7 +6,10 @@ from its staged code asset with the layer asset's ``python/`` on the path and th
 the template gives it, its resources on the emulator (``AWS_ENDPOINT_URL`` is the one variable
 added, and the Web Adapter's port). The endpoint runs ``run.sh``; ingest, audit and the task
 worker run under the real runtime interface client with events shaped as Lambda delivers them.
-DAX is off here (no DAX emulator exists, X5): the same code talks to the table directly.
+DAX is off here (no DAX emulator exists, X5): the same code talks to the table directly. The
+staged endpoint asset (the endpoint's and the task worker's) serves the platform's own tools
+(tests/support/platform_tools) in place of the starter app's ``mcp_tools``: what is shown is the
+platform, whatever the app holds.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from mcp_platform.application.events.lambda_records import dynamodb_event_record
 from mcp_platform.config import EnvVars
 from stacks.app_builder import build_app
 from tests.support.aws import free_port, set_fake_aws_env
+from tests.support.features import serve_from_asset
 from tests.support.interactive import modern_meta
 from tests.support.lambda_runtime import (
     DeployedFunction,
@@ -98,6 +102,10 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
     context = {"stage": stage, "dax": "false", "architecture": ARCHITECTURE, "aws:cdk:enable-asset-metadata": True}
     app, stack = build_app(context, nag=False, outdir=str(outdir))
     assembly = app.synth()
+    endpoint_assets = [path.parent for path in Path(assembly.directory).glob("asset.*/endpoint_app.py")]
+    assert endpoint_assets, "no staged endpoint asset"
+    for task_root in endpoint_assets:
+        serve_from_asset(task_root)
     template = json.loads(
         (Path(assembly.directory) / assembly.get_stack_by_name(stack.stack_name).template_file).read_text()
     )

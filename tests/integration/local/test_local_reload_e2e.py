@@ -1,9 +1,10 @@
 """`make dev` reloads the features folder (local/reload.py), end to end.
 
 The platform runs as `python -m local` (tests/support/local_platform.py) with MCP_FEATURES_DIR
-pointed at a temporary copy of functions/endpoint/mcp_tools, so the test can add, edit, break
-and delete feature modules while one 2025 transport session and one session handle stay open
-across every reload: the emulator's data and the sessions it holds must outlive them all.
+pointed at a temporary copy of the platform's own tools (tests/support/platform_tools), so the
+test can add, edit, break and delete feature modules while one 2025 transport session and one
+session handle stay open across every reload: the emulator's data and the sessions it holds
+must outlive them all.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from mcp_platform.protocol.tasks import EXTENSION_ID
+from tests.support.features import PLATFORM_TOOLS_DIR
 from tests.support.interactive import modern_meta
-from tests.support.local_platform import ROOT, LocalPlatform, local_platform, wait_for
+from tests.support.local_platform import LocalPlatform, local_platform, wait_for
 from tests.support.mcp_http import final_message, modern_call
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.xdist_group("local_platform")]
@@ -36,7 +38,7 @@ T = TypeVar("T")
 @pytest.fixture(scope="module")
 def features_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     copy = tmp_path_factory.mktemp("features") / "mcp_tools"
-    shutil.copytree(ROOT / "functions" / "endpoint" / "mcp_tools", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(PLATFORM_TOOLS_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
     return copy
 
 

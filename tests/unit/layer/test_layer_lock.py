@@ -1,4 +1,5 @@
-"""The layer's lock files agree with its requirements and the runtime's Python (make lock)."""
+"""The layer's lock files agree with its requirements (the platform's and the features folder's)
+and the runtime's Python (make lock)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,23 @@ from pathlib import Path
 
 import pytest
 
-from scripts.layer import ARCHITECTURES, REQUIREMENTS, ROOT, Lock, lock_path, normalized
+from scripts.layer import (
+    ARCHITECTURES,
+    REQUIREMENTS,
+    ROOT,
+    Lock,
+    features_digest,
+    features_requirements,
+    lock_path,
+    normalized,
+)
 
 PIN = re.compile(r"^(?P<name>[A-Za-z0-9._-]+)(?:\[[^\]]*\])?==(?P<version>\S+)")
 
 
 def direct_pins() -> dict[str, str]:
     pins = {}
-    for line in REQUIREMENTS.read_text().splitlines():
+    for line in (REQUIREMENTS.read_text() + "\n" + features_requirements()).splitlines():
         match = PIN.match(line.strip())
         if match:
             pins[normalized(match["name"])] = match["version"]
@@ -32,6 +42,9 @@ def test_lock_was_made_from_the_current_requirements_for_the_runtime_python(arch
         f"requirements.txt changed since {lock_path(architecture).name}: make lock"
     )
     assert locked.python == (ROOT / ".python-version").read_text().strip(), "the runtime's Python changed: make lock"
+    # And from today's features folder requirements.txt (none: no digest), as the build checks
+    assert locked.features_sha256 == features_digest(), "the features' requirements.txt changed: make lock"
+    assert locked.stale_reason(architecture, locked.python) is None
     # And every direct requirement is in it at its pinned version, every entry with a hash
     versions = {pin.name: pin.version for pin in locked.pins}
     for name, version in direct_pins().items():

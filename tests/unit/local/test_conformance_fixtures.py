@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-import mcp_tools
 from examples import conformance
 from examples.conformance._media import PNG_BASE64, WAV_BASE64
 from local.__main__ import main
 from local.fixtures import fixture_packages
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.context import ToolContext
+from tests.support import platform_tools
 from tests.support.services import make_services
 
 # The fixture tools the suite's server scenarios call that the platform can serve today.
@@ -62,7 +62,7 @@ EXPECTED_TOOLS = [
 
 def test_the_pack_serves_exactly_the_expected_tools_next_to_the_platform_tools() -> None:
     assert Catalog.discover(conformance).tools.names() == EXPECTED_TOOLS
-    together = Catalog.discover(mcp_tools, conformance).tools.names()  # no name collides
+    together = Catalog.discover(platform_tools, conformance).tools.names()  # no name collides
     assert set(EXPECTED_TOOLS) < set(together)
 
 

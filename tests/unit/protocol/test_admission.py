@@ -13,7 +13,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import mcp_tools
 from mcp_platform.adapters.dynamodb.codec import attr_size, from_attr, to_attr
 from mcp_platform.adapters.dynamodb.stream_images import to_plain
 from mcp_platform.application.tool_calls import ToolCallRunner
@@ -22,9 +21,10 @@ from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
 from mcp_platform.protocol.versions import IDEMPOTENCY_KEY_META
+from tests.support import platform_tools
 from tests.support.services import make_services
 
-CATALOG = Catalog.discover(mcp_tools).tools
+CATALOG = Catalog.discover(platform_tools).tools
 
 
 def modern_call() -> CallContext:

@@ -217,13 +217,15 @@ def test_a_recursive_dataclass_is_refused_with_the_way_out() -> None:
 
 
 def test_the_platform_start_imports_no_pydantic() -> None:
-    """Cold start: the endpoint's own features never import pydantic; the platform only
-    recognises models a feature module brought (sys.modules), so nothing loads it for them."""
+    """Cold start: features that use no pydantic model (the platform's own) never import
+    pydantic; the platform only recognises models a feature module brought (sys.modules), so
+    nothing loads it for them."""
     code = (
-        "import sys, mcp_tools\n"
+        "import sys\n"
+        "from tests.support import platform_tools\n"
         "from mcp_platform.bootstrap.endpoint import build_app\n"
         "from mcp_platform.protocol.catalog import Catalog\n"
-        "Catalog.discover(mcp_tools)\n"
+        "Catalog.discover(platform_tools)\n"
         "print(sorted(name for name in sys.modules if name.split('.')[0] in ('pydantic', 'pydantic_core')))\n"
     )
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-import mcp_tools
 from mcp_platform.adapters.dynamodb.sessions import AttributeWrites, Session, SessionExpired, StoreThrottled
 from mcp_platform.application.services import Services
 from mcp_platform.application.tool_calls import ToolCallRunner
@@ -17,6 +16,7 @@ from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.context import ToolContext, ToolEffectViolation
 from mcp_platform.protocol.jsonrpc import Request
 from mcp_platform.protocol.tools import READ_MODIFY_WRITE, READ_ONLY, tool, tool_spec
+from tests.support import platform_tools
 from tests.support.services import make_services
 
 
@@ -41,9 +41,9 @@ def test_read_only_effect_sets_the_read_only_hint_and_a_contradicting_hint_is_re
         tool(description="d", session="required", effect="sometimes")(noop)  # type: ignore[arg-type]
 
 
-def test_every_shipped_session_tool_declares_a_consistent_effect() -> None:
+def test_every_platform_session_tool_declares_a_consistent_effect() -> None:
     """Catalog: read-only tools are hinted read-only, and every other session tool is not."""
-    catalog = Catalog.discover(mcp_tools).tools
+    catalog = Catalog.discover(platform_tools).tools
     for spec in (catalog.get(name) for name in catalog.names()):
         assert spec is not None
         if spec.session == "required":
@@ -84,7 +84,7 @@ class SlidingStore:
 
 def run_session_info(store: SlidingStore) -> dict[str, Any]:
     call = CallContext("alice", "2026-07-28", True)
-    catalog = Catalog.discover(mcp_tools).tools
+    catalog = Catalog.discover(platform_tools).tools
     params = {"name": "session_info", "arguments": {"session": store.session.id}}
     runner = ToolCallRunner(Services(store=store, deps=None))
     prepared = runner.prepare(Request("tools/call", params, 1), call, catalog)

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-import mcp_tools
 from mcp_platform.adapters.dynamodb.sessions import CallRecordTooLarge
 from mcp_platform.application.effects import store_error
 from mcp_platform.application.invocation import DEFAULT_MAX_CALL_SECONDS
@@ -26,6 +25,7 @@ from mcp_platform.protocol.preparation import CALL_RECORD_BUDGET_BYTES, admit_ar
 from mcp_platform.protocol.tools import ToolCatalog, tool, tool_spec
 from mcp_platform.transport.messages import MAX_JSON_DEPTH, HttpError, HttpRequest, decode_json, read_body
 from mcp_platform.transport.security import RequestGuard, check_single_valued
+from tests.support import platform_tools
 from tests.support.services import make_services
 
 MODERN = CallContext(principal="p", protocol_version="2026-07-28", modern=True)
@@ -209,7 +209,7 @@ def test_f8_max_seconds_must_be_positive_and_within_lambdas_timeout(max_seconds:
 
 def test_f8_countdown_declares_a_limit_far_below_the_cap_and_refuses_work_past_it() -> None:
     """100 steps x 10 s was 1,000 s of work against the 840 s cap; refused before any step."""
-    spec = Catalog.discover(mcp_tools).tools.get("countdown")
+    spec = Catalog.discover(platform_tools).tools.get("countdown")
     assert spec is not None and spec.max_seconds is not None and spec.max_seconds <= 120
     result = _run(spec, ToolCallRunner(make_services()), {"steps": 100, "interval_ms": 10_000})
     assert result["isError"] and "max_seconds" in result["content"][0]["text"]

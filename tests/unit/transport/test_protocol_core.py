@@ -8,7 +8,6 @@ from typing import Annotated, Any, Literal
 
 import pytest
 
-import mcp_tools
 from mcp_platform.application.server import McpServer
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.call import CallContext, TransportSession
@@ -17,6 +16,7 @@ from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, Json
 from mcp_platform.protocol.schema import SchemaError, validate
 from mcp_platform.protocol.signature import input_schema
 from mcp_platform.protocol.tools import ToolCatalog, tool
+from tests.support import platform_tools
 from tests.support.catalog import EXPECTED_PROMPTS, EXPECTED_TEMPLATES, EXPECTED_TOOLS
 from tests.support.services import make_services
 
@@ -29,17 +29,18 @@ def call_context(*, modern: bool) -> CallContext:
 
 
 def server(page_size: int = 50) -> McpServer:
-    return McpServer(Catalog.discover(mcp_tools).tools, ToolCallRunner(make_services()), page_size=page_size)
+    return McpServer(Catalog.discover(platform_tools).tools, ToolCallRunner(make_services()), page_size=page_size)
 
 
 def handle(srv: McpServer, method: str, params: dict, call: CallContext) -> dict:
     return asyncio.run(srv.handle(Request(method, params, 1), call))
 
 
-def test_the_features_folder_serves_exactly_the_expected_features() -> None:
+def test_the_platform_tools_serve_exactly_the_expected_features() -> None:
     """Catalog: a fixed list, so a module that stops being discovered (or a spec that is not
-    module-level) fails here; every feature has a description."""
-    catalog = Catalog.discover(mcp_tools)
+    module-level) fails here; every feature has a description (the platform's own fixture
+    package; the starter app's discovery is tests/app's)."""
+    catalog = Catalog.discover(platform_tools)
     assert catalog.tools.names() == EXPECTED_TOOLS
     assert {name: t.uri_template for name, t in catalog.templates.items()} == EXPECTED_TEMPLATES
     assert sorted(catalog.prompts) == EXPECTED_PROMPTS and not catalog.resources
@@ -201,7 +202,7 @@ def test_untyped_parameter_and_nameless_lambda_are_refused_at_definition() -> No
 
 
 def test_duplicate_tool_names_are_refused() -> None:
-    echo = importlib.import_module("mcp_tools.echo").echo
+    echo = importlib.import_module("tests.support.platform_tools.echo").echo
     with pytest.raises(ValueError, match="duplicate"):
         ToolCatalog([echo, echo])
 

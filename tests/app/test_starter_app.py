@@ -1,11 +1,22 @@
-"""The starter app's features (functions/endpoint/mcp_tools) tested one by one with the tool-test
-harness: no endpoint, no AWS, a fake session the test seeds and inspects. A new tool's test
-starts like these (README, "Adding a tool")."""
+"""The starter app's own tests: its features (functions/endpoint/mcp_tools) tested one by one
+with the tool-test harness: no endpoint, no AWS, a fake session the test seeds and inspects. A
+new tool's test starts like these (README, "Adding a tool").
+
+tests/app holds the app's tests, and only they import ``mcp_tools``: the platform's tests serve
+their own tools (tests/support/platform_tools) and pass with the features folder emptied
+(``pytest --without-app`` runs them as if it were, leaving tests/app out). A team that replaces
+the starter app replaces these tests with its own.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 
+import mcp_tools
+from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.testing import ToolHarness
 from mcp_tools.countdown import countdown
 from mcp_tools.echo import echo
@@ -54,3 +65,29 @@ def test_the_notes_resource_and_the_summary_prompt_read_the_session() -> None:
     messages = asyncio.run(harness.get_prompt(summarize_session, session=harness.session.id, style="bullet points"))
     assert messages[0]["content"]["text"] == "Summarise these session notes (bullet points):"
     assert messages[1]["content"]["resource"]["text"] == "- buy milk"
+
+
+def test_every_module_of_the_features_folder_is_discovered_and_every_feature_is_described() -> None:
+    """Discovery imports each module (one without a feature fails the start); the starter app
+    keeps echo, the notes and counter tools, the notes resource and the summary prompt."""
+    catalog = Catalog.discover(mcp_tools)
+    tools = [catalog.tools.get(name) for name in catalog.tools.names()]
+    specs = [*tools, *catalog.resources.values(), *catalog.templates.values(), *catalog.prompts.values()]
+    assert all(spec is not None and spec.description for spec in specs)
+    assert {"echo", "append_note", "read_notes", "increment_counter"} <= set(catalog.tools.names())
+    assert "session_notes" in catalog.templates and "summarize_session" in catalog.prompts
+
+
+def test_the_starter_app_starts_without_importing_pydantic() -> None:
+    """Cold start of the deployed endpoint: none of the starter app's modules uses a pydantic
+    model, so discovering them loads no pydantic (the platform never imports it itself)."""
+    code = (
+        "import sys, mcp_tools\n"
+        "from mcp_platform.bootstrap.endpoint import build_app\n"
+        "from mcp_platform.protocol.catalog import Catalog\n"
+        "Catalog.discover(mcp_tools)\n"
+        "print(sorted(name for name in sys.modules if name.split('.')[0] in ('pydantic', 'pydantic_core')))\n"
+    )
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment, check=False)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
