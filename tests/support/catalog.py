@@ -14,5 +14,6 @@ EXPECTED_TOOLS = [
     "session_info",
     "session_report",
 ]
+EXPECTED_RESOURCES = ["ui://counter/view.html"]
 EXPECTED_TEMPLATES = {"session_notes": "session://{session}/notes", "session_summary": "session://{session}"}
 EXPECTED_PROMPTS = ["summarize_session"]

@@ -5,9 +5,12 @@ starts like these (README, "Adding a tool")."""
 from __future__ import annotations
 
 import asyncio
+import re
 
+from mcp_platform.protocol.tools import tool_spec
 from mcp_platform.testing import ToolHarness
 from mcp_tools.countdown import countdown
+from mcp_tools.counter_view import VIEW_URI, counter_view
 from mcp_tools.echo import echo
 from mcp_tools.session_counter import increment_counter
 from mcp_tools.session_notes import append_note, read_notes
@@ -54,3 +57,15 @@ def test_the_notes_resource_and_the_summary_prompt_read_the_session() -> None:
     messages = asyncio.run(harness.get_prompt(summarize_session, session=harness.session.id, style="bullet points"))
     assert messages[0]["content"]["text"] == "Summarise these session notes (bullet points):"
     assert messages[1]["content"]["resource"]["text"] == "- buy milk"
+
+
+def test_the_counter_view_is_a_self_contained_page_the_counter_tool_names() -> None:
+    """Given increment_counter's view, when it is read, then it is an MCP Apps page (the app MIME
+    type, a border asked for) that loads nothing from elsewhere (the host's default CSP allows
+    inline script and style only) and calls the tool it renders."""
+    (page,) = asyncio.run(ToolHarness().read(counter_view))
+    assert page["uri"] == VIEW_URI and page["mimeType"] == "text/html;profile=mcp-app"
+    assert page["_meta"] == {"ui": {"prefersBorder": True}}
+    assert not re.search(r"\b(src|href)\s*=|@import|url\(|https?://", page["text"])
+    assert '"tools/call", { name: "increment_counter"' in page["text"]
+    assert tool_spec(increment_counter).describe()["_meta"] == {"ui": {"resourceUri": VIEW_URI}}
