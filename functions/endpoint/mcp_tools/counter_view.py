@@ -54,7 +54,9 @@ function show(result) {
     $("name").textContent = result.structuredContent.name;
     $("value").textContent = result.structuredContent.value;
   }
-  send({ method: "ui/notifications/size-changed", params: { height: document.documentElement.scrollHeight } });
+  // The page's own height (the host sizes a flexible frame to it), not the frame's.
+  const height = Math.ceil(document.body.getBoundingClientRect().height);
+  send({ method: "ui/notifications/size-changed", params: { height } });
 }
 
 window.addEventListener("message", (event) => {
