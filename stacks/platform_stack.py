@@ -95,7 +95,11 @@ class PlatformStack(Stack):
         )
         # The app's own resources, granted to both functions that run its tools.
         self.app_resources = AppResources(
-            self, "App", functions=[self.endpoint.function, *([self.tasks.function] if self.tasks else [])]
+            self,
+            "App",
+            config=config,
+            key=key,
+            functions=[self.endpoint.function, *([self.tasks.function] if self.tasks else [])],
         )
         self.processing = Processing(
             self,

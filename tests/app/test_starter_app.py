@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 import sys
 
 import mcp_tools
 from mcp_platform.protocol.catalog import Catalog
+from mcp_platform.protocol.tools import tool_spec
 from mcp_platform.testing import ToolHarness
 from mcp_tools.countdown import countdown
+from mcp_tools.counter_view import VIEW_URI, counter_view
 from mcp_tools.echo import echo
 from mcp_tools.session_counter import increment_counter
 from mcp_tools.session_notes import append_note, read_notes
@@ -91,3 +94,15 @@ def test_the_starter_app_starts_without_importing_pydantic() -> None:
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment, check=False)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+def test_the_counter_view_is_a_self_contained_page_the_counter_tool_names() -> None:
+    """Given increment_counter's view, when it is read, then it is an MCP Apps page (the app MIME
+    type, a border asked for) that loads nothing from elsewhere (the host's default CSP allows
+    inline script and style only) and calls the tool it renders."""
+    (page,) = asyncio.run(ToolHarness().read(counter_view))
+    assert page["uri"] == VIEW_URI and page["mimeType"] == "text/html;profile=mcp-app"
+    assert page["_meta"] == {"ui": {"prefersBorder": True}}
+    assert not re.search(r"\b(src|href)\s*=|@import|url\(|https?://", page["text"])
+    assert '"tools/call", { name: "increment_counter"' in page["text"]
+    assert tool_spec(increment_counter).describe()["_meta"] == {"ui": {"resourceUri": VIEW_URI}}

@@ -16,5 +16,6 @@ EXPECTED_TOOLS = [
     "session_info",
     "session_report",
 ]
+EXPECTED_RESOURCES: list[str] = []
 EXPECTED_TEMPLATES = {"session_notes": "session://{session}/notes", "session_summary": "session://{session}"}
 EXPECTED_PROMPTS = ["summarize_session"]

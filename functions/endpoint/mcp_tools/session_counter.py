@@ -5,6 +5,8 @@ reads one attribute (``counters``, through ``ctx.attribute``), so it commits und
 attribute's version alone: appends and other attributes never conflict with it, another
 increment does, and a call that lost the race runs again on the state that won. Parallel
 increments are never lost, and each answers the value it committed.
+
+A host that renders MCP Apps shows each result in the tool's view (``ui=``: counter_view.py).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from mcp_platform import ToolContext, ToolError, tool
+from mcp_tools.counter_view import VIEW_URI
 
 MAX_NAME_CHARS = 64
 MAX_COUNTERS = 100
@@ -29,6 +32,7 @@ MAX_STEP = 1_000_000
         "properties": {"name": {"type": "string"}, "value": {"type": "integer"}},
         "required": ["name", "value"],
     },
+    ui=VIEW_URI,
 )
 async def increment_counter(
     ctx: ToolContext,

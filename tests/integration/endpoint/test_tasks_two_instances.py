@@ -336,7 +336,7 @@ def test_the_2025_wire_knows_no_tasks_even_when_initialize_declares_the_extensio
     a, b = pair
     session = open_legacy(a.url, keys["alice"], {"elicitation": {}, **TASKS})
     init = httpx.post(a.url, headers=headers(keys["alice"]), json=initialize_body(TASKS), timeout=30).json()
-    assert "extensions" not in init["result"]["capabilities"]
+    assert EXTENSION_ID not in init["result"]["capabilities"].get("extensions", {})
     plain = final_message(
         httpx.post(b.url, headers=session, json=tool_request(2, "slow_compute", {"seconds": 0}), timeout=30)
     )

@@ -17,7 +17,7 @@ from mcp_platform.protocol.schema import SchemaError, validate
 from mcp_platform.protocol.signature import input_schema
 from mcp_platform.protocol.tools import ToolCatalog, tool
 from tests.support import platform_tools
-from tests.support.catalog import EXPECTED_PROMPTS, EXPECTED_TEMPLATES, EXPECTED_TOOLS
+from tests.support.catalog import EXPECTED_PROMPTS, EXPECTED_RESOURCES, EXPECTED_TEMPLATES, EXPECTED_TOOLS
 from tests.support.services import make_services
 
 
@@ -43,8 +43,9 @@ def test_the_platform_tools_serve_exactly_the_expected_features() -> None:
     catalog = Catalog.discover(platform_tools)
     assert catalog.tools.names() == EXPECTED_TOOLS
     assert {name: t.uri_template for name, t in catalog.templates.items()} == EXPECTED_TEMPLATES
-    assert sorted(catalog.prompts) == EXPECTED_PROMPTS and not catalog.resources
-    specs = [*(catalog.tools.get(n) for n in EXPECTED_TOOLS), *catalog.templates.values(), *catalog.prompts.values()]
+    assert sorted(catalog.prompts) == EXPECTED_PROMPTS and sorted(catalog.resources) == EXPECTED_RESOURCES
+    specs = [*(catalog.tools.get(n) for n in EXPECTED_TOOLS), *catalog.resources.values()]
+    specs += [*catalog.templates.values(), *catalog.prompts.values()]
     assert all(spec is not None and spec.description for spec in specs)
 
 

@@ -22,6 +22,8 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
     from mcp_platform.application.sessions.errors import SessionNotFound as SessionNotFound
     from mcp_platform.application.sessions.model import Session as Session
     from mcp_platform.bootstrap.runtime import AppEnvironment as AppEnvironment
+    from mcp_platform.protocol.apps import ResourceCsp as ResourceCsp
+    from mcp_platform.protocol.apps import ResourcePermissions as ResourcePermissions
     from mcp_platform.protocol.context import ConditionCheck as ConditionCheck
     from mcp_platform.protocol.context import ExtraPut as ExtraPut
     from mcp_platform.protocol.prompts import PromptArgumentError as PromptArgumentError
@@ -31,6 +33,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
     from mcp_platform.protocol.resources import ResourceNotFound as ResourceNotFound
     from mcp_platform.protocol.resources import resource as resource
     from mcp_platform.protocol.resources import resource_template as resource_template
+    from mcp_platform.protocol.resources import ui_resource as ui_resource
     from mcp_platform.protocol.tools import APPEND_ONLY as APPEND_ONLY
     from mcp_platform.protocol.tools import READ_MODIFY_WRITE as READ_MODIFY_WRITE
     from mcp_platform.protocol.tools import READ_ONLY as READ_ONLY
@@ -53,6 +56,9 @@ _FACADE: dict[str, str] = {
     "resource": "mcp_platform.protocol.resources",
     "resource_template": "mcp_platform.protocol.resources",
     "ResourceNotFound": "mcp_platform.protocol.resources",
+    "ui_resource": "mcp_platform.protocol.resources",
+    "ResourceCsp": "mcp_platform.protocol.apps",
+    "ResourcePermissions": "mcp_platform.protocol.apps",
     "prompt": "mcp_platform.protocol.prompts",
     "PromptArgumentError": "mcp_platform.protocol.prompts",
     "user": "mcp_platform.protocol.prompts",

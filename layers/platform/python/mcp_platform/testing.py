@@ -281,7 +281,7 @@ class ToolHarness:
         spec = spec_of(resource)
         ctx = self._context(None, None)
         if isinstance(spec, ResourceSpec):
-            return contents(spec.uri, await spec.run(ctx), spec.mime_type)
+            return spec.contents(await spec.run(ctx))
         if not isinstance(spec, ResourceTemplateSpec):
             raise TypeError(f"{resource!r} is not a resource: decorate it with @resource or @resource_template")
         if uri is not None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
+from mcp_platform.protocol.apps import check_views
 from mcp_platform.protocol.decorated import attached, defined_at
 from mcp_platform.protocol.prompts import PromptSpec
 from mcp_platform.protocol.resources import ResourceSpec, ResourceTemplateSpec
@@ -58,6 +59,7 @@ class Catalog:
         catalog = cls()
         for feature in features:
             catalog.add(feature)
+        catalog.check_views()
         return catalog
 
     @classmethod
@@ -78,6 +80,7 @@ class Catalog:
                     continue  # imported from another feature module: registered there
                 registered.add(id(spec))
                 catalog.add(spec)
+        catalog.check_views()
         return catalog
 
     def find_template(self, uri: str) -> tuple[ResourceTemplateSpec, dict[str, str]] | None:
@@ -87,6 +90,18 @@ class Catalog:
             if variables is not None:
                 return self.templates[name], variables
         return None
+
+    @property
+    def views(self) -> list[str]:
+        """The MCP Apps views served: the ``ui://`` resources, by URI."""
+        return sorted(uri for uri, spec in self.resources.items() if spec.is_view)
+
+    def check_views(self) -> None:
+        """MCP Apps: ValueError naming each tool whose ``ui://`` view the catalog does not serve
+        (checked once every feature is in: a view may be defined in a later module)."""
+        specs = [self.tools.get(name) for name in self.tools.names()]
+        named = {spec.name: spec.ui.resource_uri for spec in specs if spec is not None and spec.ui is not None}
+        check_views(named, self.views)
 
     @property
     def has_completions(self) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from mcp_platform.protocol.apps import EXTENSION_ID as APPS_EXTENSION
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.context import ToolContext, ToolServices
@@ -156,7 +157,7 @@ class ResourcesFeature(CatalogFeature):
         """The read of ``uri`` (its contents and caching hints); ResourceNotFound when it names nothing."""
         fixed = self.catalog.resources.get(uri)
         if fixed is not None:
-            return contents(uri, await fixed.run(ctx), fixed.mime_type), fixed.cache
+            return fixed.contents(await fixed.run(ctx)), fixed.cache
         found = self.catalog.find_template(uri)
         if found is None:
             raise ResourceNotFound(uri)
@@ -274,4 +275,35 @@ def _known_arguments(context: Any) -> dict[str, str]:
     return dict(known)
 
 
-FEATURES: tuple[type[CatalogFeature], ...] = (ToolsFeature, ResourcesFeature, PromptsFeature, CompletionFeature)
+class AppsFeature(CatalogFeature):
+    """MCP Apps (``io.modelcontextprotocol/ui``): advertised once the catalog serves a view (a
+    ``ui://`` resource). It serves no method of its own: a host lists the tools (their
+    ``_meta.ui``) and reads the view with ``resources/read``.
+
+    Advertised in both eras, unlike the tasks extension, whose methods exist only in 2026-07-28:
+    every part of MCP Apps works on the 2025 wire, and its hosts negotiate it in ``initialize``
+    (the extension's own spec shows that exchange). The TypeScript SDK and FastMCP advertise it in
+    the InitializeResult too; the Python SDK only in ``server/discover``. The 2025-11-25 schema
+    names no ``extensions`` member, but its capabilities admit members it does not name, so a
+    2025 client that does not know the extension ignores it."""
+
+    capability_key = "extensions"
+
+    @property
+    def active(self) -> bool:
+        return bool(self.catalog.views)
+
+    def capability(self, modern: bool) -> dict[str, Any]:
+        return {APPS_EXTENSION: {}}
+
+    def methods(self) -> Mapping[str, Handler]:
+        return {}
+
+
+FEATURES: tuple[type[CatalogFeature], ...] = (
+    ToolsFeature,
+    ResourcesFeature,
+    PromptsFeature,
+    CompletionFeature,
+    AppsFeature,
+)

@@ -22,6 +22,15 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from mcp_platform.protocol.apps import (
+    APP_MIME_TYPE,
+    ResourceCsp,
+    ResourcePermissions,
+    ResourceUi,
+    app_mime_type,
+    is_ui_uri,
+    require_ui_uri,
+)
 from mcp_platform.protocol.decorated import Decorated, attach, feature_description, feature_name
 from mcp_platform.protocol.signature import Runner, signature_of, text_arguments
 
@@ -46,11 +55,30 @@ class ResourceSpec:
     annotations: dict[str, Any] = field(default_factory=dict)
     cache: tuple[int, CacheScope] = NO_CACHE
     """2026-07-28 ``resources/read`` caching hints: (ttlMs, cacheScope)."""
+    ui: ResourceUi | None = None
+    """MCP Apps: how a host sandboxes this ``ui://`` view (``_meta.ui``, listed and read)."""
+
+    @property
+    def meta(self) -> dict[str, Any] | None:
+        """The ``_meta`` of its listing and of its read contents (the spec reads it from either)."""
+        ui = self.ui.to_meta() if self.ui is not None else {}
+        return {"ui": ui} if ui else None
+
+    @property
+    def is_view(self) -> bool:
+        """An MCP Apps view: a ``ui://`` resource (served as the app MIME type)."""
+        return self.mime_type == APP_MIME_TYPE and is_ui_uri(self.uri)
 
     def describe(self) -> dict[str, Any]:
         entry: dict[str, Any] = {"uri": self.uri, "name": self.name}
         _describe_common(entry, self.title, self.description, self.mime_type, self.annotations)
+        if self.meta is not None:
+            entry["_meta"] = self.meta
         return entry
+
+    def contents(self, value: Any) -> list[dict[str, Any]]:
+        """What its read function returned as ``resources/read`` contents."""
+        return contents(self.uri, value, self.mime_type, self.meta)
 
 
 @dataclass(frozen=True)
@@ -156,7 +184,68 @@ def resource(
         )
     if completions:
         raise TypeError(f"resource {uri}: completions apply to template variables; {uri} has none")
+    return _fixed_resource(
+        uri,
+        name=name,
+        description=description,
+        title=title,
+        mime_type=app_mime_type(uri, mime_type),
+        annotations=annotations,
+        cache=cache,
+        ui=None,
+    )
 
+
+def ui_resource(
+    uri: str,
+    *,
+    name: str | None = None,
+    title: str | None = None,
+    description: str | None = None,
+    csp: ResourceCsp | None = None,
+    permissions: ResourcePermissions | None = None,
+    domain: str | None = None,
+    prefers_border: bool | None = None,
+    cache: tuple[int, CacheScope] = NO_CACHE,
+) -> Callable[[Decorated], Decorated]:
+    """Serve the HTML the function returns as the MCP Apps view at ``uri`` (``ui://...``): a
+    ``text/html;profile=mcp-app`` resource a tool names with ``@tool(ui=uri)``. ``csp``,
+    ``permissions``, ``domain`` and ``prefers_border`` are its ``_meta.ui`` (as the SDK's
+    ``add_html_resource`` takes them): what the host builds the iframe's sandbox from. The
+    function returns the document (``str``, or ``bytes`` served as a base64 blob)."""
+    if callable(uri):
+        raise TypeError("@ui_resource needs its URI: write @ui_resource('ui://app/view.html')")
+    require_ui_uri(uri, "@ui_resource")
+    if _VARIABLE.search(uri):
+        raise TypeError(f"@ui_resource {uri}: a view is one fixed resource, its URI has no variables")
+    if csp is not None and not isinstance(csp, ResourceCsp):
+        raise TypeError(f"@ui_resource {uri}: csp is a ResourceCsp(connect_domains=[...], ...)")
+    if permissions is not None and not isinstance(permissions, ResourcePermissions):
+        raise TypeError(f"@ui_resource {uri}: permissions is a ResourcePermissions(camera=True, ...)")
+    ui = ResourceUi(csp=csp, permissions=permissions, domain=domain, prefers_border=prefers_border)
+    return _fixed_resource(
+        uri,
+        name=name,
+        description=description,
+        title=title,
+        mime_type=APP_MIME_TYPE,
+        annotations=None,
+        cache=cache,
+        ui=ui,
+    )
+
+
+def _fixed_resource(
+    uri: str,
+    *,
+    name: str | None,
+    description: str | None,
+    title: str | None,
+    mime_type: str | None,
+    annotations: dict[str, Any] | None,
+    cache: tuple[int, CacheScope],
+    ui: ResourceUi | None,
+) -> Callable[[Decorated], Decorated]:
     def build(function: Decorated) -> Decorated:
         signature = signature_of(function, untyped=str)  # the wire gives strings
         if signature.parameters:
@@ -172,6 +261,7 @@ def resource(
             mime_type=mime_type,
             annotations=annotations or {},
             cache=cache,
+            ui=ui,
         )
         return attach(function, spec)
 
@@ -192,6 +282,8 @@ def resource_template(
     """Serve every URI matching ``uri_template``; its variables are the function's arguments."""
     if callable(uri_template):
         raise TypeError("@resource_template needs its URI template: write @resource_template('scheme://{id}')")
+    if is_ui_uri(uri_template):  # a tool names one view; hosts fetch and review it up front
+        raise TypeError(f"template {uri_template}: an MCP Apps view is one fixed resource (@ui_resource)")
 
     def build(function: Decorated) -> Decorated:
         signature = signature_of(function, untyped=str)  # the wire gives strings
@@ -220,8 +312,13 @@ def resource_template(
     return build
 
 
-def contents(uri: str, value: Any, mime_type: str | None) -> list[dict[str, Any]]:
-    """A read function's return value as ``resources/read`` contents (never empty)."""
+def contents(uri: str, value: Any, mime_type: str | None, meta: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """A read function's return value as ``resources/read`` contents (never empty), each with
+    ``meta`` as its ``_meta`` when given."""
+    if meta is not None:
+        return [{**item, "_meta": meta} for item in contents(uri, value, mime_type)]
+    if mime_type == APP_MIME_TYPE and not isinstance(value, str | bytes | bytearray):
+        raise TypeError(f"resource {uri}: a view's read returns its HTML (str or bytes), not {type(value).__name__}")
     if isinstance(value, str):
         return [{"uri": uri, "mimeType": mime_type or "text/plain", "text": value}]
     if isinstance(value, bytes | bytearray):

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Literal, overload
 
+from mcp_platform.protocol.apps import ToolUi, Visibility
 from mcp_platform.protocol.decorated import Decorated, attach, attached, defined_at, feature_description, feature_name
 from mcp_platform.protocol.schema import Check, SchemaError, validate_2020_12
 from mcp_platform.protocol.signature import Output, Signature, json_arguments, output_of, signature_of
@@ -89,6 +90,8 @@ class ToolSpec:
     """What a session tool does to its session (None for tools without a session)."""
     max_seconds: float | None = None
     """How long one call may run before it is stopped (an isError result); None: the stream cap."""
+    ui: ToolUi | None = None
+    """MCP Apps: the ``ui://`` view a host renders the tool's results in (``_meta.ui``)."""
 
     def describe(self) -> dict[str, Any]:
         """The tools/list entry (identical in both protocol eras)."""
@@ -103,6 +106,8 @@ class ToolSpec:
             entry["outputSchema"] = self.output_schema
         if self.annotations:
             entry["annotations"] = self.annotations
+        if self.ui is not None:
+            entry["_meta"] = {"ui": self.ui.to_meta()}
         return entry
 
     client_capabilities: dict[str, Any] = field(default_factory=dict)
@@ -180,6 +185,8 @@ def tool(
     task: TaskSupport = "forbidden",
     ask_first: Callable[..., Mapping[str, Any]] | None = None,
     consistency: Consistency = "consistent",
+    ui: str | None = None,
+    visibility: Iterable[Visibility] | None = None,
 ) -> Callable[[Decorated], Decorated]: ...
 
 
@@ -202,6 +209,8 @@ def tool(
     task: TaskSupport = "forbidden",
     ask_first: Callable[..., Mapping[str, Any]] | None = None,
     consistency: Consistency = "consistent",
+    ui: str | None = None,
+    visibility: Iterable[Visibility] | None = None,
 ) -> Decorated | Callable[[Decorated], Decorated]:
     """Make a function a tool: ``@tool`` or ``@tool(...)``; returns the function, its
     :class:`ToolSpec` attached (no global registration).
@@ -222,7 +231,9 @@ def tool(
     task in the task worker (tasks extension); ``ask_first(**arguments)`` names the questions
     answered before the task starts. ``consistency="eventual"`` lets a read-only session tool
     read its session from the DAX item cache (X6; :attr:`ToolSpec.consistency` says what a caller
-    may then see)."""
+    may then see). ``ui="ui://..."`` names the MCP Apps view a host renders the results in (a
+    ``@ui_resource`` of the features, else the start fails), ``visibility`` who may call the tool:
+    ``["model", "app"]`` (the default), ``["app"]`` (the view only: hosts hide it from the model)."""
 
     def build(function: Decorated) -> Decorated:
         tool_name = feature_name(function, name, "tool")
@@ -237,6 +248,9 @@ def tool(
             raise TypeError(f"tool {tool_name}: consistency must be consistent or eventual, got {consistency!r}")
         if consistency == "eventual" and declared != READ_ONLY:
             raise TypeError(f"tool {tool_name}: consistency='eventual' is for read_only session tools only")
+        if ui is None and visibility is not None:
+            raise TypeError(f"tool {tool_name}: visibility applies to a tool with a view (ui='ui://...')")
+        view = None if ui is None else ToolUi.of(tool_name, ui, visibility)
         required = tuple(dict.fromkeys(scopes))
         if any(not SCOPE_TOKEN.fullmatch(scope) for scope in required):  # RFC 6749 section 3.3
             raise TypeError(f"tool {tool_name}: scopes must be scope tokens, got {required!r}")
@@ -271,6 +285,7 @@ def tool(
             ask_first=ask_first,
             check_arguments=check,
             consistency=consistency,
+            ui=view,
         )
         return attach(function, spec)
 
