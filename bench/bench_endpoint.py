@@ -18,6 +18,7 @@ import asyncio
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -49,6 +50,7 @@ from common import (
 from fakes import asgi_post
 
 COLD_RUNS = int(os.environ.get("BENCH_COLD_RUNS", "5"))
+COLD_CALL = Path(__file__).resolve().parent / "cold_call.py"
 CALLS = int(os.environ.get("BENCH_CALLS", "600"))  # per round and side
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "4"))
 Call = tuple[dict[str, str], dict[str, Any]]
@@ -185,6 +187,11 @@ def cold_start_rows() -> list[dict[str, Any]]:
         for _ in range(COLD_RUNS):  # alternating, so drift hits both alike
             for key, (app, cwd, env, first_call) in sides.items():
                 runs.setdefault(key, []).append(_cold_start(app, cwd, env, first_call))
+        # The same cold start counted in instructions: what a busy machine cannot skew.
+        instructions = {
+            side: _cold_start_instructions(app, cwd, env)
+            for side, (app, cwd, env, _) in (("ours", sides[("ours", "echo")]), ("peer", sides[("peer", "echo")]))
+        }
 
     def best(side: str, call: str, index: int) -> int:
         return round(min(run[index] for run in runs[(side, call)]) * 1000)
@@ -208,6 +215,15 @@ def cold_start_rows() -> list[dict[str, Any]]:
             "event after the answer (loopback stub); it never builds its DynamoDB client",
         ),
         row(
+            "cold start to first tools/call answer, instructions",
+            instructions["ours"],
+            instructions["peer"],
+            "M instr",
+            "the same start in one process (bench/cold_call.py: the launcher's imports, the app's, its "
+            "lifespan, one echo through ASGI, counted to the answer's last byte) under valgrind's callgrind: "
+            "repeatable whatever else the machine runs; 0 when valgrind is missing",
+        ),
+        row(
             "cold start to first initialize answer",
             best("ours", "initialize", 1),
             best("peer", "initialize", 1),
@@ -216,6 +232,24 @@ def cold_start_rows() -> list[dict[str, Any]]:
             "(loopback stub), the SDK's stateful server keeps it in memory",
         ),
     ]
+
+
+def _cold_start_instructions(app: str, cwd: str, env: dict[str, str]) -> int:
+    """Millions of instructions bench/cold_call.py runs for ``app`` (0 without valgrind)."""
+    if shutil.which("valgrind") is None:
+        return 0
+    counted = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, str(COLD_CALL), app],
+        cwd=cwd,
+        env={**env, "AWS_LWA_PORT": "8000"},  # the Host the ASGI request names
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    found = re.search(r"Collected : (\d+)", counted.stderr)
+    if counted.returncode != 0 or found is None:
+        raise RuntimeError(f"{app}: cold_call.py failed under callgrind:\n{counted.stderr[-2000:]}")
+    return round(int(found.group(1)) / 1e6)
 
 
 # -- 2. CPU per request --------------------------------------------------------------------------
