@@ -340,7 +340,7 @@ def run_inspector(command: Command, platform: DocsPlatform) -> None:
     if method == "tools/list":
         assert {tool["name"] for tool in output["tools"]} >= {"echo", "open_session"}, output
     else:
-        assert not output.get("isError"), output
+        assert output.get("content") and not output.get("isError"), output
 
 
 def run_curl(command: Command, block: Block, platform: DocsPlatform) -> None:
