@@ -129,7 +129,7 @@ def test_an_idle_2025_get_stream_costs_about_38_reads_per_minute(store: SessionS
     run_get(store, target, session.id)
     assert store.gateway.calls == {"query": 3 * 172 + 1, "get_item": 13, "put_item": 1, "delete_item": 1}
     reads = store.gateway.calls["query"] + store.gateway.calls["get_item"] + 1  # + the check at open
-    assert round(reads / (840 / MINUTE), 1) == 37.9  # the README's figure
+    assert round(reads / (840 / MINUTE), 1) == 37.9  # docs/building/subscriptions.md's figure
 
 
 def test_an_idle_2026_listen_stream_costs_one_query_per_poll_and_topic(store: SessionStore) -> None:
