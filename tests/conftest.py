@@ -2,9 +2,10 @@
 
 ``pytest --without-app`` runs the platform's tests as if the features folder
 (functions/endpoint/mcp_tools, the starter app) were empty: ``import mcp_tools`` finds an empty
-package, ``python -m local`` serves an empty folder unless a test names its own, and the app's
-own tests (tests/app) are not collected. The platform's tests serve their own tools
-(tests/support/platform_tools), so they pass either way.
+package, ``python -m local`` serves an empty folder unless a test names its own, and the tests of
+the app and of its documentation (tests/app, tests/docs: the pages' examples extend the starter
+app) are not collected. The platform's tests serve their own tools (tests/support/platform_tools),
+so they pass either way.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from hypothesis import settings
 from tests.support.aws import set_fake_aws_env
 from tests.support.features import hide_the_app
 
-APP_TESTS = Path(__file__).resolve().parent / "app"
+APP_TESTS = tuple(Path(__file__).resolve().parent / name for name in ("app", "docs"))
+"""The tests of the starter app and of the documentation, which extends it."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -27,7 +29,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--without-app",
         action="store_true",
         default=False,
-        help="run the platform's tests as if functions/endpoint/mcp_tools were empty; leaves tests/app out",
+        help="run the platform's tests as if functions/endpoint/mcp_tools were empty; leaves tests/app, tests/docs out",
     )
 
 
@@ -39,7 +41,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    if config.getoption("--without-app") and (collection_path == APP_TESTS or APP_TESTS in collection_path.parents):
+    if config.getoption("--without-app") and any(
+        collection_path == tests or tests in collection_path.parents for tests in APP_TESTS
+    ):
         return True
     return None  # no opinion: the other rules decide
 

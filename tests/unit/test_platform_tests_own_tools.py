@@ -1,5 +1,6 @@
-"""The platform's tests, benches and soak import nothing of the starter app: only tests/app
-imports ``mcp_tools`` (the features folder), so replacing or emptying the app breaks no platform
+"""The platform's tests, benches and soak import nothing of the starter app: only tests/app and
+tests/docs (the documentation's examples extend the app) import ``mcp_tools`` (the features
+folder), so replacing or emptying the app breaks no platform
 test. ``pytest --without-app`` shows they pass without it (tests/integration/test_without_app.py);
 this finds an offending import at once, by name, without running anything."""
 
@@ -9,9 +10,9 @@ import ast
 
 from tests.support.features import FEATURES_PACKAGE, ROOT
 
-APP_TESTS = ROOT / "tests" / "app"
+APP_TESTS = (ROOT / "tests" / "app", ROOT / "tests" / "docs")
 PLATFORM_CODE = [
-    *(path for path in (ROOT / "tests").rglob("*.py") if APP_TESTS not in path.parents),
+    *(path for path in (ROOT / "tests").rglob("*.py") if not any(tests in path.parents for tests in APP_TESTS)),
     *(ROOT / "bench").glob("*.py"),
     *(ROOT / "local").glob("soak*.py"),
 ]
@@ -58,4 +59,4 @@ def test_the_check_finds_each_way_of_importing_the_app() -> None:
         "line 5: mcp_tools.countdown",
         "line 6: mcp_tools.echo",
     ]
-    assert (APP_TESTS / "test_starter_app.py") not in PLATFORM_CODE and len(PLATFORM_CODE) > 100
+    assert (ROOT / "tests" / "app" / "test_starter_app.py") not in PLATFORM_CODE and len(PLATFORM_CODE) > 100

@@ -186,7 +186,8 @@ MakeDryRun = Callable[[Path], str]
 def make_setup_dry_run() -> MakeDryRun:
     def run(features: Path) -> str:
         done = subprocess.run(
-            ["make", "-n", "setup", f"MCP_FEATURES_DIR={features}"],
+            # -B: every recipe as if out of date, whatever this machine's stamps say
+            ["make", "-n", "-B", "setup", f"MCP_FEATURES_DIR={features}"],
             cwd=ROOT,
             capture_output=True,
             text=True,
