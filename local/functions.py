@@ -26,7 +26,7 @@ Handler = Callable[[dict[str, Any], Any], Any]
 
 @dataclass
 class LambdaContext:
-    """The attributes of Lambda's context object that Powertools and handlers read."""
+    """The attributes of Lambda's context object that handlers read."""
 
     function_name: str
     invoked_function_arn: str

@@ -95,7 +95,7 @@ class SharedLayer(Construct):
             code=code,
             compatible_runtimes=[lambda_runtime(config)],
             compatible_architectures=[architecture_of(config)],
-            description="mcp_platform domain package with Powertools, uvicorn and the DAX client",
+            description="mcp_platform domain package with uvicorn and the DAX client",
         )
 
 

@@ -10,10 +10,10 @@ import os
 import mcp_tools
 from mcp_platform.application.metrics import configure_logging
 from mcp_platform.bootstrap.endpoint import build_app
-from mcp_platform.config import EnvVars, Settings
+from mcp_platform.config import Settings
 
 settings = Settings.from_env()
-configure_logging(settings.service_name, os.environ.get(EnvVars.LOG_LEVEL, "INFO"))
+configure_logging(settings.service_name, settings.log_level)
 app = build_app(
     settings,
     mcp_tools,

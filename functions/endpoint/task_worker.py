@@ -6,13 +6,11 @@ Everything is built once at import (module scope) and reused by every warm invoc
 
 from __future__ import annotations
 
-import os
-
 import mcp_tools
 from mcp_platform.application.metrics import configure_logging
 from mcp_platform.bootstrap.worker import build_handler
-from mcp_platform.config import EnvVars, Settings
+from mcp_platform.config import Settings
 
 settings = Settings.from_env()
-configure_logging(settings.service_name, os.environ.get(EnvVars.LOG_LEVEL, "INFO"))
+configure_logging(settings.service_name, settings.log_level)
 lambda_handler = build_handler(settings, mcp_tools)

@@ -8,25 +8,24 @@ Typed platform events on the stream (``session.expired``, A4) are acknowledged, 
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
-from aws_lambda_powertools.utilities.data_classes.kinesis_stream_event import KinesisStreamRecord
-
+from mcp_platform.application.metrics import configure_logging
 from mcp_platform.bootstrap.ingest import build_ingestor
+from mcp_platform.bootstrap.stream_batch import PartialBatchResponse, Record, kinesis_sequence_number, process_batch
 from mcp_platform.config import Settings
 
 # Built once per execution environment and reused while warm.
 settings = Settings.from_env()
-logger = Logger(service=settings.service_name)
-processor = BatchProcessor(event_type=EventType.KinesisDataStreams)
+configure_logging(settings.service_name, settings.log_level)
+logger = logging.getLogger("ingest")
 # A dedupe marker outlives the stream's retention: a replay from TRIM_HORIZON never counts twice.
 ingestor = build_ingestor(settings)
 
 
-def record_handler(record: KinesisStreamRecord) -> None:
-    outcome = ingestor.ingest_record(record.kinesis.data)
+def record_handler(record: Record) -> None:
+    outcome = ingestor.ingest_record(record["kinesis"]["data"])
     logger.debug(
         "ingested",
         extra={
@@ -38,9 +37,5 @@ def record_handler(record: KinesisStreamRecord) -> None:
     )
 
 
-@logger.inject_lambda_context
-def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    response = process_partial_response(
-        event=event, record_handler=record_handler, processor=processor, context=context
-    )
-    return dict(response)
+def lambda_handler(event: dict[str, Any], context: Any) -> PartialBatchResponse:
+    return process_batch(event, record_handler, identify=kinesis_sequence_number)

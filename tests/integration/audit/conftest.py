@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import boto3
 import pytest
 
+from mcp_platform.config import EnvVars
 from tests.integration.audit.audit_function import EVENT_STREAM, AuditFunction
 from tests.support.session_stream import AUDIT_TABLE, REGION, SESSION_TABLE, aws_test_env, moto_tables
 
@@ -23,7 +24,7 @@ def audit_function(monkeypatch: pytest.MonkeyPatch) -> Iterator[AuditFunction]:
         monkeypatch.setenv("AUDIT_TABLE_NAME", AUDIT_TABLE)
         monkeypatch.setenv("EVENT_STREAM_NAME", EVENT_STREAM)
         monkeypatch.setenv("EXPIRY_EVENTS_DLQ_URL", dlq_url)
-        monkeypatch.setenv("POWERTOOLS_LOG_LEVEL", "CRITICAL")
+        monkeypatch.setenv(EnvVars.LOG_LEVEL, "CRITICAL")
         # The handler builds its objects at import (module scope): import it fresh per test.
         sys.modules.pop("audit_handler", None)
         handler = importlib.import_module("audit_handler")

@@ -6,9 +6,9 @@ import copy
 import json
 
 import pytest
-from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.bootstrap.stream_batch import BatchFailed
 from tests.integration.audit.audit_function import AuditFunction
 from tests.support.session_stream import as_ttl_removal, metadata_item, tool_marker, tool_record
 
@@ -61,7 +61,7 @@ def test_a5_batch_of_only_poison_fails_the_invocation(audit_function: AuditFunct
     del record["dynamodb"]["Keys"]
     # When it is processed
     # Then the invocation fails as a whole, so the event source mapping bisects/retries it to the DLQ
-    with pytest.raises(BatchProcessingError):
+    with pytest.raises(BatchFailed):
         audit_function.invoke([record])
 
 

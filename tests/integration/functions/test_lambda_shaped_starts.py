@@ -270,13 +270,13 @@ def test_a_handler_the_asset_lacks_fails_the_start(deployment: Deployment) -> No
 
 
 def test_a_layer_without_a_dependency_fails_the_start(deployment: Deployment, tmp_path: Path) -> None:
-    # Given the audit function on a copy of the layer that lacks Powertools
+    # Given the audit function on a copy of the layer that lacks orjson (every record's JSON)
     function = deployment.function("audit_handler.lambda_handler")
     stripped = tmp_path / "python"
-    shutil.copytree(function.layer_python, stripped, ignore=shutil.ignore_patterns("aws_lambda_powertools*"))
+    shutil.copytree(function.layer_python, stripped, ignore=shutil.ignore_patterns("orjson*"))
     broken = DeployedFunction(**{**function.__dict__, "layer_python": stripped})
     # Then importing the handler fails the start: the test venv's copy is not on the path
-    with started_event_function(broken) as running, pytest.raises(LambdaStartFailed, match="aws_lambda_powertools"):
+    with started_event_function(broken) as running, pytest.raises(LambdaStartFailed, match="orjson"):
         running.invoke({"Records": []})
 
 

@@ -68,9 +68,10 @@ class EnvVars:
     TASK_TTL_SECONDS = "MCP_TASK_TTL_SECONDS"  # how long a task (and its result) stays readable
     TASK_MAX_ATTEMPTS = "MCP_TASK_MAX_ATTEMPTS"  # worker attempts of one task before it is failed
     AWS_ENDPOINT_URL = "AWS_ENDPOINT_URL"  # local emulator only
-    LOG_LEVEL = "POWERTOOLS_LOG_LEVEL"
-    SERVICE_NAME = "POWERTOOLS_SERVICE_NAME"
-    METRICS_NAMESPACE = "POWERTOOLS_METRICS_NAMESPACE"
+    # Every function's JSON log lines and EMF metric lines (mcp_platform.application.metrics).
+    LOG_LEVEL = "MCP_LOG_LEVEL"
+    SERVICE_NAME = "MCP_SERVICE_NAME"
+    METRICS_NAMESPACE = "MCP_METRICS_NAMESPACE"
 
 
 AUTH_MODES = ("api_key", "none", "oauth")
@@ -91,6 +92,16 @@ def _int(env: Mapping[str, str], name: str, default: int, minimum: int, maximum:
     if not minimum <= value <= maximum:
         raise ConfigError(f"{name} must be between {minimum} and {maximum}, got {value}")
     return value
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _log_level(env: Mapping[str, str]) -> str:
+    level = (env.get(EnvVars.LOG_LEVEL, "") or "INFO").strip().upper()
+    if level not in LOG_LEVELS:
+        raise ConfigError(f"{EnvVars.LOG_LEVEL} must be one of {', '.join(LOG_LEVELS)}, got {level!r}")
+    return level
 
 
 def _flag(env: Mapping[str, str], name: str) -> bool:
@@ -247,6 +258,7 @@ class Settings:
     aws_endpoint_url: str = ""
     service_name: str = "mcp-platform"
     metrics_namespace: str = "McpPlatform"
+    log_level: str = "INFO"
 
     @property
     def auth_modes(self) -> frozenset[str]:
@@ -305,4 +317,5 @@ class Settings:
             aws_endpoint_url=env.get(EnvVars.AWS_ENDPOINT_URL, ""),
             service_name=env.get(EnvVars.SERVICE_NAME, "mcp-platform") or "mcp-platform",
             metrics_namespace=env.get(EnvVars.METRICS_NAMESPACE, "McpPlatform") or "McpPlatform",
+            log_level=_log_level(env),
         )

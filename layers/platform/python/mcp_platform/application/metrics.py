@@ -1,4 +1,6 @@
-"""Observability without start-up cost: EMF metric lines and JSON log lines on stdout/stderr.
+"""Observability without start-up cost: EMF metric lines and JSON log lines on stdout/stderr,
+the one logging and metrics path of every function (endpoint, task worker, ingest, audit; see
+docs/architecture/decisions.md for why not Powertools Logger/Metrics).
 
 Both are plain log lines (CloudWatch turns EMF lines into metrics; Logs Insights queries the
 JSON fields), so no client is built and no call is made on the request path. A line written while
@@ -17,11 +19,16 @@ from typing import Protocol
 
 from mcp_platform.protocol.trace_context import current_fields
 
+# What every LogRecord has: anything else on a record came from ``extra=`` and is logged too.
+_RECORD_ATTRIBUTES = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
+
 
 class JsonLogFormatter(logging.Formatter):
-    """One JSON object per record: level, logger, message, service, time, the current request's
-    trace and span ids, exception. Read when the record is formatted, which a stream handler
-    does in the logging call's own thread and context."""
+    """One JSON object per record, the same fields in every function: level, logger, message,
+    service, timestamp (epoch milliseconds), the current request's or record's trace and span ids
+    when there is one, the ``extra=`` fields of the call, and the exception. The ids are read when
+    the record is formatted, which a stream handler does in the logging call's own thread and
+    context."""
 
     def __init__(self, service: str) -> None:
         super().__init__()
@@ -36,13 +43,17 @@ class JsonLogFormatter(logging.Formatter):
             "timestamp": int(record.created * 1000),
             **current_fields(),
         }
+        for name, value in vars(record).items():
+            if name not in _RECORD_ATTRIBUTES and name not in entry:
+                entry[name] = value
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         return json.dumps(entry, default=str)
 
 
 def configure_logging(service: str, level: str = "INFO") -> None:
-    """Send every logger of the process through one JSON handler (replaces earlier config)."""
+    """Send every logger of the process through one JSON handler (replaces earlier config, the
+    Lambda runtime's own handler included): the one logging path of all four functions."""
     handler = logging.StreamHandler()
     handler.setFormatter(JsonLogFormatter(service))
     logging.basicConfig(level=level.upper(), handlers=[handler], force=True)
