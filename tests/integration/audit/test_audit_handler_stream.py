@@ -119,3 +119,28 @@ def test_a4_ttl_batch_redelivered_and_cleanup_records_are_harmless(audit_functio
         audited_once + [r["dynamodb"]["SequenceNumber"] for r in cleanup]
     )
     assert sum(1 for i in tables.audit_items() if i.get("ttl_expiry") == {"BOOL": True}) == 1
+
+
+def test_with_span_export_on_a_traced_change_is_audited_in_a_span_of_its_trace(
+    audit_function: AuditFunction, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given span export on, and a session change a traced request made (its trace on the item)
+    import importlib
+
+    from mcp_platform.config import EnvVars
+    from tests.support.otlp_receiver import otlp_receiver
+
+    trace_id, request_span = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+    with otlp_receiver() as receiver:
+        monkeypatch.setenv(EnvVars.OTLP_TRACES_ENDPOINT, receiver.url)
+        handler = importlib.reload(audit_function.handler)
+        audit_function.tables.put(
+            metadata_item("s1", extra={ts.TRACE_ID: {"S": trace_id}, ts.SPAN_ID: {"S": request_span}})
+        )
+        # When the stream record is audited
+        assert handler.lambda_handler({"Records": audit_function.tables.drain()}, None) == {"batchItemFailures": []}
+        # Then its audit was exported as a span of the request's trace, a child of its span
+        (span,) = receiver.spans()
+    assert (span["name"], span["traceId"], span["parentSpanId"]) == ("audit", trace_id, request_span)
+    attributes = {a["key"]: a["value"]["stringValue"] for a in span["attributes"]}
+    assert attributes["mcp.audit.action"] == "audited"

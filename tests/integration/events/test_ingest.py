@@ -2,7 +2,7 @@
 
 Lambda events are built in the real Kinesis shape (eventSource aws:kinesis, base64 data,
 sequenceNumber, partitionKey, eventID, eventSourceARN, ...) and go through the real handler
-(Powertools BatchProcessor + process_partial_response).
+(partial batch responses from mcp_platform.bootstrap.stream_batch).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import base64
 import importlib
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 
@@ -208,3 +208,31 @@ def test_k7_dedupe_marker_outlives_the_configured_stream_retention(handler, dyna
         TableName=TABLE, Key={ts.PK: {"S": ts.event_dedupe_pk("call-1")}, ts.SK: {"S": ts.EVENT_DEDUPE_SK}}
     )["Item"]
     assert int(marker[ts.TTL]["N"]) >= before + (8760 + 24) * 3600
+
+
+CALL_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
+CALL_SPAN = "00f067aa0ba902b7"
+
+
+def test_with_span_export_on_each_traced_event_is_a_span_of_its_calls_trace(handler, monkeypatch):
+    # Given span export on (the stack sets the collector's address), and a traced call's event
+    # beside an untraced one
+    from mcp_platform.config import EnvVars
+    from tests.support.otlp_receiver import otlp_receiver
+
+    with otlp_receiver() as receiver:
+        monkeypatch.setenv(EnvVars.OTLP_TRACES_ENDPOINT, receiver.url)
+        handler = importlib.reload(handler)
+        traced = replace(tool_event(1), trace_id=CALL_TRACE, span_id=CALL_SPAN)
+        # When the batch is ingested
+        assert handler.lambda_handler(batch([traced, tool_event(2)]), LambdaContext()) == {"batchItemFailures": []}
+        # Then one span was exported before the handler returned: the traced event's ingest, a
+        # child of the call's span, naming its tool
+        (span,) = receiver.spans()
+    assert span["name"] == "ingest" and span["kind"] == 5
+    assert (span["traceId"], span["parentSpanId"]) == (CALL_TRACE, CALL_SPAN)
+    attributes = {a["key"]: a["value"]["stringValue"] for a in span["attributes"]}
+    assert attributes == {"messaging.message.id": "call-1", "mcp.event.type": "tool.call", "gen_ai.tool.name": "echo"}
+    assert span["resource"]["service.name"] == {"stringValue": "mcp-platform"}
+    monkeypatch.delenv(EnvVars.OTLP_TRACES_ENDPOINT)
+    assert importlib.reload(handler).spans is None  # off again: no recorder

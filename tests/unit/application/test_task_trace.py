@@ -8,6 +8,7 @@ import asyncio
 import io
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -15,6 +16,7 @@ import pytest
 
 from mcp_platform.application.events.schema import ToolCallEvent
 from mcp_platform.application.metrics import JsonLogFormatter
+from mcp_platform.application.spans import Span, SpanKind, Spans
 from mcp_platform.application.task_worker import TaskWorker
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol import trace_context
@@ -63,7 +65,7 @@ class Events:
         self.records.append(data)
 
 
-def run_task(traceparent: str | None) -> tuple[ToolCallEvent, dict[str, Any], MemoryTasks]:
+def run_task(traceparent: str | None, spans: Spans | None = None) -> tuple[ToolCallEvent, dict[str, Any], MemoryTasks]:
     request = TaskRequest(
         {"name": "slow_echo", "arguments": {"text": "hi"}},
         "call-1",
@@ -79,7 +81,7 @@ def run_task(traceparent: str | None) -> tuple[ToolCallEvent, dict[str, Any], Me
     async def flush() -> None:
         return None
 
-    worker = TaskWorker(store, ToolCallRunner(make_services(), events), catalog, flush)  # type: ignore[arg-type]
+    worker = TaskWorker(store, ToolCallRunner(make_services(), events), catalog, flush, spans=spans)  # type: ignore[arg-type]
     log = io.StringIO()
     handler = logging.StreamHandler(log)
     handler.setFormatter(JsonLogFormatter("task-worker"))
@@ -115,3 +117,26 @@ def test_a_task_without_a_valid_trace_runs_under_a_new_one(traceparent: str | No
     # Then its lines and its event still share one trace: a new one
     assert event.trace_id is not None and trace_context.is_trace_id(event.trace_id)
     assert event.trace_id == line["trace_id"] != TRACE_ID
+
+
+class RecordingExporter:
+    def __init__(self) -> None:
+        self.spans: list[Span] = []
+
+    def export(self, spans: Sequence[Span]) -> None:
+        self.spans += spans
+
+
+def test_with_span_export_on_a_run_is_exported_as_the_span_its_lines_name() -> None:
+    # Given span export on, and a task created by a request whose span was ENDPOINT_SPAN
+    exporter = RecordingExporter()
+    spans = Spans(exporter)
+    # When the worker runs it
+    event, line, _ = run_task(f"00-{TRACE_ID}-{ENDPOINT_SPAN}-01", spans)
+    # Then the run's span was exported before the handler returned, with the ids its lines carry,
+    # a child of the request that created the task
+    (span,) = exporter.spans
+    assert (span.trace.trace_id, span.trace.span_id) == (line["trace_id"], line["span_id"]) == (TRACE_ID, event.span_id)
+    assert span.trace.parent_id == ENDPOINT_SPAN
+    assert (span.name, span.kind, span.error_type) == ("tasks/run", SpanKind.CONSUMER, None)
+    assert span.attributes["mcp.task.id"] == "t1" and len(spans) == 0

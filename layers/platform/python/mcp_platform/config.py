@@ -72,6 +72,10 @@ class EnvVars:
     LOG_LEVEL = "MCP_LOG_LEVEL"
     SERVICE_NAME = "MCP_SERVICE_NAME"
     METRICS_NAMESPACE = "MCP_METRICS_NAMESPACE"
+    # Optional span export (OpenTelemetry's own variable names): the OTLP/HTTP traces URL, or the
+    # base URL it is derived from (+ /v1/traces). Unset: no span is recorded, nothing is imported.
+    OTLP_TRACES_ENDPOINT = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+    OTLP_ENDPOINT = "OTEL_EXPORTER_OTLP_ENDPOINT"
 
 
 AUTH_MODES = ("api_key", "none", "oauth")
@@ -102,6 +106,15 @@ def _log_level(env: Mapping[str, str]) -> str:
     if level not in LOG_LEVELS:
         raise ConfigError(f"{EnvVars.LOG_LEVEL} must be one of {', '.join(LOG_LEVELS)}, got {level!r}")
     return level
+
+
+def _otlp_traces_endpoint(env: Mapping[str, str]) -> str:
+    url = env.get(EnvVars.OTLP_TRACES_ENDPOINT, "").strip()
+    if not url and env.get(EnvVars.OTLP_ENDPOINT, "").strip():
+        url = env[EnvVars.OTLP_ENDPOINT].strip().rstrip("/") + "/v1/traces"
+    if url and not url.startswith(("http://", "https://")):
+        raise ConfigError(f"{EnvVars.OTLP_TRACES_ENDPOINT} must be an http(s) URL, got {url!r}")
+    return url
 
 
 def _flag(env: Mapping[str, str], name: str) -> bool:
@@ -259,6 +272,8 @@ class Settings:
     service_name: str = "mcp-platform"
     metrics_namespace: str = "McpPlatform"
     log_level: str = "INFO"
+    otlp_traces_endpoint: str = ""
+    """Where spans are sent (OTLP/HTTP); empty = no spans (``mcp_platform.application.spans``)."""
 
     @property
     def auth_modes(self) -> frozenset[str]:
@@ -318,4 +333,5 @@ class Settings:
             service_name=env.get(EnvVars.SERVICE_NAME, "mcp-platform") or "mcp-platform",
             metrics_namespace=env.get(EnvVars.METRICS_NAMESPACE, "McpPlatform") or "McpPlatform",
             log_level=_log_level(env),
+            otlp_traces_endpoint=_otlp_traces_endpoint(env),
         )

@@ -21,7 +21,8 @@ unavailable) are reported as batch item failures: SQS redelivers after the visib
 and after the queue's maxReceiveCount the message goes to the worker DLQ.
 
 Each run is a span of the trace of the request that created the task (``TaskRequest.traceparent``):
-its log lines, its tool-call event and its commit carry that trace id.
+its log lines, its tool-call event and its commit carry that trace id, and with span export on
+(``application.spans``) the run is exported as that span before the invocation returns.
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_platform.application.tasks.budget import questions_refusal
 from mcp_platform.application.tasks.ports import TaskNotFound, TaskRepository, TaskTransitionRefused
@@ -43,6 +45,9 @@ from mcp_platform.protocol.input_required import InputRequired
 from mcp_platform.protocol.interactive import InputRequest, check_answer
 from mcp_platform.protocol.jsonrpc import TOOL_FAILED, UNAVAILABLE, JsonRpcError, Request
 from mcp_platform.protocol.tasks import CANCELLED, COMPLETED, FAILED, WORKING, Task
+
+if TYPE_CHECKING:
+    from mcp_platform.application.spans import Spans
 
 logger = logging.getLogger(__name__)
 Flush = Callable[[], Awaitable[None]]
@@ -78,7 +83,9 @@ class TaskWorker:
         max_attempts: int = 3,
         cancel_poll_seconds: float = 1.0,
         cancel_grace_seconds: float = 5.0,
+        spans: Spans | None = None,
     ) -> None:
+        self.spans = spans
         self.store = store
         self.runner = runner
         self.catalog = catalog
@@ -93,17 +100,44 @@ class TaskWorker:
         try:
             for record in event.get("Records", []):
                 scope = trace_context.scope()  # each message's run is a span of its task's trace
+                started_ns = time.time_ns()
+                error_type = None
                 try:
                     await self.run(task_id_of(record))
-                except Exception:
+                except Exception as exc:
                     logger.exception("task message %s failed; it will be redelivered", record.get("messageId"))
                     failures.append({"itemIdentifier": record.get("messageId", "")})
+                    error_type = type(exc).__name__
                 finally:
+                    if self.spans is not None:
+                        self._record_span(record, started_ns, error_type)
                     trace_context.end_scope(scope)
         finally:
             await self.runner.settle()
             await self.flush()  # the tool events of this batch, before the invocation ends
+            if self.spans is not None:
+                await asyncio.to_thread(self.spans.flush)  # the runs' spans, before it ends too
         return {"batchItemFailures": failures}
+
+    def _record_span(self, record: dict[str, Any], started_ns: int, error_type: str | None) -> None:
+        """The run as the span its log lines name (none if the task was not found: no trace)."""
+        from mcp_platform.application.spans import Span, SpanKind
+
+        trace = trace_context.current()
+        if trace is None or self.spans is None:
+            return
+        attributes = {"messaging.message.id": str(record.get("messageId", "")), "mcp.task.id": task_id_of(record)}
+        self.spans.add(
+            Span(
+                name="tasks/run",
+                trace=trace,
+                start_ns=started_ns,
+                end_ns=time.time_ns(),
+                kind=SpanKind.CONSUMER,
+                attributes=attributes,
+                error_type=error_type,
+            )
+        )
 
     async def run(self, task_id: str) -> None:
         try:

@@ -32,6 +32,7 @@ from mcp_platform.application.server import McpServer
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.application.transport_sessions import TransportSessions
 from mcp_platform.bootstrap.runtime import build_runtime
+from mcp_platform.bootstrap.telemetry import build_spans
 from mcp_platform.config import ConfigError, Settings
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.features import ResourcesFeature
@@ -214,6 +215,8 @@ def build_app(
         keepalive_seconds=settings.keepalive_seconds,
         max_stream_seconds=settings.stream_max_seconds,
         cancellation=cancellation,
+        spans=build_spans(settings, environ),  # None unless OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set
+        blocking=runtime.blocking,
     )
     resource = build_protected_resource(settings, catalog)
     facade = build_facade(settings, resource, runtime.store, runtime.secretsmanager, runtime.blocking)

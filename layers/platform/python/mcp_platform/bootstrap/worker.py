@@ -17,6 +17,7 @@ from mcp_platform.application.metrics import MetricsWriter
 from mcp_platform.application.task_worker import TaskWorker
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.bootstrap.runtime import build_runtime
+from mcp_platform.bootstrap.telemetry import build_spans
 from mcp_platform.config import Settings
 
 # A run is stopped this long before the invocation's own deadline, so its outcome is recorded.
@@ -34,7 +35,14 @@ def build_handler(settings: Settings, *packages: ModuleType, **clients: Any) -> 
         if producer is not None and len(producer):
             await producer.flush_async()
 
-    worker = TaskWorker(store, runtime.runner, runtime.catalog, flush, max_attempts=settings.task_max_attempts)
+    worker = TaskWorker(
+        store,
+        runtime.runner,
+        runtime.catalog,
+        flush,
+        max_attempts=settings.task_max_attempts,
+        spans=build_spans(settings),
+    )
     return TaskHandler(runtime.runner, worker)
 
 

@@ -9,9 +9,10 @@ function timeout ends runaway calls (S7); the final chunk is always written (S3)
 Behind the Lambda Web Adapter the invocation ends with the response's last byte: anything
 scheduled after it runs only if the environment is thawed again. So every response, plain JSON
 or stream, ends the same way: the events are flushed (after the shielded tool-call commits have
-settled), *then* the last ASGI message (``more_body: False``) is sent, whether the call
-completed, was cancelled, hit the duration cap or failed. A JSON body is sent with its
-Content-Length before the flush, so the client already holds the whole answer.
+settled), the request's span is exported when spans are on (``application.spans``), *then* the
+last ASGI message (``more_body: False``) is sent, whether the call completed, was cancelled, hit
+the duration cap or failed. A JSON body is sent with its Content-Length before the flush, so the
+client already holds the whole answer.
 
 2025 cancellation across instances: a ``notifications/cancelled`` that reaches another instance
 is kept where the instance running the call can find it; a streamed call is watched for it
@@ -27,12 +28,14 @@ import logging
 import time
 from asyncio import FIRST_COMPLETED
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from mcp_platform.application.blocking import INLINE, Blocking
 from mcp_platform.application.cancellation import CallCancellation
 from mcp_platform.application.effects import RETRY_AFTER_SECONDS
 from mcp_platform.application.metrics import (
     ERROR_TYPE,
+    METHOD,
     PROMPT,
     PROTOCOL_VERSION,
     TIME_TO_FIRST_BYTE,
@@ -78,6 +81,11 @@ FIRST_EVENT = b": stream open\n\n"
 KEEPALIVE = b": keep-alive\n\n"
 
 Flush = Callable[[], Awaitable[None]]
+MAX_NAME_CHARS = 128  # a tool or prompt name a client sent, as a metric property or span attribute
+
+if TYPE_CHECKING:
+    from mcp_platform.application.spans import Span, Spans
+    from mcp_platform.protocol.trace_context import TraceContext
 
 
 class ResponseStreamer:
@@ -89,6 +97,8 @@ class ResponseStreamer:
         keepalive_seconds: float = 15.0,
         max_stream_seconds: float = 840.0,
         cancellation: CallCancellation | None = None,
+        spans: Spans | None = None,
+        blocking: Blocking = INLINE,
     ) -> None:
         self.metrics = metrics
         self.flush_events = flush_events
@@ -96,6 +106,10 @@ class ResponseStreamer:
         self.max_stream_seconds = max_stream_seconds
         self.cancellation = cancellation
         """2025: what watches a streamed call for a cancellation posted to another instance."""
+        self.spans = spans
+        """Set when spans are exported (OTLP): each request's span leaves before its last byte."""
+        self.blocking = blocking
+        """How the span export (a blocking POST to the collector) runs: as the AWS calls do."""
 
     async def respond(
         self,
@@ -113,19 +127,20 @@ class ResponseStreamer:
         started = time.monotonic()
         request_id = bound.request.id
         outcome: dict[str, Any] = {}  # the response message, once there is one (for the metric)
+        export_span = self._span_export(bound, call, outcome) if self.spans is not None else None
         try:
             try:
                 work = await bound.admit()
             except TransportSessionNotFound as exc:
-                outcome = {"error": {"code": "session_not_found"}}
+                outcome.update({"error": {"code": "session_not_found"}})
                 raise HttpError(404, "Session not found") from exc
             except JsonRpcError as exc:
-                outcome = error_message(request_id, exc)
+                outcome.update(error_message(request_id, exc))  # updated, not rebound: the span reads it
                 status, extra = _error_status(exc.code, http_status_errors)
                 await send_json(send, status, outcome, {**headers, **extra})
                 return
             if bound.streams and request.accepts("text/event-stream"):
-                await self._stream(work, request_id, call, send, headers, started, receive, outcome)
+                await self._stream(work, request_id, call, send, headers, started, receive, outcome, export_span)
             else:
                 outcome.update(await _outcome(work, request_id))
                 status, extra = (
@@ -135,9 +150,11 @@ class ResponseStreamer:
                     await send_json(send, status, outcome, {**headers, **extra} if extra else headers, more_body=True)
                     self._ttfb(started)
                 finally:
-                    await self._end(send)
+                    await self._end(send, export_span)
         finally:
             self._operation(bound, call, outcome, time.monotonic() - started)
+            if export_span is not None:
+                await export_span()  # a response that ended early (refused before any work): after it
 
     async def _stream(
         self,
@@ -149,6 +166,7 @@ class ResponseStreamer:
         started: float,
         receive: Receive | None,
         outcome: dict[str, Any],
+        export_span: Flush | None,
     ) -> None:
         queue: asyncio.Queue[tuple[bool, dict[str, Any]]] = asyncio.Queue()
 
@@ -200,18 +218,38 @@ class ResponseStreamer:
                     pending.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
                         await pending
-            await self._end(send)  # S3, after the flush of whatever the call committed
+            await self._end(send, export_span)  # S3, after the flush of whatever the call committed
 
-    async def _end(self, send: Send) -> None:
-        """Flush the events, then send the last byte: inside the invocation on every path."""
+    async def _end(self, send: Send, export_span: Flush | None) -> None:
+        """Flush the events and export the request's span, then send the last byte: inside the
+        invocation on every path."""
         try:
             if self.flush_events is not None:
                 await self.flush_events()
         finally:
-            try:  # noqa: SIM105 (a suppress() object on every response)
-                await end_body(send)
-            except (OSError, RuntimeError):
-                pass  # the client is gone: nothing to end
+            try:
+                if export_span is not None:
+                    await export_span()
+            finally:
+                try:  # noqa: SIM105 (a suppress() object on every response)
+                    await end_body(send)
+                except (OSError, RuntimeError):
+                    pass  # the client is gone: nothing to end
+
+    def _span_export(self, bound: BoundRequest, call: CallContext, outcome: dict[str, Any]) -> Flush:
+        """Records the request's span once, when the response is about to end, and exports it."""
+        started_ns = time.time_ns()
+        done = False
+
+        async def export() -> None:
+            nonlocal done
+            if done or self.spans is None or call.trace is None:
+                return
+            done = True
+            self.spans.add(_request_span(bound, call.trace, call.protocol_version, outcome, started_ns))
+            await self.blocking(self.spans.flush)
+
+        return export
 
     def _ttfb(self, started: float) -> None:
         if self.metrics is not None:
@@ -223,13 +261,7 @@ class ResponseStreamer:
         if self.metrics is None:
             return
         request = bound.request
-        error_type = ""
-        if "error" in outcome:
-            error_type = str(outcome["error"]["code"])
-        elif not outcome:
-            error_type = "cancelled"
-        elif isinstance(outcome.get("result"), dict) and outcome["result"].get("isError"):
-            error_type = "tool_error"
+        error_type = _error_type(outcome)
         name = request.params.get("name")
         target = None
         properties = {PROTOCOL_VERSION: call.protocol_version, **({ERROR_TYPE: error_type} if error_type else {})}
@@ -239,10 +271,49 @@ class ResponseStreamer:
             else:
                 # A name the server may not know: never a dimension, or made-up names would each
                 # become a billed CloudWatch metric. Logs Insights still finds it in the line.
-                properties[TARGETED_METHODS[request.method]] = name[:128]
+                properties[TARGETED_METHODS[request.method]] = name[:MAX_NAME_CHARS]
         self.metrics.operation(
             method=request.method, seconds=seconds, failed=bool(error_type), target=target, properties=properties
         )
+
+
+def _error_type(outcome: dict[str, Any]) -> str:
+    """The JSON-RPC error's code, ``tool_error`` for a tool's isError result, ``cancelled`` for a
+    call that never answered; empty when the request succeeded."""
+    if "error" in outcome:
+        return str(outcome["error"]["code"])
+    if not outcome:
+        return "cancelled"
+    if isinstance(outcome.get("result"), dict) and outcome["result"].get("isError"):
+        return "tool_error"
+    return ""
+
+
+def _request_span(
+    bound: BoundRequest, trace: TraceContext, protocol_version: str, outcome: dict[str, Any], started_ns: int
+) -> Span:
+    """The request's span as the OpenTelemetry MCP conventions name it: ``{method} {target}``."""
+    from mcp_platform.application.spans import Span, SpanKind  # loaded only where spans are on
+
+    request = bound.request
+    attributes: dict[str, str] = {METHOD: request.method, PROTOCOL_VERSION: protocol_version}
+    name = request.method
+    target = request.params.get("name")
+    if isinstance(target, str) and request.method in TARGETED_METHODS:
+        attributes[TARGETED_METHODS[request.method]] = target[:MAX_NAME_CHARS]
+        name = f"{request.method} {target[:MAX_NAME_CHARS]}"
+    if request.id is not None:
+        attributes["jsonrpc.request.id"] = str(request.id)
+    error_type = _error_type(outcome)
+    return Span(
+        name=name,
+        trace=trace,
+        start_ns=started_ns,
+        end_ns=time.time_ns(),
+        kind=SpanKind.SERVER,
+        attributes=attributes,
+        error_type=error_type or None,
+    )
 
 
 def _error_status(code: int, http_status_errors: bool) -> tuple[int, dict[str, str]]:

@@ -34,6 +34,8 @@ class RecordOutcome:
     sequence_number: str
     action: str  # skipped | audited | duplicate
     expiry: ExpiryOutcome | None = None
+    trace_id: str | None = None  # the trace of the request whose write this record is, when it set one
+    span_id: str | None = None  # that request's span
 
 
 class AuditProcessor:
@@ -53,4 +55,10 @@ class AuditProcessor:
         # Side effects run on duplicates too: a previous delivery may have audited the record
         # and then failed half-way through them.
         expiry = self._expiry.handle(change) if change.is_session_expiry else None
-        return RecordOutcome(change.sequence_number, AUDITED if written else DUPLICATE, expiry)
+        return RecordOutcome(
+            change.sequence_number,
+            AUDITED if written else DUPLICATE,
+            expiry,
+            trace_id=change.trace_id,
+            span_id=change.span_id,
+        )

@@ -84,6 +84,8 @@ class IngestOutcome:
     session_gone: bool = False  # the record was skipped: session expired, ended or deleted
     event_type: str = TOOL_CALL_TYPE
     trace_id: str | None = None  # the trace of the request that made the call (for the log line)
+    span_id: str | None = None  # that request's span
+    tool: str | None = None  # the tool the call ran
 
 
 class EventIngestor:
@@ -121,4 +123,12 @@ class EventIngestor:
         # The marker outlives the stream's retention: a replay from TRIM_HORIZON finds it.
         counted = self._ledger.count_once(event, marker_expires_at=int(self._clock.now()) + self._dedupe_ttl_s)
         written = write is RecordWrite.WRITTEN
-        return IngestOutcome(event.event_id, written, counted, session_gone=gone, trace_id=event.trace_id)
+        return IngestOutcome(
+            event.event_id,
+            written,
+            counted,
+            session_gone=gone,
+            trace_id=event.trace_id,
+            span_id=event.span_id,
+            tool=event.tool,
+        )
