@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stacks.oauth_config import OAUTH_DEFAULTS, oauth_context
+from stacks.oauth_config import OAUTH_DEFAULTS, SECRET_REFERENCE, oauth_context
 
 # The Lambda runtime's Python is named once, in .python-version: the Makefile builds the venv the
 # tests run in and the layer with it, so what is deployed is the Python the tests ran.
@@ -26,6 +26,9 @@ EMAIL_PATTERN = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 ORIGIN_PATTERN = re.compile(r"^https?://[A-Za-z0-9.-]+(:\d{1,5})?$")
 DEV_STAGES = frozenset({"dev", "test", "sandbox"})
 STREAM_MODES = ("ON_DEMAND", "PROVISIONED")
+OTLP_XRAY = "xray"
+OTLP_URL_PATTERN = re.compile(r"^https://[A-Za-z0-9.-]+(:\d{1,5})?(/[^\s]*)?$")
+HEADER_NAME_PATTERN = re.compile(r"^[A-Za-z0-9-]{1,64}$")
 ARCHITECTURES = ("arm64", "x86_64")
 # "none" is for local loopback only (SPEC: default deny); CLOUD_AUTH_MODES and the OAuth keys'
 # rules live in stacks/oauth_config.py.
@@ -68,6 +71,11 @@ DEFAULTS: dict[str, Any] = {
     # and worker functions' share of the account's concurrency.
     "endpoint_reserved_concurrency": None,
     "alarm_email": None,  # an address subscribed to the alarm topic (it confirms by mail); None = none
+    # Span export (stacks/telemetry.py): None = off (no layer, no variable, nothing imported);
+    # "xray" = X-Ray's OTLP endpoint in the stack's region; an https URL = any OTLP/HTTP backend.
+    "otlp_endpoint": None,
+    "otlp_headers": [],  # header names the exporter sends, their values read from otlp_headers_secret
+    "otlp_headers_secret": None,  # a Secrets Manager secret (name or ARN): a JSON object, header -> value
 }
 
 
@@ -117,6 +125,9 @@ class PlatformConfig:
     task_worker_concurrency: int | None
     endpoint_reserved_concurrency: int | None
     alarm_email: str | None
+    otlp_endpoint: str | None  # None (off), "xray", or an https OTLP/HTTP base URL
+    otlp_headers: tuple[str, ...]
+    otlp_headers_secret: str | None
 
     @property
     def is_dev(self) -> bool:
@@ -176,7 +187,43 @@ class PlatformConfig:
             alarm_email=None
             if raw("alarm_email") is None
             else _choice_pattern("alarm_email", raw("alarm_email"), EMAIL_PATTERN, "an email address"),
+            **_otlp(raw, dax=dax),
         )
+
+
+def _otlp(raw: Callable[[str], Any], *, dax: bool) -> dict[str, Any]:
+    """The span export keys: off unless ``otlp_endpoint`` is set; headers come with their secret."""
+    endpoint = raw("otlp_endpoint")
+    headers = _header_names(raw("otlp_headers"))
+    secret = raw("otlp_headers_secret")
+    if endpoint is None:
+        if headers or secret is not None:
+            raise _fail("otlp_endpoint", "set when otlp_headers or otlp_headers_secret is", endpoint)
+        return {"otlp_endpoint": None, "otlp_headers": (), "otlp_headers_secret": None}
+    endpoint = str(endpoint).strip()
+    if endpoint != OTLP_XRAY and not OTLP_URL_PATTERN.fullmatch(endpoint):
+        raise _fail("otlp_endpoint", f"{OTLP_XRAY!r} or an https URL (an OTLP/HTTP backend's base URL)", endpoint)
+    if endpoint != OTLP_XRAY and dax:
+        # The DAX VPC's subnets are isolated: only AWS services with an endpoint in it are reachable.
+        raise _fail("otlp_endpoint", f"{OTLP_XRAY!r} with dax=true (the VPC has no route to the internet)", endpoint)
+    if endpoint == OTLP_XRAY and (headers or secret is not None):
+        raise _fail("otlp_headers", "empty with otlp_endpoint=xray (requests are signed with the role)", headers)
+    if bool(headers) != (secret is not None):
+        raise _fail("otlp_headers_secret", "set exactly when otlp_headers names headers", secret)
+    if secret is not None and not (isinstance(secret, str) and SECRET_REFERENCE.fullmatch(secret)):
+        raise _fail("otlp_headers_secret", "a Secrets Manager secret name or ARN", secret)
+    return {"otlp_endpoint": endpoint, "otlp_headers": headers, "otlp_headers_secret": secret}
+
+
+def _header_names(value: Any) -> tuple[str, ...]:
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list | tuple):
+        raise _fail("otlp_headers", "a list of header names (or a comma-separated string)", value)
+    names = tuple(str(item).strip() for item in items if str(item).strip())
+    for name in names:
+        if not HEADER_NAME_PATTERN.fullmatch(name):
+            raise _fail("otlp_headers", "header names (letters, digits, '-')", name)
+    return names
 
 
 def _optional_int(key: str, value: Any, minimum: int, maximum: int) -> int | None:

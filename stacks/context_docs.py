@@ -158,6 +158,26 @@ KEYS: dict[str, ContextKeyDoc] = {
             "Subscriptions for what that costs)"
         ),
     ),
+    "otlp_endpoint": ContextKeyDoc(
+        (
+            "span export: `xray` (X-Ray's OTLP endpoint, signed with the functions' roles; needs CloudWatch "
+            "Transaction Search) or an OTLP/HTTP backend's https base URL (needs `dax=false`). Adds the "
+            "OpenTelemetry collector extension layer to every function, which forwards one span per MCP "
+            "request, task run and stream record; unset, no layer and no span code runs (see Observability)"
+        ),
+        default="none",
+    ),
+    "otlp_headers": ContextKeyDoc(
+        "headers the exporter sends to an https `otlp_endpoint` (comma-separated names), e.g. `x-honeycomb-team`",
+        default="none",
+    ),
+    "otlp_headers_secret": ContextKeyDoc(
+        (
+            "the Secrets Manager secret (name or ARN) whose JSON object holds the value of each of `otlp_headers`; "
+            "read by the collector at start, granted to the functions"
+        ),
+        default="none",
+    ),
 }
 
 

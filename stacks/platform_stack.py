@@ -23,6 +23,7 @@ from stacks.request_state import RequestStateKey
 from stacks.shared_layer import SharedLayer
 from stacks.stream import EventStream
 from stacks.tasks import TaskWorker
+from stacks.telemetry import Telemetry
 
 
 class PlatformStack(Stack):
@@ -112,6 +113,16 @@ class PlatformStack(Stack):
             audit_dlq=self.dlqs["Audit"],
             expiry_dlq=self.dlqs["ExpiryEvents"],
         )
+        # Span export (optional, context key otlp_endpoint): the collector extension on every function.
+        self.telemetry = Telemetry(self, "Telemetry", config=config) if config.otlp_endpoint else None
+        if self.telemetry is not None:
+            for function in (
+                self.endpoint.function,
+                *([self.tasks.function] if self.tasks else []),
+                self.processing.ingest,
+                self.processing.audit,
+            ):
+                self.telemetry.attach(function)
         self.monitoring = Monitoring(
             self,
             "Monitoring",

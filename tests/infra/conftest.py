@@ -3,7 +3,8 @@
 Variants: ``default`` is cdk.json's configuration (dev, dax=true, arm64, ON_DEMAND);
 ``alt`` flips everything that has an alternative (prod, dax=false, x86_64, PROVISIONED sized
 from K6 inputs, a CORS allow-list); ``oauth`` is OAuth 2.1 with the Cognito user pool next to API
-keys; ``subscribed`` is the default with the notification streams on. All synthesize with
+keys; ``subscribed`` is the default with the notification streams on; ``xray`` and ``otlp_url``
+export spans (to X-Ray, and to an OTLP/HTTP backend with a header from a secret). All synthesize with
 cdk-nag attached, so a finding without an acknowledgement fails the fixture and every test that
 uses it.
 """
@@ -12,7 +13,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.infra.synth import ALT_CONTEXT, OAUTH_CONTEXT, SUBSCRIPTIONS_CONTEXT, Synthesized, synthesize
+from tests.infra.synth import (
+    ALT_CONTEXT,
+    OAUTH_CONTEXT,
+    OTLP_URL_CONTEXT,
+    SUBSCRIPTIONS_CONTEXT,
+    XRAY_CONTEXT,
+    Synthesized,
+    synthesize,
+)
 
 
 @pytest.fixture(scope="session")
@@ -33,6 +42,16 @@ def oauth(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
 @pytest.fixture(scope="session")
 def subscribed(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
     return synthesize(tmp_path_factory.mktemp("subscribed"), SUBSCRIPTIONS_CONTEXT)
+
+
+@pytest.fixture(scope="session")
+def xray(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    return synthesize(tmp_path_factory.mktemp("xray"), XRAY_CONTEXT)
+
+
+@pytest.fixture(scope="session")
+def otlp_url(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    return synthesize(tmp_path_factory.mktemp("otlp_url"), OTLP_URL_CONTEXT)
 
 
 @pytest.fixture(scope="session", params=["default", "alt", "oauth"])

@@ -40,6 +40,17 @@ OAUTH_CONTEXT: dict[str, Any] = {
     "allowed_origins": ["https://app.example.com"],
 }
 
+# Span export to X-Ray, on the default configuration (DAX and its VPC, arm64).
+XRAY_CONTEXT: dict[str, Any] = {"otlp_endpoint": "xray"}
+# Span export to an OTLP/HTTP backend with a header from a secret: no DAX (the VPC has no egress).
+OTLP_URL_CONTEXT: dict[str, Any] = {
+    "otlp_endpoint": "https://api.honeycomb.io",
+    "otlp_headers": "x-honeycomb-team",
+    "otlp_headers_secret": "mcp-platform/otlp-headers",
+    "dax": "false",
+    "architecture": "x86_64",
+}
+
 # The default configuration with the notification streams on (the string form -c delivers).
 SUBSCRIPTIONS_CONTEXT: dict[str, Any] = {"subscriptions": "true"}
 
