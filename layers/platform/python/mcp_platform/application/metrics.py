@@ -10,13 +10,13 @@ trace id finds every line of its request.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import sys
 import time
 from typing import Protocol
 
+from mcp_platform.protocol import compact_json
 from mcp_platform.protocol.trace_context import current_fields
 
 # What every LogRecord has: anything else on a record came from ``extra=`` and is logged too.
@@ -48,7 +48,7 @@ class JsonLogFormatter(logging.Formatter):
                 entry[name] = value
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
-        return json.dumps(entry, default=str)
+        return compact_json.dumps(entry).decode()
 
 
 def configure_logging(service: str, level: str = "INFO") -> None:
@@ -147,7 +147,7 @@ class MetricsWriter:
         }
         for name, (value, _) in metrics.items():
             record[name] = round(value, 6) if math.isfinite(value) else None
-        self.stream.write(json.dumps(record, separators=(",", ":")) + "\n")
+        self.stream.write(compact_json.dumps(record).decode() + "\n")
         # Lambda's stdout is a pipe, which Python buffers by blocks: flushed here, the line leaves
         # within its invocation, not whenever 8 KB have gathered (or never, if the process dies).
         self.stream.flush()

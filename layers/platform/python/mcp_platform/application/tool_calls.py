@@ -43,6 +43,7 @@ from mcp_platform.application.sessions import errors as session_errors
 from mcp_platform.application.sessions.model import KIND_TRANSPORT, Session, ToolCall
 from mcp_platform.application.sessions.ports import SessionRepository
 from mcp_platform.application.sessions.retry import Backoff
+from mcp_platform.protocol import context
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock
 from mcp_platform.protocol.jsonrpc import JsonRpcError
@@ -223,7 +224,9 @@ class ToolCallRunner:
             raise
 
     def _context(self, prepared: PreparedCall, call: CallContext, session: Session | None) -> ToolContext[object]:
-        return ToolContext[object](
+        # The class itself, not the typed alias: an alias call also tries to record its type
+        # arguments on the instance, on every call.
+        return context.ToolContext(
             principal=call.principal,
             services=self.services,
             loaded_session=session,
