@@ -6,25 +6,26 @@ from __future__ import annotations
 import io
 import json
 
-from mcp_platform.application.metrics import OPERATION_DURATION, OPERATION_ERRORS, MetricsWriter
+from mcp_platform.application.metrics import OPERATION_DURATION, OPERATION_ERRORS, TIME_TO_FIRST_BYTE, MetricsWriter
 
 
 def test_an_emf_line_is_the_json_cloudwatch_reads() -> None:
-    # Given a writer / When two values are emitted for one metric
+    # Given a writer / When a request's line is written with its time to first byte
     stream = io.StringIO()
     writer = MetricsWriter("mcp-platform", "endpoint", stream)
-    writer.emit("TimeToFirstByte", 12.3456789)
-    writer.emit("TimeToFirstByte", 7)
-    # Then each line parses, names its metric, dimension and unit, and carries the value
+    writer.operation(method="ping", seconds=0.5, failed=False, target=None, properties={}, first_byte_ms=12.3456789)
+    writer.operation(method="ping", seconds=0.25, failed=False, target=None, properties={})
+    # Then each line parses; the first has a second directive: the time to first byte per service
     first, second = (json.loads(line) for line in stream.getvalue().splitlines())
-    directive = first["_aws"]["CloudWatchMetrics"][0]
-    assert directive == {
+    assert first["_aws"]["CloudWatchMetrics"][1] == {
         "Namespace": "mcp-platform",
         "Dimensions": [["service"]],
-        "Metrics": [{"Name": "TimeToFirstByte", "Unit": "Milliseconds"}],
+        "Metrics": [{"Name": TIME_TO_FIRST_BYTE, "Unit": "Milliseconds"}],
     }
     assert first["service"] == "endpoint" and isinstance(first["_aws"]["Timestamp"], int)
-    assert first["TimeToFirstByte"] == 12.345679 and second["TimeToFirstByte"] == 7
+    assert first[TIME_TO_FIRST_BYTE] == 12.345679 and first[OPERATION_DURATION] == 0.5
+    # And a request that sent no byte has no such directive or value
+    assert len(second["_aws"]["CloudWatchMetrics"]) == 1 and TIME_TO_FIRST_BYTE not in second
 
 
 def test_each_line_leaves_the_process_buffer_when_it_is_written() -> None:
@@ -33,11 +34,11 @@ def test_each_line_leaves_the_process_buffer_when_it_is_written() -> None:
     pipe = io.BytesIO()
     stdout = io.TextIOWrapper(pipe, encoding="utf-8", line_buffering=False, write_through=False)
     writer = MetricsWriter("mcp-platform", "endpoint", stdout)
-    # When one request's metric is emitted
-    writer.emit("TimeToFirstByte", 1.5)
+    # When one request's line is written
+    writer.operation(method="ping", seconds=0.5, failed=False, target=None, properties={}, first_byte_ms=1.5)
     # Then the line is already in the pipe: the environment may be frozen or killed right after
     # the response, and a line still in the buffer would arrive late or never
-    assert json.loads(pipe.getvalue().decode())["TimeToFirstByte"] == 1.5
+    assert json.loads(pipe.getvalue().decode())[TIME_TO_FIRST_BYTE] == 1.5
 
 
 def test_an_operation_line_carries_duration_and_failure_per_method_and_tool() -> None:

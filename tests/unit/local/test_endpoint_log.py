@@ -44,9 +44,9 @@ def test_a_failed_call_names_its_error_and_other_lines_are_not_calls() -> None:
     # A refused call (an unknown tool: no tool dimension) shows its error type and the name sent
     failed = compact_line(operation_line(**{"error.type": "-32602", TOOL: "nope"}))
     assert failed is not None and failed.split()[1:4] == ["tools/call", "nope", "-32602"]
-    # The time-to-first-byte metric, a log line, and text are not calls
+    # A counter's line, a log line, and text are not calls
     sink = io.StringIO()
-    MetricsWriter("Test", "endpoint", sink).emit("mcp.server.time_to_first_byte", 3.0)
+    MetricsWriter("Test", "endpoint", sink).count("mcp.server.store.conflicts")
     assert compact_line(sink.getvalue()) is None
     assert compact_line('{"level": "INFO", "message": "hi"}') is None
     assert compact_line("not json") is None

@@ -94,10 +94,6 @@ class MetricsWriter:
         self.service = service
         self.stream: LineSink = stream or sys.stdout
 
-    def emit(self, name: str, value: float, unit: str = "Milliseconds") -> None:
-        """One metric with the service dimension (the time to first byte)."""
-        self.write({name: (value, unit)}, dimension_sets=[[SERVICE]], values={})
-
     def count(
         self, name: str, value: int = 1, *, per: tuple[str, str] | None = None, properties: dict[str, str] | None = None
     ) -> None:
@@ -113,11 +109,19 @@ class MetricsWriter:
         self.write({name: (value, "Count")}, dimension_sets=dimension_sets, values=values)
 
     def operation(
-        self, *, method: str, seconds: float, failed: bool, target: tuple[str, str] | None, properties: dict[str, str]
+        self,
+        *,
+        method: str,
+        seconds: float,
+        failed: bool,
+        target: tuple[str, str] | None,
+        properties: dict[str, str],
+        first_byte_ms: float | None = None,
     ) -> None:
-        """One request: its duration and whether it failed, per method, and per tool or prompt
-        (``target`` = (attribute, name)); ``properties`` (error type, protocol version) and the
-        current trace and span ids travel in the line for Logs Insights without becoming dimensions."""
+        """One request, one line: its duration and whether it failed, per method, and per tool or
+        prompt (``target`` = (attribute, name)); its time to first byte, when it sent one, per
+        service (S4); ``properties`` (error type, protocol version) and the current trace and
+        span ids travel in the line for Logs Insights without becoming dimensions."""
         dimension_sets = [[SERVICE], [SERVICE, METHOD]]
         values = {METHOD: method, **properties}
         if target is not None:
@@ -125,27 +129,37 @@ class MetricsWriter:
             dimension_sets.append([SERVICE, METHOD, attribute])
             values[attribute] = name
         metrics = {OPERATION_DURATION: (seconds, "Seconds"), OPERATION_ERRORS: (1 if failed else 0, "Count")}
-        self.write(metrics, dimension_sets=dimension_sets, values=values)
+        per_service = {TIME_TO_FIRST_BYTE: (first_byte_ms, "Milliseconds")} if first_byte_ms is not None else {}
+        self.write(metrics, dimension_sets=dimension_sets, values=values, per_service=per_service)
 
     def write(
-        self, metrics: dict[str, tuple[float, str]], *, dimension_sets: list[list[str]], values: dict[str, str]
+        self,
+        metrics: dict[str, tuple[float, str]],
+        *,
+        dimension_sets: list[list[str]],
+        values: dict[str, str],
+        per_service: dict[str, tuple[float, str]] | None = None,
     ) -> None:
+        """One EMF line: ``metrics`` under ``dimension_sets``, and ``per_service`` (metrics of the
+        same line dimensioned by the service alone) in a second directive."""
+        directives = [(metrics, dimension_sets)] + ([(per_service, [[SERVICE]])] if per_service else [])
         record: dict[str, object] = {
             "_aws": {
                 "Timestamp": int(time.time() * 1000),
                 "CloudWatchMetrics": [
                     {
                         "Namespace": self.namespace,
-                        "Dimensions": dimension_sets,
-                        "Metrics": [{"Name": name, "Unit": unit} for name, (_, unit) in metrics.items()],
+                        "Dimensions": dimensions,
+                        "Metrics": [{"Name": name, "Unit": unit} for name, (_, unit) in group.items()],
                     }
+                    for group, dimensions in directives
                 ],
             },
             SERVICE: self.service,
             **current_fields(),
             **values,
         }
-        for name, (value, _) in metrics.items():
+        for name, (value, _) in {**metrics, **(per_service or {})}.items():
             record[name] = round(value, 6) if math.isfinite(value) else None
         self.stream.write(compact_json.dumps(record).decode() + "\n")
         # Lambda's stdout is a pipe, which Python buffers by blocks: flushed here, the line leaves

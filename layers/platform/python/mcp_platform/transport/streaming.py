@@ -28,6 +28,7 @@ import logging
 import time
 from asyncio import FIRST_COMPLETED
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mcp_platform.application.blocking import INLINE, Blocking
@@ -38,7 +39,6 @@ from mcp_platform.application.metrics import (
     METHOD,
     PROMPT,
     PROTOCOL_VERSION,
-    TIME_TO_FIRST_BYTE,
     TOOL,
     MetricsWriter,
 )
@@ -124,7 +124,7 @@ class ResponseStreamer:
     ) -> None:
         """``receive`` given: a client disconnect the transport sees cancels a streamed call
         (2026-07-28 semantics; in 2025 too, where no stream is resumable here)."""
-        started = time.monotonic()
+        timing = ResponseTiming(started=time.monotonic())
         request_id = bound.request.id
         outcome: dict[str, Any] = {}  # the response message, once there is one (for the metric)
         export_span = self._span_export(bound, call, outcome) if self.spans is not None else None
@@ -140,7 +140,7 @@ class ResponseStreamer:
                 await send_json(send, status, outcome, {**headers, **extra})
                 return
             if bound.streams and request.accepts("text/event-stream"):
-                await self._stream(work, request_id, call, send, headers, started, receive, outcome, export_span)
+                await self._stream(work, request_id, call, send, headers, timing, receive, outcome, export_span)
             else:
                 outcome.update(await _outcome(work, request_id))
                 status, extra = (
@@ -148,11 +148,11 @@ class ResponseStreamer:
                 )
                 try:
                     await send_json(send, status, outcome, {**headers, **extra} if extra else headers, more_body=True)
-                    self._ttfb(started)
+                    timing.first_byte()
                 finally:
                     await self._end(send, export_span)
         finally:
-            self._operation(bound, call, outcome, time.monotonic() - started)
+            self._operation(bound, call, outcome, timing)
             if export_span is not None:
                 await export_span()  # a response that ended early (refused before any work): after it
 
@@ -163,7 +163,7 @@ class ResponseStreamer:
         call: CallContext,
         send: Send,
         headers: dict[str, str],
-        started: float,
+        timing: ResponseTiming,
         receive: Receive | None,
         outcome: dict[str, Any],
         export_span: Flush | None,
@@ -179,7 +179,7 @@ class ResponseStreamer:
 
         call.notify = notify
         await start_sse(send, headers)
-        self._ttfb(started)
+        timing.first_byte()
         task = asyncio.create_task(run())
         cancelled = asyncio.create_task(call.cancelled.wait())
         watcher = asyncio.create_task(_cancel_on_disconnect(receive, call.cancelled)) if receive is not None else None
@@ -188,7 +188,7 @@ class ResponseStreamer:
         getter: asyncio.Future[tuple[bool, dict[str, Any]]] | None = None
         try:
             await send({"type": "http.response.body", "body": FIRST_EVENT, "more_body": True})
-            deadline = started + self.max_stream_seconds
+            deadline = timing.started + self.max_stream_seconds
             while True:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -251,13 +251,12 @@ class ResponseStreamer:
 
         return export
 
-    def _ttfb(self, started: float) -> None:
-        if self.metrics is not None:
-            self.metrics.emit(TIME_TO_FIRST_BYTE, (time.monotonic() - started) * 1000)
-
-    def _operation(self, bound: BoundRequest, call: CallContext, outcome: dict[str, Any], seconds: float) -> None:
-        """mcp.server.operation.duration of one request. An error is the JSON-RPC error's code,
-        ``tool_error`` for a tool's isError result, ``cancelled`` for a call that never answered."""
+    def _operation(
+        self, bound: BoundRequest, call: CallContext, outcome: dict[str, Any], timing: ResponseTiming
+    ) -> None:
+        """mcp.server.operation.duration of one request, with its time to first byte in the same
+        line. An error is the JSON-RPC error's code, ``tool_error`` for a tool's isError result,
+        ``cancelled`` for a call that never answered."""
         if self.metrics is None:
             return
         request = bound.request
@@ -273,8 +272,25 @@ class ResponseStreamer:
                 # become a billed CloudWatch metric. Logs Insights still finds it in the line.
                 properties[TARGETED_METHODS[request.method]] = name[:MAX_NAME_CHARS]
         self.metrics.operation(
-            method=request.method, seconds=seconds, failed=bool(error_type), target=target, properties=properties
+            method=request.method,
+            seconds=time.monotonic() - timing.started,
+            failed=bool(error_type),
+            target=target,
+            properties=properties,
+            first_byte_ms=timing.first_byte_ms,
         )
+
+
+@dataclass
+class ResponseTiming:
+    """When a response started, and how long its first byte took (S4): both go in the request's
+    one metric line, written when it ends."""
+
+    started: float
+    first_byte_ms: float | None = None
+
+    def first_byte(self) -> None:
+        self.first_byte_ms = (time.monotonic() - self.started) * 1000
 
 
 def _error_type(outcome: dict[str, Any]) -> str:
