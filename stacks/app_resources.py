@@ -22,7 +22,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from stacks.common import removal_policy
+from stacks.common import deletion_protection, removal_policy
 from stacks.config import PlatformConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,7 +70,7 @@ class AppResources(Construct):
                     functions=functions,
                     key=key,
                     removal_policy=removal_policy(config),
-                    deletion_protection=not config.is_dev,
+                    deletion_protection=deletion_protection(config),
                 )
             )
 

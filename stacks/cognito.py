@@ -22,7 +22,7 @@ from aws_cdk import Aws, CfnOutput, Duration, Stack
 from aws_cdk import aws_cognito as cognito
 from constructs import Construct
 
-from stacks.common import removal_policy
+from stacks.common import deletion_protection, removal_policy
 from stacks.config import PlatformConfig
 from stacks.oauth_config import COGNITO_RESOURCE_SERVER
 
@@ -43,7 +43,7 @@ class CognitoAuthorization(Construct):
             mfa_second_factor=cognito.MfaSecondFactor(otp=True, sms=False),  # no SMS: no SNS role, no toll fraud
             account_recovery=cognito.AccountRecovery.EMAIL_ONLY,
             feature_plan=cognito.FeaturePlan.ESSENTIALS,  # managed login; Plus adds threat protection
-            deletion_protection=not config.is_dev,
+            deletion_protection=deletion_protection(config),
             removal_policy=removal_policy(config),
         )
         # A Cognito prefix domain must be unique in the region: stage and account make it so.

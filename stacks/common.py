@@ -33,6 +33,11 @@ _RETENTION = {
 DLQ_RETENTION = Duration.days(14)  # the SQS maximum: time to investigate and redrive
 
 
+def deletion_protection(config: PlatformConfig) -> bool:
+    """D11: data stores are protected from deletion outside dev stages."""
+    return not config.is_dev
+
+
 def removal_policy(config: PlatformConfig) -> RemovalPolicy:
     return RemovalPolicy.DESTROY if config.removal_policy == "destroy" else RemovalPolicy.RETAIN
 

@@ -9,7 +9,7 @@ from aws_cdk import aws_kms as kms
 from constructs import Construct
 
 from mcp_platform.adapters.dynamodb import table_schema as schema
-from stacks.common import removal_policy
+from stacks.common import deletion_protection, removal_policy
 from stacks.config import PlatformConfig
 
 
@@ -23,7 +23,7 @@ class Data(Construct):
             "point_in_time_recovery_specification": dynamodb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True  # D11
             ),
-            "deletion_protection": not config.is_dev,  # D11: outside dev stages
+            "deletion_protection": deletion_protection(config),
             "removal_policy": removal_policy(config),
         }
         # D1 single table; D9 stream enabled at creation, with both images for the audit diff.
