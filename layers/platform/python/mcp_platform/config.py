@@ -68,6 +68,11 @@ class EnvVars:
     TASK_TTL_SECONDS = "MCP_TASK_TTL_SECONDS"  # how long a task (and its result) stays readable
     TASK_MAX_ATTEMPTS = "MCP_TASK_MAX_ATTEMPTS"  # worker attempts of one task before it is failed
     AWS_ENDPOINT_URL = "AWS_ENDPOINT_URL"  # local emulator only
+    # Governance (mcp_platform.application.governance): JSON objects rule -> "<N>/<period>";
+    # empty = off (no AWS call added). The counters of the rate limits live in their own table.
+    RATE_LIMITS = "MCP_RATE_LIMITS"
+    QUOTAS = "MCP_QUOTAS"  # read by the endpoint (enforced) and by ingest (it keeps the totals)
+    LIMITS_TABLE = "LIMITS_TABLE_NAME"
     # Every function's JSON log lines and EMF metric lines (mcp_platform.application.metrics).
     LOG_LEVEL = "MCP_LOG_LEVEL"
     SERVICE_NAME = "MCP_SERVICE_NAME"
@@ -274,6 +279,12 @@ class Settings:
     log_level: str = "INFO"
     otlp_traces_endpoint: str = ""
     """Where spans are sent (OTLP/HTTP); empty = no spans (``mcp_platform.application.spans``)."""
+    rate_limits: str = ""
+    """JSON text of the rate limits, parsed by ``application.governance.rules``; empty = none."""
+    quotas: str = ""
+    """JSON text of the quotas, parsed by ``application.governance.rules``; empty = none."""
+    limits_table: str = ""
+    """The rate-limit counters' table; required when ``rate_limits`` is set."""
 
     @property
     def auth_modes(self) -> frozenset[str]:
@@ -334,4 +345,7 @@ class Settings:
             metrics_namespace=env.get(EnvVars.METRICS_NAMESPACE, "McpPlatform") or "McpPlatform",
             log_level=_log_level(env),
             otlp_traces_endpoint=_otlp_traces_endpoint(env),
+            rate_limits=env.get(EnvVars.RATE_LIMITS, "").strip(),
+            quotas=env.get(EnvVars.QUOTAS, "").strip(),
+            limits_table=env.get(EnvVars.LIMITS_TABLE, ""),
         )
