@@ -33,7 +33,7 @@ from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.application.transport_sessions import TransportSessions
 from mcp_platform.bootstrap.runtime import build_runtime
 from mcp_platform.bootstrap.telemetry import build_spans
-from mcp_platform.config import ConfigError, Settings
+from mcp_platform.config import ConfigError, EnvVars, Settings
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.features import ResourcesFeature
 from mcp_platform.transport.endpoint import McpEndpoint
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from mcp_platform.application.auth.facade import LazyFacade
     from mcp_platform.application.auth.facade.signing import SigningKeys
     from mcp_platform.application.auth.resource import ProtectedResource
+    from mcp_platform.application.governance.admission import Governor
     from mcp_platform.application.notifications import Notifications
     from mcp_platform.transport.facade.server import FacadeApp
     from mcp_platform.transport.listen import NotificationStreams
@@ -118,8 +119,53 @@ class Facade:
     keys: SigningKeys
 
 
+def build_governor(
+    settings: Settings, catalog: Catalog, store: SessionStore, dynamodb: Any, blocking: Blocking
+) -> Governor | None:
+    """Rate limits and quotas (``MCP_RATE_LIMITS``, ``MCP_QUOTAS``); None when neither is set:
+    then nothing of governance is imported and no request makes an AWS call for it."""
+    if not settings.rate_limits and not settings.quotas:
+        return None
+    from mcp_platform.adapters.dynamodb.gateway import DynamoGateway
+    from mcp_platform.adapters.dynamodb.rate_counters import DynamoRateCounters, DynamoUsageTotals
+    from mcp_platform.application.governance.admission import Governor
+    from mcp_platform.application.governance.rules import (
+        RuleError,
+        parse_quotas,
+        parse_rate_limits,
+        require_enforceable,
+    )
+
+    try:
+        rate_rules = parse_rate_limits(settings.rate_limits, name=EnvVars.RATE_LIMITS)
+        quota_rules = parse_quotas(settings.quotas, name=EnvVars.QUOTAS)
+        facade = settings.oauth is not None and settings.oauth.facade is not None
+        require_enforceable(rate_rules, quota_rules, facade=facade)
+    except RuleError as exc:
+        raise ConfigError(str(exc)) from exc
+    unknown = [str(rule) for rule in rate_rules if rule.tool is not None and catalog.tools.get(rule.tool) is None]
+    if unknown:
+        raise ConfigError(f"{EnvVars.RATE_LIMITS}: {', '.join(unknown)} names no tool this server serves")
+    if rate_rules and not settings.limits_table:
+        raise ConfigError(f"{EnvVars.LIMITS_TABLE} is required when {EnvVars.RATE_LIMITS} is set")
+    return Governor(
+        rate_rules=rate_rules,
+        quota_rules=quota_rules,
+        # The counters' conditions are decided by DynamoDB itself: the plain client, never DAX.
+        counters=DynamoRateCounters(DynamoGateway(dynamodb), settings.limits_table) if rate_rules else None,
+        usage=DynamoUsageTotals(store.gateway, settings.session_table) if quota_rules else None,
+        clock=store.clock,
+        blocking=blocking,
+    )
+
+
 def build_facade(
-    settings: Settings, resource: ProtectedResource | None, store: SessionStore, secretsmanager: Any, blocking: Blocking
+    settings: Settings,
+    resource: ProtectedResource | None,
+    store: SessionStore,
+    secretsmanager: Any,
+    blocking: Blocking,
+    governor: Governor | None = None,
 ) -> Facade | None:
     """The OAuth authorization-server facade (``MCP_OAUTH_FACADE``): its keys now (the endpoint
     verifies its tokens), everything else on the first request to one of its paths."""
@@ -161,7 +207,13 @@ def build_facade(
             store.clock,
             machines=settings.oauth is not None and settings.oauth.client_credentials,
         )
-        return FacadeApp(server, resource, body_timeout_seconds=settings.body_timeout_seconds, blocking=blocking)
+        return FacadeApp(
+            server,
+            resource,
+            body_timeout_seconds=settings.body_timeout_seconds,
+            blocking=blocking,
+            governor=governor if governor is not None and governor.limits_facade else None,
+        )
 
     return Facade(LazyFacade(build), keys)
 
@@ -219,7 +271,8 @@ def build_app(
         blocking=runtime.blocking,
     )
     resource = build_protected_resource(settings, catalog)
-    facade = build_facade(settings, resource, runtime.store, runtime.secretsmanager, runtime.blocking)
+    governor = build_governor(settings, catalog, runtime.store, runtime.dynamodb, runtime.blocking)
+    facade = build_facade(settings, resource, runtime.store, runtime.secretsmanager, runtime.blocking, governor)
     authenticator = build_authenticator(
         settings,
         runtime.dynamodb,
@@ -243,6 +296,7 @@ def build_app(
         # Always a shared flush in a worker thread: the shutdown's time bound must hold.
         shutdown_flush=_settle_then_flush(runner, producer, shared=True),
         blocking=runtime.blocking,
+        governor=governor,
     )
 
 

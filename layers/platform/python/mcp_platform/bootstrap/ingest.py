@@ -21,9 +21,13 @@ def event_ingestor(
     max_conflict_retries: int = 3,
     clock: Clock = SYSTEM_CLOCK,
     sleep: Callable[[float], None] = time.sleep,
+    quota_totals: bool = False,
 ) -> EventIngestor:
-    """The ingestor writing through ``dynamodb`` (the plain client: conditions, never DAX)."""
-    ledger = DynamoIngestLedger(dynamodb, table_name, max_conflict_retries=max_conflict_retries, sleep=sleep)
+    """The ingestor writing through ``dynamodb`` (the plain client: conditions, never DAX);
+    ``quota_totals``: it also keeps each principal's day and month totals the quotas read."""
+    ledger = DynamoIngestLedger(
+        dynamodb, table_name, max_conflict_retries=max_conflict_retries, sleep=sleep, quota_totals=quota_totals
+    )
     return EventIngestor(ledger, dedupe_ttl_s=dedupe_ttl_s, clock=clock)
 
 
@@ -34,4 +38,5 @@ def build_ingestor(settings: Settings, *, dynamodb: Any = None) -> EventIngestor
         dynamodb if dynamodb is not None else aws_client("dynamodb", settings),
         settings.session_table,
         dedupe_ttl_s=dedupe_ttl_seconds(settings.event_retention_hours),
+        quota_totals=bool(settings.quotas),  # the totals cost a write per event: only for quotas
     )

@@ -22,6 +22,8 @@ UNAVAILABLE: Final = -31004  # the store throttled or kept conflicting: retry af
 LIMIT_EXCEEDED: Final = -31005  # session capacity or transaction size: not retryable
 STORE_REJECTED: Final = -31006  # the store refused the call's writes for another reason
 TOOL_FAILED: Final = -31007  # the tool failed unexpectedly; nothing was committed: retry
+RATE_LIMITED: Final = -31008  # a rate limit's window is full: retry after data.retryAfterSeconds
+QUOTA_EXCEEDED: Final = -31009  # a day or month quota is used up until data.resetsAt
 
 RequestId = str | int
 

@@ -44,9 +44,10 @@ from mcp_platform.transport.protected_resource import require_tool_scopes, serve
 from mcp_platform.transport.security import RequestGuard, check_single_valued
 from mcp_platform.transport.streaming import Flush, ResponseStreamer
 
-if TYPE_CHECKING:  # an API-key stack never loads the OAuth modules (cold start)
+if TYPE_CHECKING:  # an API-key stack never loads the OAuth modules, nor a stack without rules governance
     from mcp_platform.application.auth.facade import LazyFacade
     from mcp_platform.application.auth.resource import ProtectedResource
+    from mcp_platform.application.governance.admission import Governor
     from mcp_platform.transport.listen import NotificationStreams
 
 logger = logging.getLogger(__name__)
@@ -85,8 +86,11 @@ class McpEndpoint:
         facade: LazyFacade | None = None,
         blocking: Blocking = IN_THREAD,
         shutdown_flush: Flush | None = None,
+        governor: Governor | None = None,
     ) -> None:
         self.server = server
+        self.governor = governor
+        """Rate limits or quotas configured: every MCP request is admitted by it first."""
         self.facade = facade
         """OAuth facade on: its authorization-server paths are routed to it (auth/facade/)."""
         self.listener = listener
@@ -173,6 +177,8 @@ class McpEndpoint:
             return
         principal = await self._authenticate(request)
         modern = is_modern(request.headers.get(VERSION_HEADER))
+        if request.method != "POST" and self.governor is not None:
+            await self._govern(principal, None)  # GET stream, DELETE: counted like any request
         if request.method == "POST":
             await self._post(request, principal, modern, receive, send, cors)
         elif request.method == "DELETE" and not modern:
@@ -210,6 +216,8 @@ class McpEndpoint:
         decoded = decode_json(body)
         if is_response(decoded):  # the client answering a server-to-client request (2025)
             trace_context.activate(request_trace(request, {}))
+            if self.governor is not None:
+                await self._govern(caller, None)
             version_header = request.headers.get(VERSION_HEADER)
             await self.handshake.post_reply(request, decoded, caller.id, version_header, send, cors)
             return
@@ -219,6 +227,8 @@ class McpEndpoint:
             raise HttpError(400, exc.message, exc.code) from exc
         trace = request_trace(request, message.meta)
         trace_context.activate(trace)
+        if self.governor is not None:  # before anything runs or is written
+            await self._govern(caller, message)
         if caller.scopes is not None:  # scope-limited credentials (OAuth tokens) only
             require_tool_scopes(self.protected_resource, self.server.catalog.tools.get, request, message, caller)
         if modern:
@@ -226,6 +236,29 @@ class McpEndpoint:
         else:
             version_header = request.headers.get(VERSION_HEADER)
             await self.handshake.post(request, message, caller.id, version_header, receive, send, cors, trace=trace)
+
+    async def _govern(self, caller: Principal, message: Request | None) -> None:
+        """Counts the request against the rate limits (and a tools/call against its tool's and
+        the caller's quotas): over one, 429 with ``Retry-After`` and the rule in the error."""
+        from mcp_platform.application.effects import unavailable
+        from mcp_platform.application.governance.admission import Refused, refusal_error
+        from mcp_platform.application.governance.ports import CountersUnavailable
+
+        assert self.governor is not None
+        name = message.params.get("name") if message is not None and message.method == "tools/call" else None
+        request_id = message.id if message is not None else None
+        try:
+            await self.governor.admit(caller, tool=name if isinstance(name, str) else None)
+        except Refused as refused:
+            error = refusal_error(refused)
+            retry = {"retry-after": str(refused.retry_after_seconds)}
+            raise HttpError(429, error.message, error.code, retry, error.data, request_id) from refused
+        except CountersUnavailable as exc:
+            # Never admitted unchecked: the limits hold while their counters cannot be read.
+            logger.warning("governance: %s", exc)
+            error = unavailable("The rate limits cannot be checked right now; retry shortly")
+            retry = {"retry-after": str(error.data["retryAfterSeconds"])}
+            raise HttpError(503, error.message, error.code, retry, error.data, request_id) from exc
 
     async def _post_modern(
         self,

@@ -9,6 +9,8 @@ Each is one TransactWriteItems (:func:`.transact.transact_write`), and each deci
    its own because inside the counting one either failure would cancel the counters.
 2. the dedupe marker ``event#<id>`` / ``dedupe`` with ``attribute_not_exists(pk)`` + an Update of
    ``usage#<principal>`` / ``<day>#<tool>`` ADDing the counters: they move iff the marker is new.
+   With quotas on, a third action ADDs the call to ``usage#<principal>`` / ``quota#<month>``
+   (the month's total and the day's), which the endpoint reads to enforce them.
 
 The record and the marker carry the event's ``trace_id`` and ``span_id`` when it has them.
 """
@@ -43,11 +45,13 @@ class DynamoIngestLedger:
         *,
         max_conflict_retries: int = 3,
         sleep: Callable[[float], None] = time.sleep,
+        quota_totals: bool = False,
     ) -> None:
         self._ddb = client
         self._table = table_name
         self._retries = max_conflict_retries
         self._sleep = sleep
+        self._quota_totals = quota_totals
 
     def record_tool_call(self, event: ToolCallEvent, *, now: float) -> RecordWrite:
         assert event.session_id is not None
@@ -150,10 +154,27 @@ class DynamoIngestLedger:
                 }
             },
         ]
+        if self._quota_totals:
+            items.append(self._quota_totals_update(event))
         reasons = transact_write(self._ddb, items, max_conflict_retries=self._retries, sleep=self._sleep)
         if reasons and not failed_at(reasons, 0):
             raise RuntimeError(f"counting transaction cancelled for unexpected reasons {reasons}")
         return not reasons  # a failed marker condition: already counted
+
+    def _quota_totals_update(self, event: ToolCallEvent) -> dict[str, Any]:
+        day = event.started_date
+        return {
+            "Update": {
+                "TableName": self._table,
+                "Key": {
+                    ts.PK: {"S": ts.usage_pk(event.principal)},
+                    ts.SK: {"S": ts.usage_totals_sk(day[:7])},
+                },
+                "UpdateExpression": "ADD #c :one, #d :one",
+                "ExpressionAttributeNames": {"#c": ts.USAGE_CALLS, "#d": ts.usage_day_attribute(day)},
+                "ExpressionAttributeValues": {":one": {"N": "1"}},
+            }
+        }
 
 
 def _trace(event: ToolCallEvent) -> dict[str, Any]:

@@ -21,6 +21,8 @@ pk                          sk                                     item
                                                                    2025 request (owner, ttl)
 ``apikey#<sha256>``         ``metadata``                           hashed API key -> principal
 ``usage#<principal>``       ``<YYYY-MM-DD>#<tool>``                usage counters (ingest)
+``usage#<principal>``       ``quota#<YYYY-MM>``                    the month's and each day's
+                                                                   calls (ingest, quotas on)
 ``event#<eventId>``         ``dedupe``                             ingest dedupe marker
 ``notify#<topic>``          ``<ISO8601 µs>#<random hex>``          notification-log entry: a
                                                                    resource update (topic
@@ -214,6 +216,32 @@ def usage_pk(principal: str) -> str:
 
 def usage_sk(day_iso: str, tool: str) -> str:
     return f"{day_iso}#{tool}"
+
+
+# The quota totals (pk=usage#<principal>, sk=quota#<YYYY-MM>): the month's calls in ``calls``,
+# each day's in ``d<DD>``; ingest ADDs to them when quotas are on, one read answers both quotas.
+USAGE_TOTALS_PREFIX = "quota#"
+
+
+def usage_totals_sk(month: str) -> str:
+    return f"{USAGE_TOTALS_PREFIX}{month}"
+
+
+def usage_day_attribute(day_iso: str) -> str:
+    """The attribute of one day's calls on its month's totals item: ``d07`` for the 7th."""
+    return f"d{day_iso[8:10]}"
+
+
+# -- rate-limit counters (their own table, LIMITS_TABLE_NAME): pk only, a ttl ----------------
+# pk = "<rule key>/<period>#<window start, epoch seconds>#<subject>"; ``n`` admissions so far.
+RATE_COUNT = "n"
+MAX_RATE_SUBJECT_CHARS = 256  # longer subjects (client ids that are URLs) are counted by digest
+
+
+def rate_window_pk(rule_key: str, period: str, window_start: int, subject: str) -> str:
+    if len(subject) > MAX_RATE_SUBJECT_CHARS:
+        subject = "sha256:" + hashlib.sha256(subject.encode()).hexdigest()
+    return f"{rule_key}/{period}#{window_start}#{subject}"
 
 
 # -- notification log and subscriptions (stack option ``subscriptions``) -----------------------

@@ -22,6 +22,11 @@ class Principal:
     scopes: frozenset[str] | None = None
     """The scopes the credential grants; None = not scope-limited (API keys, loopback), so
     tools that declare scopes are open to it."""
+    client_id: str | None = None
+    """The OAuth client the token was issued to (its ``client_id`` or ``azp`` claim); None for
+    API keys and loopback. Rate limits may count per client."""
+    tenant: str | None = None
+    """The tenant the caller belongs to; None while the platform defines no tenants."""
 
     def lacks(self, required: tuple[str, ...]) -> tuple[str, ...]:
         if self.scopes is None:

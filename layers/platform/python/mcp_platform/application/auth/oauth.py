@@ -59,6 +59,7 @@ class OAuthAuthenticator:
             id=f"{OAUTH_PRINCIPAL_PREFIX}{self.settings.issuer}#{claims['sub']}",
             kind="oauth",
             scopes=token_scopes(claims),
+            client_id=token_client(claims),
         )
         missing = principal.lacks(self.settings.scopes)
         if missing:
@@ -120,6 +121,15 @@ class OAuthAuthenticator:
         audiences = [aud] if isinstance(aud, str) else aud if isinstance(aud, list) else []
         if audience not in audiences:
             raise AuthError("Token is for another audience")
+
+
+def token_client(claims: dict[str, Any]) -> str | None:
+    """The client a token was issued to: RFC 9068 ``client_id``, else OpenID's ``azp``."""
+    for name in ("client_id", "azp"):
+        value = claims.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return None
 
 
 def token_scopes(claims: dict[str, Any]) -> frozenset[str]:

@@ -119,15 +119,26 @@ def _entries(source: str | Mapping[str, object] | None, name: str) -> Mapping[st
         except json.JSONDecodeError as exc:
             raise RuleError(f"{name} must be a JSON object: {exc.msg}") from exc
     if not isinstance(source, Mapping):
-        raise RuleError(f"{name} must be a JSON object of rule -> \"<N>/<period>\"")
+        raise RuleError(f'{name} must be a JSON object of rule -> "<N>/<period>"')
     return source
 
 
 def _limit(name: str, key: str, value: object, periods: tuple[str, ...]) -> tuple[int, str]:
     matched = _VALUE.fullmatch(value) if isinstance(value, str) else None
     if matched is None or matched.group(2) not in periods:
-        raise RuleError(f"{name}: rule {key!r} must be \"<N>/<{'|'.join(periods)}>\", got {value!r}")
+        raise RuleError(f'{name}: rule {key!r} must be "<N>/<{"|".join(periods)}>", got {value!r}')
     limit = int(matched.group(1))
     if not 1 <= limit <= MAX_LIMIT:
         raise RuleError(f"{name}: rule {key!r} must allow between 1 and {MAX_LIMIT}, got {limit}")
     return limit, matched.group(2)
+
+
+def require_enforceable(rate_rules: tuple[RateRule, ...], quota_rules: tuple[QuotaRule, ...], *, facade: bool) -> None:
+    """Refuses rules this deployment could accept but never apply (RuleError naming them): a
+    tenant's (the platform defines no tenants yet), the facade's without the facade."""
+    rules: tuple[RateRule | QuotaRule, ...] = (*rate_rules, *quota_rules)
+    for rule in rules:
+        if rule.key == "tenant":
+            raise RuleError(f"rule {rule}: tenants are not defined on this platform yet (the key is reserved)")
+        if rule.key in FACADE_KEYS and not facade:
+            raise RuleError(f"rate limit {rule}: the OAuth facade is not deployed")

@@ -29,10 +29,12 @@ from mcp_platform.application.auth.facade import (
     REGISTER_PATH,
     TOKEN_PATH,
 )
-from mcp_platform.application.auth.facade.errors import OAuthError
+from mcp_platform.application.auth.facade.errors import FacadeUnavailable, OAuthError
 from mcp_platform.application.auth.facade.service import REQUEST_ID, AuthorizationServer, Consent, PageError, Site
 from mcp_platform.application.auth.resource import ProtectedResource, origin
 from mcp_platform.application.blocking import IN_THREAD, Blocking
+from mcp_platform.application.governance.admission import Governor, Refused
+from mcp_platform.application.governance.ports import CountersUnavailable
 from mcp_platform.protocol import compact_json
 from mcp_platform.transport.facade.pages import SECURITY_HEADERS, consent_page, error_page
 from mcp_platform.transport.messages import HttpError, HttpRequest, read_body, send_empty, send_json
@@ -107,9 +109,12 @@ class FacadeApp:
         *,
         body_timeout_seconds: float = 10.0,
         blocking: Blocking = IN_THREAD,
+        governor: Governor | None = None,
     ) -> None:
         self.server = server
         self.blocking = blocking
+        self.governor = governor
+        """Rate limits on ``register`` or ``token``: those requests are counted before they run."""
         self.resource = resource
         self.body_timeout_seconds = body_timeout_seconds
         self._routes = {
@@ -139,6 +144,10 @@ class FacadeApp:
                 await send_json(send, exc.status, exc.body(), {**CORS, **NO_STORE, **extra})
         except PageError as exc:
             await _send_page(send, exc.status, exc.title, exc.detail)
+        except Refused as exc:
+            # As AWS Cognito and Auth0 answer an OAuth endpoint's rate limit: 429, Retry-After.
+            body = {"error": "too_many_requests", "error_description": str(exc)}
+            await send_json(send, 429, body, {**CORS, **NO_STORE, "retry-after": str(exc.retry_after_seconds)})
         except HttpError as exc:  # the body: too large (413), too slow (408), malformed
             error = OAuthError("invalid_request", exc.error.message, exc.status)
             if browser:
@@ -179,6 +188,7 @@ class FacadeApp:
 
     async def _register(self, site: Site, request: HttpRequest, scope: dict[str, Any], receive: Any, send: Any) -> None:
         _require(request, "POST")
+        await self._admit("register", "")  # registrations count together: nobody is signed in yet
         body = await self._body(request, receive, JSON)
         try:
             document = compact_json.loads(body)
@@ -193,8 +203,17 @@ class FacadeApp:
             raise OAuthError("invalid_request", "one Authorization header at most")
         basic = basic_credentials(request.headers)
         form, repeated = parse_params((await self._body(request, receive, FORM)).decode("latin-1"))
+        await self._admit("token", basic[0] if basic is not None else form.get("client_id", ""))
         answer = await self.blocking(self.server.token, site, form, repeated, basic)
         await send_json(send, 200, answer, {**CORS, **NO_STORE})
+
+    async def _admit(self, endpoint: str, client_id: str) -> None:
+        if self.governor is None:
+            return
+        try:
+            await self.governor.admit_facade(endpoint, client_id)
+        except CountersUnavailable as exc:
+            raise FacadeUnavailable(str(exc)) from exc  # answered 503: the limits hold
 
     # -- browser endpoints -----------------------------------------------------------------------------
     async def _authorize(

@@ -29,7 +29,7 @@ from mcp_platform.application.auth.base import (
     Principal,
 )
 from mcp_platform.application.auth.facade.signing import ALGORITHM, SigningKeys
-from mcp_platform.application.auth.oauth import LEEWAY_SECONDS, MAX_SUBJECT, token_scopes
+from mcp_platform.application.auth.oauth import LEEWAY_SECONDS, MAX_SUBJECT, token_client, token_scopes
 from mcp_platform.application.auth.resource import ProtectedResource, origin
 from mcp_platform.application.blocking import IN_THREAD, Blocking
 
@@ -113,6 +113,7 @@ class FacadeTokens:
             id=f"{OAUTH_PRINCIPAL_PREFIX}{self.upstream_issuer}#{claims['sub']}",
             kind="oauth",
             scopes=token_scopes(claims),
+            client_id=token_client(claims),
         )
         missing = principal.lacks(self.required_scopes)
         if missing:

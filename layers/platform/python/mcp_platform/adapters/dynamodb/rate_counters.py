@@ -1,0 +1,115 @@
+"""The rate limits' window counters (``RateCounters``) and the quota totals (``UsageTotals``).
+
+A counter is one item of the limits table per rule, subject and window, its ``n`` ADDed by an
+UpdateItem whose condition is the limit (``attribute_not_exists(n) OR n < :limit``): DynamoDB
+decides, so however many instances count at once, a window admits at most ``limit``. A request
+under several rules counts them in one TransactWriteItems, all or none; a cancellation's
+reasons say which window was full. The item expires (ttl) a minute after its window ends.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.adapters.dynamodb.aws_errors import error_code
+from mcp_platform.adapters.dynamodb.gateway import DynamoGateway
+from mcp_platform.adapters.dynamodb.transact import CONDITION_FAILED, CONFLICT
+from mcp_platform.application.governance.ports import CountersUnavailable, PeriodCalls, WindowHit
+from mcp_platform.application.sessions.errors import SessionStoreError
+
+EXPIRY_MARGIN_SECONDS = 60
+CONFLICT_RETRIES = 3
+
+
+class DynamoRateCounters:
+    def __init__(self, gateway: DynamoGateway, table_name: str, *, sleep: Callable[[float], None] = time.sleep) -> None:
+        self._gateway = gateway
+        self._table = table_name
+        self._sleep = sleep
+
+    def take(self, hits: Sequence[WindowHit]) -> WindowHit | None:
+        updates = [self._update(hit) for hit in hits]
+        try:
+            if len(updates) == 1:
+                return self._take_one(updates[0], hits[0])
+            return self._take_all(updates, hits)
+        except (ClientError, BotoCoreError, SessionStoreError) as exc:
+            raise CountersUnavailable(f"rate-limit counters unavailable: {error_code(exc) or exc}") from exc
+
+    def _take_one(self, update: dict[str, Any], hit: WindowHit) -> WindowHit | None:
+        try:
+            self._gateway.call("update_item", **update)
+        except ClientError as exc:
+            if error_code(exc) == "ConditionalCheckFailedException":
+                return hit
+            raise
+        return None
+
+    def _take_all(self, updates: list[dict[str, Any]], hits: Sequence[WindowHit]) -> WindowHit | None:
+        items = [{"Update": update} for update in updates]
+        for attempt in range(CONFLICT_RETRIES + 1):
+            try:
+                self._gateway.call("transact_write_items", TransactItems=items)
+                return None
+            except ClientError as exc:
+                reasons = [str(r.get("Code")) for r in exc.response.get("CancellationReasons", [])]
+                if error_code(exc) != "TransactionCanceledException":
+                    raise
+                if CONDITION_FAILED in reasons:
+                    return hits[reasons.index(CONDITION_FAILED)]
+                if CONFLICT not in reasons or attempt == CONFLICT_RETRIES:
+                    raise
+                # Another request counted in one of these windows at the same moment (D10's
+                # backoff: 50 ms exponential with jitter).
+                self._sleep(0.05 * 2**attempt * (0.5 + random.random() / 2))
+        raise AssertionError("unreachable")
+
+    def _update(self, hit: WindowHit) -> dict[str, Any]:
+        pk = ts.rate_window_pk(hit.rule.key, hit.rule.period, hit.window_start, hit.subject)
+        return {
+            "TableName": self._table,
+            "Key": {ts.PK: {"S": pk}},
+            "UpdateExpression": "ADD #n :one SET #ttl = if_not_exists(#ttl, :ttl)",
+            "ConditionExpression": "attribute_not_exists(#n) OR #n < :limit",
+            "ExpressionAttributeNames": {"#n": ts.RATE_COUNT, "#ttl": ts.TTL},
+            "ExpressionAttributeValues": {
+                ":one": {"N": "1"},
+                ":limit": {"N": str(hit.rule.limit)},
+                ":ttl": {"N": str(hit.window_end + EXPIRY_MARGIN_SECONDS)},  # epoch seconds (D5)
+            },
+        }
+
+
+class DynamoUsageTotals:
+    """Reads the quota totals ingest keeps in the session table, through the store's gateway:
+    with DAX on, the item cache may answer (X6: a quota is a soft bound, see admission)."""
+
+    def __init__(self, gateway: DynamoGateway, table_name: str) -> None:
+        self._gateway = gateway
+        self._table = table_name
+
+    def calls(self, subject: str, *, month: str, day: str) -> PeriodCalls:
+        day_attribute = ts.usage_day_attribute(day)
+        try:
+            response = self._gateway.call(
+                "get_item",
+                TableName=self._table,
+                Key={ts.PK: {"S": ts.usage_pk(subject)}, ts.SK: {"S": ts.usage_totals_sk(month)}},
+                ProjectionExpression="#c, #d",
+                ExpressionAttributeNames={"#c": ts.USAGE_CALLS, "#d": day_attribute},
+            )
+        except (ClientError, BotoCoreError, SessionStoreError) as exc:
+            raise CountersUnavailable(f"usage totals unavailable: {error_code(exc) or exc}") from exc
+        item = response.get("Item", {})
+        return PeriodCalls(day=_number(item, day_attribute), month=_number(item, ts.USAGE_CALLS))
+
+
+def _number(item: dict[str, Any], name: str) -> int:
+    value = item.get(name, {}).get("N")
+    return int(value) if value is not None else 0
