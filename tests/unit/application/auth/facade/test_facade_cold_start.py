@@ -3,13 +3,8 @@ stack without it never imports it (its modules, PyJWT and cryptography load on f
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
+from tests.support.cold_start import loaded_at_start
 
-ROOT = Path(__file__).resolve().parents[5]
 FACADE_ON_FIRST_USE = (
     "jwt",
     "cryptography",
@@ -24,27 +19,7 @@ FACADE_ON_FIRST_USE = (
 
 
 def loaded_after_start(**env: str) -> dict[str, bool]:
-    modules = ("mcp_platform.application.auth.facade", *FACADE_ON_FIRST_USE)
-    probe = (
-        f"MODULES = {modules!r}; import json, sys, endpoint_app; "
-        "print(json.dumps({m: m in sys.modules for m in MODULES}))"
-    )
-    environment = {
-        **os.environ,
-        "SESSION_TABLE_NAME": "sessions",
-        "AWS_REGION": "us-east-1",
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_EC2_METADATA_DISABLED": "true",
-        "PYTHONPATH": os.pathsep.join(str(ROOT / p) for p in ("layers/platform/python", "functions/endpoint")),
-        **env,
-    }
-    environment.pop("AWS_LAMBDA_FUNCTION_NAME", None)
-    done = subprocess.run(
-        [sys.executable, "-c", probe], env=environment, capture_output=True, text=True, timeout=60, check=True
-    )
-    loaded: dict[str, bool] = json.loads(done.stdout.strip().splitlines()[-1])
-    return loaded
+    return loaded_at_start(("mcp_platform.application.auth.facade", *FACADE_ON_FIRST_USE), **env)
 
 
 def test_a_facade_stack_starts_without_loading_the_facade_or_the_jwt_library() -> None:
