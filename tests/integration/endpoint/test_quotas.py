@@ -83,3 +83,31 @@ def test_without_quotas_ingest_keeps_no_totals(aws: AwsStack, keys: dict[str, st
         ExpressionAttributeValues={":pk": {"S": ts.usage_pk("alice")}},
     )["Items"]
     assert items and not [item for item in items if item["sk"]["S"].startswith(ts.USAGE_TOTALS_PREFIX)]
+
+
+def test_the_operator_sees_the_usage_and_a_reset_lets_the_principal_call_again(
+    aws: AwsStack, two: list[Instance], keys: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Given alice over her day quota, when the operator runs `usage show`, then it lists her
+    calls per day and tool and the quota totals; after `usage reset --day --yes` her next call
+    runs; without --yes nothing is reset (exit 2)."""
+    import json
+
+    from mcp_platform.ops.__main__ import run
+
+    for n in range(3):
+        modern_call(two[n % 2].url, keys["alice"], n, "tools/call", ECHO)
+    ingest_everything(aws)
+    assert modern_call(two[0].url, keys["alice"], 5, "tools/call", ECHO).status_code == 429
+    env = {"SESSION_TABLE_NAME": aws.table, "AWS_REGION": "us-east-1", "MCP_QUOTAS": QUOTAS}
+    clients = {"dynamodb": aws.client("dynamodb")}
+    capsys.readouterr()
+    assert run(["usage", "show", "alice"], env, clients) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(line["tool"], line["calls"]) for line in lines[:-1]] == [("echo", 3)]
+    totals = lines[-1]["quota_totals"]
+    assert (totals["month_calls"], totals["today_calls"], totals["quotas"]) == (3, 3, {"principal": "3/day"})
+    assert run(["usage", "reset", "alice", "--day"], env, clients) == 2
+    assert modern_call(two[1].url, keys["alice"], 6, "tools/call", ECHO).status_code == 429
+    assert run(["usage", "reset", "alice", "--day", "--yes"], env, clients) == 0
+    assert "result" in final_message(modern_call(two[1].url, keys["alice"], 7, "tools/call", ECHO))

@@ -1,14 +1,18 @@
-"""Dead-letter queues of a deployment: list, show, replay through the same code path, purge.
+"""Operating a deployment: its dead-letter queues (list, show, replay through the same code path,
+purge) and its principals' usage (show, reset the quota totals).
 
     python -m mcp_platform.ops --stack McpPlatform-dev dlq list
     python -m mcp_platform.ops --stack McpPlatform-dev dlq show ingest [--max 10]
     python -m mcp_platform.ops --stack McpPlatform-dev dlq replay ingest [--message-id ID] [--max 100]
     python -m mcp_platform.ops --stack McpPlatform-dev dlq purge producer --yes
+    python -m mcp_platform.ops --stack McpPlatform-dev usage show alice [--month 2026-12]
+    python -m mcp_platform.ops --stack McpPlatform-dev usage reset alice [--day] --yes
 
 ``--stack`` reads the stack's ``OperationsEnvironment`` output (queue URLs, table and stream
 names) with your AWS credentials; without it the same names come from the environment (the
-variables of mcp_platform.config.EnvVars). Locally, ``python -m local.ops dlq ...`` runs this
-against a running ``make dev``. Kinds: producer, ingest, audit, expiry, tasks.
+variables of mcp_platform.config.EnvVars). Locally, ``python -m local.ops dlq ...`` (or
+``usage ...``) runs this against a running ``make dev``. Kinds: producer, ingest, audit, expiry,
+tasks.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -78,11 +84,8 @@ def build_queues(env: Mapping[str, str], clients: Mapping[str, Any] | None = Non
 def run(argv: Sequence[str], env: Mapping[str, str], clients: Mapping[str, Any] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mcp_platform.ops", description=__doc__.splitlines()[0])
     parser.add_argument("--stack", help="read queue URLs and names from this stack's outputs (AWS)")
-    commands = (
-        parser.add_subparsers(dest="area", required=True)
-        .add_parser("dlq")
-        .add_subparsers(dest="command", required=True)
-    )
+    areas = parser.add_subparsers(dest="area", required=True)
+    commands = areas.add_parser("dlq", help="dead-letter queues").add_subparsers(dest="command", required=True)
     commands.add_parser("list", help="every DLQ and how many messages wait in it")
     show = commands.add_parser("show", help="decoded messages: which call, session, error")
     show.add_argument("kind", choices=KINDS)
@@ -94,11 +97,23 @@ def run(argv: Sequence[str], env: Mapping[str, str], clients: Mapping[str, Any] 
     purge = commands.add_parser("purge", help="delete every message of one DLQ")
     purge.add_argument("kind", choices=KINDS)
     purge.add_argument("--yes", action="store_true", help="confirm: the messages are gone for good")
+    usage = areas.add_parser("usage", help="a principal's calls and quota totals").add_subparsers(
+        dest="command", required=True
+    )
+    usage_show = usage.add_parser("show", help="calls per day and tool, and the quota totals")
+    usage_show.add_argument("principal")
+    usage_show.add_argument("--month", help="YYYY-MM (default: this month, UTC)")
+    usage_reset = usage.add_parser("reset", help="set the quota totals of this month (or today) to zero")
+    usage_reset.add_argument("principal")
+    usage_reset.add_argument("--day", action="store_true", help="today's count only")
+    usage_reset.add_argument("--yes", action="store_true", help="confirm: the principal's quotas start again")
     args = parser.parse_args(argv)
 
     environment = dict(env)
     if args.stack:
         environment.update(stack_environment(args.stack, Settings.from_mapping(environment)))
+    if args.area == "usage":
+        return run_usage(args, environment, clients)
     queues = build_queues(environment, clients)
     if args.command == "list":
         for kind in KINDS:
@@ -119,6 +134,36 @@ def run(argv: Sequence[str], env: Mapping[str, str], clients: Mapping[str, Any] 
             return 2
         queues.purge(args.kind)
         print(f"{args.kind}: purged")
+    return 0
+
+
+def run_usage(args: argparse.Namespace, env: Mapping[str, str], clients: Mapping[str, Any] | None) -> int:
+    from mcp_platform.ops.usage import UsageCommands, current_day
+
+    settings = Settings.from_mapping(dict(env))
+    dynamodb = (clients or {}).get("dynamodb") or aws_client("dynamodb", settings)
+    commands = UsageCommands(dynamodb, settings.session_table)
+    today = current_day(time.time())
+    if args.command == "reset":
+        if not args.yes:
+            print(f"reset sets {args.principal}'s quota totals to zero: add --yes", file=sys.stderr)
+            return 2
+        commands.reset(args.principal, today=today, day_only=args.day)
+        print(f"{args.principal}: quota totals of {today if args.day else today[:7]} reset")
+        return 0
+    month = args.month or today[:7]
+    if not re.fullmatch(r"\d{4}-\d{2}", month):
+        print(f"--month must be YYYY-MM, got {month!r}", file=sys.stderr)
+        return 2
+    report = commands.show(args.principal, month=month, today=today)
+    for row in report.days:
+        print(json.dumps({"day": row.day, "tool": row.tool, "calls": row.calls, "errors": row.errors}))
+    totals = {"principal": report.principal, "month": month, "month_calls": report.totals.month}
+    if month == today[:7]:
+        totals["today_calls"] = report.totals.day
+    if settings.quotas:
+        totals["quotas"] = json.loads(settings.quotas)
+    print(json.dumps({"quota_totals": totals}))
     return 0
 
 
