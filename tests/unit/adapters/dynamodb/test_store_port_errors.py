@@ -42,7 +42,9 @@ def client_error(code: str, operation: str) -> ClientError:
 
 
 class FlakyTable:
-    """A DynamoDB client whose reads fail ``failures`` times with a server error, then answer."""
+    """A DynamoDB client whose reads fail ``failures`` times, then answer. The failure is an
+    error DynamoDB answers (AccessDenied, while a role's policy propagates): the adapters must
+    translate it; a 5xx or a lost connection the gateway already makes ``StoreUnavailable``."""
 
     def __init__(self, failures: int, item: dict[str, Any]) -> None:
         self.failures = failures
@@ -52,7 +54,7 @@ class FlakyTable:
     def _read(self, operation: str) -> None:
         self.reads += 1
         if self.reads <= self.failures:
-            raise client_error("InternalServerError", operation)
+            raise client_error("AccessDeniedException", operation)
 
     def query(self, **params: Any) -> dict[str, Any]:
         self._read("Query")
@@ -204,3 +206,31 @@ def test_a_session_is_alive_until_it_is_not_found_and_a_failed_read_is_a_store_e
     assert LiveSessions(Sessions(SessionNotFound("s"))).alive("s", "alice") is False  # type: ignore[arg-type]
     with pytest.raises(NotificationStoreError):
         LiveSessions(Sessions(client_error("InternalServerError", "GetItem"))).alive("s", "alice")  # type: ignore[arg-type]
+
+
+class OneError:
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def get_item(self, **params: Any) -> dict[str, Any]:
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        client_error("InternalServerError", "GetItem"),
+        ClientError({"Error": {"Code": "Oops"}, "ResponseMetadata": {"HTTPStatusCode": 503}}, "GetItem"),  # type: ignore[arg-type]
+        EndpointConnectionError(endpoint_url="x"),
+    ],
+)
+def test_the_gateway_makes_dynamodb_failures_the_stores_error(error: Exception) -> None:
+    """A 5xx or an unreachable DynamoDB leaves the gateway as StoreUnavailable (answered -31004);
+    an answer (a failed condition, a validation error) stays the SDK's for its caller to read."""
+    from mcp_platform.application.sessions.errors import StoreUnavailable
+
+    with pytest.raises(StoreUnavailable):
+        DynamoGateway(OneError(error)).call("get_item")
+    answer = client_error("ConditionalCheckFailedException", "GetItem")
+    with pytest.raises(ClientError):
+        DynamoGateway(OneError(answer)).call("get_item")

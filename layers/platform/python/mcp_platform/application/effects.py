@@ -69,6 +69,8 @@ def store_error(exc: session_errors.SessionStoreError) -> JsonRpcError:
         return JsonRpcError(CONFLICT, "Session changed concurrently; retry the call", {"retryable": True})
     if isinstance(exc, session_errors.StoreThrottled):
         return unavailable("The session store is throttling requests; retry the call shortly")
+    if isinstance(exc, session_errors.StoreUnavailable):
+        return unavailable("The session store is unavailable; retry the call shortly")
     if isinstance(exc, session_errors.TransactionConflict):
         return unavailable("The session is busy with other calls; retry the call shortly")
     if isinstance(exc, session_errors.PreconditionFailed):

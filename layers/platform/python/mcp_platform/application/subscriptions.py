@@ -18,7 +18,7 @@ from typing import Any
 from mcp_platform.application.effects import store_error
 from mcp_platform.application.notifications import Notifications
 from mcp_platform.application.notifications.ports import TooManySubscriptions, check_uri
-from mcp_platform.application.sessions.errors import StoreThrottled
+from mcp_platform.application.sessions.errors import StoreUnavailable
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.features import Feature, Handler, resource_not_found
@@ -70,7 +70,7 @@ class SubscriptionsFeature(Feature):
             await asyncio.to_thread(subscriptions.subscribe, _session(call), uri, owner=call.principal)
         except TooManySubscriptions as exc:
             raise JsonRpcError(LIMIT_EXCEEDED, str(exc), {"limit": "subscriptions", "max": exc.limit}) from exc
-        except StoreThrottled as exc:
+        except StoreUnavailable as exc:
             raise store_error(exc) from exc
         return {}
 
@@ -78,7 +78,7 @@ class SubscriptionsFeature(Feature):
         uri = _uri(request)
         try:
             await asyncio.to_thread(self.notifications.subscriptions.unsubscribe, _session(call), uri)
-        except StoreThrottled as exc:
+        except StoreUnavailable as exc:
             raise store_error(exc) from exc
         return {}
 

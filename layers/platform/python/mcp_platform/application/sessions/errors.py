@@ -153,7 +153,12 @@ class ExpiryNotExtended(SessionStoreError):
     session is as it was; the next call past half its lifetime tries again."""
 
 
-class StoreThrottled(SessionStoreError):
+class StoreUnavailable(SessionStoreError):
+    """DynamoDB failed (a 5xx) or could not be reached, through every retry of the SDK; safe to
+    retry later. What the adapters make of every AWS failure that is not an answer."""
+
+
+class StoreThrottled(StoreUnavailable):
     """DynamoDB kept throttling a request through every retry; safe to retry later."""
 
 

@@ -17,6 +17,7 @@ from mcp_platform.application.sessions.errors import (
     ExpiryNotExtended,
     SessionAlreadyExists,
     SessionCapacityExceeded,
+    StoreUnavailable,
     VersionConflict,
 )
 from mcp_platform.application.sessions.model import (
@@ -207,8 +208,8 @@ class SessionLifecycle:
             item = old_item(exc) or self.table.read_item(session.id, consistent=True)
             current = self.table.visible(session.id, item, owner)  # not alive any more: raise
             return replace(session, ttl=max(session.ttl, current.ttl))  # extended further meanwhile
-        except BotoCoreError as exc:  # the connection, not DynamoDB: the same answer
-            raise ExpiryNotExtended(f"{session.id}: {type(exc).__name__}") from exc
+        except (BotoCoreError, StoreUnavailable) as exc:  # DynamoDB failed or was not reached: the same
+            raise ExpiryNotExtended(f"{session.id}: {exc}") from exc
         return replace(session, ttl=new_ttl)
 
     def end_session(self, session_id: str, *, owner: str | None = None) -> None:
