@@ -195,6 +195,7 @@ def test_outside_local_mode_loopback_and_private_addresses_are_never_fetched() -
         "ftp://client.example/a",
         "https://client.example/" + "a" * 2001,
         "https://client.example/a b",
+        "https://client.example/a%0Ab",  # a percent-encoded control character
     ],
 )
 def test_client_id_urls_follow_the_documents_rules(url: str) -> None:

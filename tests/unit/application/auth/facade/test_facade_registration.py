@@ -46,6 +46,12 @@ def test_a_confidential_client_gets_a_secret_once_and_only_its_hash_is_kept() ->
         ({"redirect_uris": ["javascript:alert(1)"]}, "invalid_redirect_uri"),
         ({"redirect_uris": ["https://c.example/cb\r\nx"]}, "invalid_redirect_uri"),
         ({"redirect_uris": ["https://c.example/\u20ac"]}, "invalid_redirect_uri"),  # not percent-encoded
+        ({"redirect_uris": ["http://127.0.0.1:3000/callback%0A"]}, "invalid_redirect_uri"),  # encoded controls
+        ({"redirect_uris": ["http://127.0.0.1:3000/cb%0d%0aSet-Cookie:%20x=y"]}, "invalid_redirect_uri"),
+        ({"redirect_uris": ["http://127.0.0.1:3000/c%09b"]}, "invalid_redirect_uri"),
+        ({"redirect_uris": ["https://c.example/cb?x=%00"]}, "invalid_redirect_uri"),
+        ({"redirect_uris": ["https://c.example/cb%7F"]}, "invalid_redirect_uri"),
+        ({"redirect_uris": ["https://c.example/cb%C2%85"]}, "invalid_redirect_uri"),  # NEL, a C1 control
         ({"redirect_uris": [f"https://c.example/{i}" for i in range(11)]}, "invalid_redirect_uri"),
         ({"redirect_uris": [42]}, "invalid_redirect_uri"),
         ({"token_endpoint_auth_method": "private_key_jwt"}, "invalid_client_metadata"),

@@ -4,12 +4,15 @@ Redirect URIs (OAuth 2.1 section 2.3.1; RFC 8252 for native clients): absolute, 
 ``https``, or ``http`` on a loopback host (``127.0.0.1``, ``[::1]``, ``localhost``). A loopback
 redirect URI matches one presented with any port (RFC 8252 section 7.3: a native client picks a
 free port per sign-in); every other URI must match exactly, character for character.
+
+Every URL here is ASCII without spaces or control characters, raw or percent-encoded: it may end up
+in a ``Location`` header, a page or a log line.
 """
 
 from __future__ import annotations
 
 import ipaddress
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 MAX_URI_CHARS = 2000
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
@@ -28,14 +31,25 @@ def is_loopback_host(host: str) -> bool:
         return False
 
 
+def _control(char: str) -> bool:
+    return ord(char) < 0x20 or 0x7F <= ord(char) <= 0x9F  # C0, DEL, C1
+
+
+def _check_characters(url: str, what: str) -> None:
+    """RFC 3986: ASCII (anything else is percent-encoded), no space, no control character; and
+    none percent-encoded either (``%0A``, ``%0d``, ``%00``, ``%C2%85``: what a decoder makes of them)."""
+    if not url.isascii() or any(char == " " or _control(char) for char in url):
+        raise BadUrl(f"{what} must be ASCII without spaces or control characters")
+    if any(_control(char) for char in unquote(url)):
+        raise BadUrl(f"{what} must not contain percent-encoded control characters")
+
+
 def check_redirect_uri(uri: object) -> str:
     if not isinstance(uri, str) or not uri:
         raise BadUrl("a redirect URI must be a non-empty string")
     if len(uri) > MAX_URI_CHARS:
         raise BadUrl(f"a redirect URI must be at most {MAX_URI_CHARS} characters")
-    if not uri.isascii() or any(ord(char) < 0x21 or ord(char) == 0x7F for char in uri):
-        # RFC 3986: anything else is percent-encoded (and a Location header is ASCII).
-        raise BadUrl("a redirect URI must be ASCII without spaces or control characters")
+    _check_characters(uri, "a redirect URI")
     try:
         parts = urlsplit(uri)
         host = parts.hostname or ""
@@ -82,8 +96,7 @@ def check_document_url(url: str, *, allow_loopback: bool) -> str:
     local facade (``allow_loopback``) http on a loopback host is accepted too, for development."""
     if len(url) > MAX_URI_CHARS:
         raise BadUrl(f"a client_id URL must be at most {MAX_URI_CHARS} characters")
-    if not url.isascii() or any(ord(char) < 0x21 or ord(char) == 0x7F for char in url):
-        raise BadUrl("a client_id URL must be ASCII without spaces or control characters")
+    _check_characters(url, "a client_id URL")
     try:
         parts = urlsplit(url)
         host = parts.hostname or ""
