@@ -413,6 +413,43 @@ def test_bad_input_gets_an_oauth_error_never_a_5xx(
         assert response.headers["content-type"].startswith("text/html") and "set-cookie" not in response.headers
 
 
+@pytest.mark.parametrize(
+    "presented",
+    [
+        REDIRECT_URI + "\n",
+        REDIRECT_URI.replace("/callback", "/call\rback"),
+        REDIRECT_URI.replace("/callback", "/call\tback"),
+        "\x00" + REDIRECT_URI,
+        REDIRECT_URI.replace("127.0.0.1:", "[127.0.0.1:"),
+        REDIRECT_URI.replace("127.0.0.1:", "127.0.0.1\uff1a"),
+        REDIRECT_URI.replace("127.0.0.1", "\uff11\uff12\uff17.\uff10.\uff10.\uff11"),
+        REDIRECT_URI.replace("127.0.0.1", "evil.example\uff20127.0.0.1"),
+    ],
+    ids=[
+        "LF",
+        "CR",
+        "TAB",
+        "leading NUL",
+        "unclosed IPv6 literal",
+        "fullwidth colon",
+        "fullwidth host",
+        "fullwidth at",
+    ],
+)
+def test_a_redirect_uri_not_registered_character_for_character_is_an_error_page_never_a_redirect(
+    origin: Origin, presented: str
+) -> None:
+    # Given a native client registered with its loopback redirect URI
+    client = register(origin.base, token_endpoint_auth_method="none")
+    for params in ({}, {"response_type": "token"}):  # a consent page, or an error for the redirect URI
+        # When the browser brings an authorization request naming a look-alike of it
+        response = httpx.get(authorize_url(origin.base, client["client_id"], Pkce(), redirect_uri=presented, **params))
+        # Then the person sees the error page: no redirect, no consent, no failure
+        assert response.status_code == 400, response.text
+        assert response.headers["content-type"].startswith("text/html") and "location" not in response.headers
+        assert "not registered for this client" in response.text
+
+
 def test_an_unknown_host_has_no_authorization_server(origin: Origin) -> None:
     response = httpx.get(f"{origin.base}/.well-known/oauth-authorization-server", headers={"host": "evil.example"})
     assert response.status_code == 421

@@ -1,9 +1,10 @@
 """The URL rules of the facade: redirect URIs, client ID metadata document URLs, issuer origins.
 
 Redirect URIs (OAuth 2.1 section 2.3.1; RFC 8252 for native clients): absolute, no fragment,
-``https``, or ``http`` on a loopback host (``127.0.0.1``, ``[::1]``, ``localhost``). A loopback
-redirect URI matches one presented with any port (RFC 8252 section 7.3: a native client picks a
-free port per sign-in); every other URI must match exactly, character for character.
+``https``, or ``http`` on a loopback host (``127.0.0.1``, ``[::1]``, ``localhost``). A presented
+redirect URI matches a registered one character for character (OAuth 2.1 section 4.1.1), compared
+as strings, never as what a parser makes of them; a loopback one may differ in its port alone
+(RFC 8252 section 7.3: a native client picks a free port per sign-in).
 
 Every URL here is ASCII without spaces or control characters, raw or percent-encoded: it may end up
 in a ``Location`` header, a page or a log line.
@@ -12,10 +13,14 @@ in a ``Location`` header, a page or a log line.
 from __future__ import annotations
 
 import ipaddress
+import re
 from urllib.parse import unquote, urlsplit
 
 MAX_URI_CHARS = 2000
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
+MAX_PORT = 65535
+# The authority of a registered redirect URI (no user information): a host, then ":" and digits.
+_AUTHORITY = re.compile(r"(?P<host>\[[^\[\]]*\]|[^\[\]:]*)(?::(?P<port>[0-9]{1,5}))?")
 
 
 class BadUrl(ValueError):
@@ -70,24 +75,27 @@ def check_redirect_uri(uri: object) -> str:
 
 
 def redirect_uri_matches(registered: str, presented: str) -> bool:
+    """Whether ``presented`` is the ``registered`` redirect URI: the same characters, except the
+    port of a loopback one (its digits, or none), RFC 8252 section 7.3. Never raises: a presented
+    URI that is malformed, look-alike or carries control characters is simply not the one."""
     if registered == presented:
         return True
-    mine, theirs = urlsplit(registered), urlsplit(presented)
+    mine = urlsplit(registered)  # registered URIs passed check_redirect_uri
     if mine.scheme != "http" or not is_loopback_host(mine.hostname or ""):
         return False
-    try:
-        theirs.port  # noqa: B018 - a malformed port never matches
-    except ValueError:
-        return False
-    # RFC 8252 section 7.3: any port on the same loopback host, path and query.
-    return (
-        theirs.scheme == mine.scheme
-        and theirs.hostname == mine.hostname
-        and theirs.path == mine.path
-        and theirs.query == mine.query
-        and not theirs.fragment
-        and theirs.username is None
-    )
+    ours = _without_port(registered)
+    return ours is not None and ours == _without_port(presented)
+
+
+def _without_port(uri: str) -> str | None:
+    """``uri`` with its authority's port taken out, by its characters (``scheme://host`` then ``:``
+    and 1 to 5 digits, at most 65535); None when its authority is anything else."""
+    scheme, separator, rest = uri.partition("://")
+    end = next((index for index, char in enumerate(rest) if char in "/?#"), len(rest))
+    authority = _AUTHORITY.fullmatch(rest[:end])
+    if not separator or authority is None or int(authority["port"] or 0) > MAX_PORT:
+        return None
+    return scheme + separator + authority["host"] + rest[end:]
 
 
 def check_document_url(url: str, *, allow_loopback: bool) -> str:
