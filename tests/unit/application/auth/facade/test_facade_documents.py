@@ -19,6 +19,7 @@ from mcp_platform.application.auth.facade.documents import (
     DocumentRefused,
     PinnedFetcher,
     cache_seconds,
+    resolve_addresses,
 )
 from mcp_platform.application.auth.facade.errors import OAuthError
 from mcp_platform.application.auth.facade.urls import BadUrl, check_document_url
@@ -196,6 +197,11 @@ def test_outside_local_mode_loopback_and_private_addresses_are_never_fetched() -
         "https://client.example/" + "a" * 2001,
         "https://client.example/a b",
         "https://client.example/a%0Ab",  # a percent-encoded control character
+        f"https://{'a' * 64}.example/client.json",  # a DNS label is at most 63 characters
+        "https://client..example/client.json",  # an empty label
+        "https://.client.example/client.json",
+        "https://client.example../client.json",
+        "https://" + ".".join(letter * 63 for letter in "abcd") + ".example/client.json",  # 263 > 253
     ],
 )
 def test_client_id_urls_follow_the_documents_rules(url: str) -> None:
@@ -205,3 +211,33 @@ def test_client_id_urls_follow_the_documents_rules(url: str) -> None:
 
 def test_client_id_url_with_a_path_and_a_query_is_accepted() -> None:
     assert check_document_url("https://client.example/oauth/client.json?v=2", allow_loopback=False)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [f"https://{'a' * 64}.example/client.json", "https://client..example/client.json", "https://.example/client.json"],
+    ids=["64-character label", "empty label", "empty first label"],
+)
+def test_a_client_id_url_whose_host_is_no_dns_name_is_an_invalid_client_before_any_lookup(url: str) -> None:
+    # Given the facade's own fetcher, whose resolver would be asked for the host
+    looked_up: list[str] = []
+
+    def resolve(host: str, port: int) -> list[str]:
+        looked_up.append(host)
+        return resolve_addresses(host, port)
+
+    documents = ClientDocuments(PinnedFetcher(resolve=resolve))
+    # When a client_id URL names a host with an over-long or empty label
+    with pytest.raises(OAuthError) as refused:
+        documents.client(url)
+    # Then it is invalid_client, said before any lookup (an IDNA failure is not a failing dependency)
+    assert refused.value.error == "invalid_client" and "label" in refused.value.description
+    assert looked_up == [] and documents.fetches == 0
+
+
+def test_a_resolver_that_cannot_encode_the_host_is_a_refused_document_not_a_failure() -> None:
+    def unencodable(host: str, port: int) -> list[str]:
+        raise UnicodeError("encoding with 'idna' codec failed (UnicodeError: label too long)")
+
+    with pytest.raises(DocumentRefused, match="does not resolve"):
+        PinnedFetcher(resolve=unencodable).fetch("https://client.example/client.json")

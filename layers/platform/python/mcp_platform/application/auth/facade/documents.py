@@ -147,7 +147,8 @@ class PinnedFetcher:
             return "127.0.0.1" if host == "localhost" else host
         try:
             addresses = self.resolve(host, port)
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
+            # ValueError: a name the resolver cannot encode (UnicodeError from the idna codec).
             raise DocumentRefused(f"the document's host does not resolve ({type(exc).__name__})") from exc
         if not addresses:
             raise DocumentRefused("the document's host does not resolve")

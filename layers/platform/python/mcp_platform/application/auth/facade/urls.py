@@ -12,11 +12,14 @@ in a ``Location`` header, a page or a log line.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import re
 from urllib.parse import unquote, urlsplit
 
 MAX_URI_CHARS = 2000
+MAX_HOST_CHARS = 253  # RFC 1035 section 2.3.4, in its text form (without the root's trailing dot)
+MAX_LABEL_CHARS = 63
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 MAX_PORT = 65535
 # The authority of a registered redirect URI (no user information): a host, then ":" and digits.
@@ -116,6 +119,7 @@ def check_document_url(url: str, *, allow_loopback: bool) -> str:
         raise BadUrl("a client_id URL must use https")
     if not host:
         raise BadUrl("a client_id URL must name a host")
+    _check_host_name(host)
     if parts.fragment or "#" in url:
         raise BadUrl("a client_id URL must not contain a fragment")
     if parts.username is not None or parts.password is not None:
@@ -125,6 +129,24 @@ def check_document_url(url: str, *, allow_loopback: bool) -> str:
     if any(segment in (".", "..") for segment in parts.path.split("/")):
         raise BadUrl("a client_id URL must not contain dot segments")
     return url
+
+
+def _check_host_name(host: str) -> None:
+    """The host of a client_id URL is looked up: an IP address, or a DNS name of labels of 1 to 63
+    characters, at most 253 in all (RFC 1035 section 2.3.4), that IDNA encodes (as the resolver
+    will). Checked before any lookup: a name no resolver accepts is the client's error."""
+    with contextlib.suppress(ValueError):
+        ipaddress.ip_address(host)
+        return
+    name = host.removesuffix(".")  # the root label
+    if len(name) > MAX_HOST_CHARS:
+        raise BadUrl(f"a client_id URL's host must be at most {MAX_HOST_CHARS} characters")
+    if any(not 1 <= len(label) <= MAX_LABEL_CHARS for label in name.split(".")):
+        raise BadUrl(f"a client_id URL's host must be made of labels of 1 to {MAX_LABEL_CHARS} characters")
+    try:
+        name.encode("idna")
+    except UnicodeError:
+        raise BadUrl("a client_id URL's host is not a name IDNA can encode") from None
 
 
 def is_document_client_id(client_id: str) -> bool:
