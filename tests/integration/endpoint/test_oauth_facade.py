@@ -453,6 +453,23 @@ def test_a_redirect_uri_not_registered_character_for_character_is_an_error_page_
         assert "not registered for this client" in response.text
 
 
+@pytest.mark.parametrize(
+    "address",
+    ["64:ff9b::a9fe:a9fe", "64:ff9b::7f00:1", "64:ff9b::a00:1", "64:ff9b:1::a00:1", "::a9fe:a9fe"],
+)
+def test_a_client_id_document_on_an_address_that_embeds_a_private_ipv4_one_is_never_fetched(
+    origin: Origin, address: str
+) -> None:
+    # Given a client_id URL whose host is a NAT64 (or IPv4-compatible) address embedding
+    # 169.254.169.254, 127.0.0.1 or 10.0.0.1
+    client_id = f"https://[{address}]/client.json"
+    # When the browser brings an authorization request for it
+    response = httpx.get(authorize_url(origin.base, client_id, Pkce()))
+    # Then the facade refuses the address as it refuses the IPv4 address itself: no connection is tried
+    assert response.status_code == 400 and "location" not in response.headers
+    assert "non-public address" in response.text, response.text
+
+
 def test_an_unknown_host_has_no_authorization_server(origin: Origin) -> None:
     response = httpx.get(f"{origin.base}/.well-known/oauth-authorization-server", headers={"host": "evil.example"})
     assert response.status_code == 421
