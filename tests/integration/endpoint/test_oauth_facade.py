@@ -392,6 +392,9 @@ BAD_REQUESTS: list[tuple[str, str, dict[str, Any], int]] = [
     ("GET", "/authorize", {"params": {"client_id": "mcpc_" + "a" * 32}}, 400),
     ("GET", "/authorize", {"params": {"client_id": "https://127.0.0.1:1/none.json"}}, 400),
     ("GET", "/authorize", {"params": {"client_id": "\x00\r\n"}}, 400),
+    ("GET", "/authorize", {"params": {"client_id": f"https://{'a' * 64}.example/client.json"}}, 400),
+    ("GET", "/authorize", {"params": {"client_id": "https://client..example/client.json"}}, 400),
+    ("GET", "/authorize", {"params": {"client_id": "https://.example/client.json"}}, 400),
     ("POST", "/authorize", {"data": {"request": "x", "decision": "approve"}}, 400),
     ("POST", "/authorize", {"data": {"request": "a" * 32, "decision": "approve"}}, 400),
     ("GET", "/callback", {}, 400),
@@ -411,6 +414,60 @@ def test_bad_input_gets_an_oauth_error_never_a_5xx(
         assert response.json()["error"] and response.json()["error_description"]
     else:
         assert response.headers["content-type"].startswith("text/html") and "set-cookie" not in response.headers
+
+
+@pytest.mark.parametrize(
+    "presented",
+    [
+        REDIRECT_URI + "\n",
+        REDIRECT_URI.replace("/callback", "/call\rback"),
+        REDIRECT_URI.replace("/callback", "/call\tback"),
+        "\x00" + REDIRECT_URI,
+        REDIRECT_URI.replace("127.0.0.1:", "[127.0.0.1:"),
+        REDIRECT_URI.replace("127.0.0.1:", "127.0.0.1\uff1a"),
+        REDIRECT_URI.replace("127.0.0.1", "\uff11\uff12\uff17.\uff10.\uff10.\uff11"),
+        REDIRECT_URI.replace("127.0.0.1", "evil.example\uff20127.0.0.1"),
+    ],
+    ids=[
+        "LF",
+        "CR",
+        "TAB",
+        "leading NUL",
+        "unclosed IPv6 literal",
+        "fullwidth colon",
+        "fullwidth host",
+        "fullwidth at",
+    ],
+)
+def test_a_redirect_uri_not_registered_character_for_character_is_an_error_page_never_a_redirect(
+    origin: Origin, presented: str
+) -> None:
+    # Given a native client registered with its loopback redirect URI
+    client = register(origin.base, token_endpoint_auth_method="none")
+    for params in ({}, {"response_type": "token"}):  # a consent page, or an error for the redirect URI
+        # When the browser brings an authorization request naming a look-alike of it
+        response = httpx.get(authorize_url(origin.base, client["client_id"], Pkce(), redirect_uri=presented, **params))
+        # Then the person sees the error page: no redirect, no consent, no failure
+        assert response.status_code == 400, response.text
+        assert response.headers["content-type"].startswith("text/html") and "location" not in response.headers
+        assert "not registered for this client" in response.text
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["64:ff9b::a9fe:a9fe", "64:ff9b::7f00:1", "64:ff9b::a00:1", "64:ff9b:1::a00:1", "::a9fe:a9fe"],
+)
+def test_a_client_id_document_on_an_address_that_embeds_a_private_ipv4_one_is_never_fetched(
+    origin: Origin, address: str
+) -> None:
+    # Given a client_id URL whose host is a NAT64 (or IPv4-compatible) address embedding
+    # 169.254.169.254, 127.0.0.1 or 10.0.0.1
+    client_id = f"https://[{address}]/client.json"
+    # When the browser brings an authorization request for it
+    response = httpx.get(authorize_url(origin.base, client_id, Pkce()))
+    # Then the facade refuses the address as it refuses the IPv4 address itself: no connection is tried
+    assert response.status_code == 400 and "location" not in response.headers
+    assert "non-public address" in response.text, response.text
 
 
 def test_an_unknown_host_has_no_authorization_server(origin: Origin) -> None:

@@ -19,6 +19,8 @@ from mcp_platform.application.auth.facade.documents import (
     DocumentRefused,
     PinnedFetcher,
     cache_seconds,
+    public_address,
+    resolve_addresses,
 )
 from mcp_platform.application.auth.facade.errors import OAuthError
 from mcp_platform.application.auth.facade.urls import BadUrl, check_document_url
@@ -172,6 +174,7 @@ def test_outside_local_mode_loopback_and_private_addresses_are_never_fetched() -
         ("https://metadata.example/client.json", ["169.254.169.254"]),
         ("https://six.example/client.json", ["::1"]),
         ("https://mapped.example/client.json", ["::ffff:192.168.1.1"]),
+        ("https://nat64.example/client.json", ["64:ff9b::a9fe:a9fe"]),  # 169.254.169.254 through NAT64
         ("https://mixed.example/client.json", ["93.184.216.34", "10.1.2.3"]),  # one private answer is enough
     ]
     for url, addresses in cases:
@@ -195,6 +198,12 @@ def test_outside_local_mode_loopback_and_private_addresses_are_never_fetched() -
         "ftp://client.example/a",
         "https://client.example/" + "a" * 2001,
         "https://client.example/a b",
+        "https://client.example/a%0Ab",  # a percent-encoded control character
+        f"https://{'a' * 64}.example/client.json",  # a DNS label is at most 63 characters
+        "https://client..example/client.json",  # an empty label
+        "https://.client.example/client.json",
+        "https://client.example../client.json",
+        "https://" + ".".join(letter * 63 for letter in "abcd") + ".example/client.json",  # 263 > 253
     ],
 )
 def test_client_id_urls_follow_the_documents_rules(url: str) -> None:
@@ -204,3 +213,58 @@ def test_client_id_urls_follow_the_documents_rules(url: str) -> None:
 
 def test_client_id_url_with_a_path_and_a_query_is_accepted() -> None:
     assert check_document_url("https://client.example/oauth/client.json?v=2", allow_loopback=False)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [f"https://{'a' * 64}.example/client.json", "https://client..example/client.json", "https://.example/client.json"],
+    ids=["64-character label", "empty label", "empty first label"],
+)
+def test_a_client_id_url_whose_host_is_no_dns_name_is_an_invalid_client_before_any_lookup(url: str) -> None:
+    # Given the facade's own fetcher, whose resolver would be asked for the host
+    looked_up: list[str] = []
+
+    def resolve(host: str, port: int) -> list[str]:
+        looked_up.append(host)
+        return resolve_addresses(host, port)
+
+    documents = ClientDocuments(PinnedFetcher(resolve=resolve))
+    # When a client_id URL names a host with an over-long or empty label
+    with pytest.raises(OAuthError) as refused:
+        documents.client(url)
+    # Then it is invalid_client, said before any lookup (an IDNA failure is not a failing dependency)
+    assert refused.value.error == "invalid_client" and "label" in refused.value.description
+    assert looked_up == [] and documents.fetches == 0
+
+
+def test_a_resolver_that_cannot_encode_the_host_is_a_refused_document_not_a_failure() -> None:
+    def unencodable(host: str, port: int) -> list[str]:
+        raise UnicodeError("encoding with 'idna' codec failed (UnicodeError: label too long)")
+
+    with pytest.raises(DocumentRefused, match="does not resolve"):
+        PinnedFetcher(resolve=unencodable).fetch("https://client.example/client.json")
+
+
+@pytest.mark.parametrize(
+    ("address", "public"),
+    [
+        ("64:ff9b::a9fe:a9fe", False),  # NAT64 (RFC 6052) of 169.254.169.254, the instance metadata
+        ("64:ff9b::7f00:1", False),  # 127.0.0.1
+        ("64:ff9b::a00:1", False),  # 10.0.0.1
+        ("64:ff9b::c0a8:101", False),  # 192.168.1.1
+        ("64:ff9b::808:808", True),  # 8.8.8.8: public through NAT64 as it is without
+        ("64:ff9b:1::a00:1", False),  # local-use NAT64 (RFC 8215): never public
+        ("64:ff9b:1::808:808", False),
+        ("::ffff:a9fe:a9fe", False),  # IPv4-mapped
+        ("::ffff:808:808", True),
+        ("::a9fe:a9fe", False),  # IPv4-compatible (deprecated, reserved)
+        ("::ffff:0:a9fe:a9fe", False),  # IPv4-translated (RFC 2765, reserved)
+        ("2002:a9fe:a9fe::1", False),  # 6to4
+        ("2001:0:4136:e378:8000:63bf:3fff:fdd2", False),  # Teredo
+        ("169.254.169.254", False),
+        ("93.184.216.34", True),
+        ("2606:4700::6810:84e5", True),
+    ],
+)
+def test_an_ipv6_address_that_embeds_an_ipv4_one_is_as_public_as_the_ipv4_address(address: str, public: bool) -> None:
+    assert public_address(address) is public

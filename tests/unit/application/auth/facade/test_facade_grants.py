@@ -77,6 +77,48 @@ def test_a_loopback_redirect_uri_matches_on_any_port_as_rfc_8252_asks(facade: Fa
     assert isinstance(outcome, Consent) and outcome.pending.redirect_uri == "http://127.0.0.1:51234/callback"
 
 
+@pytest.mark.parametrize(
+    "presented",
+    [
+        "http://127.0.0.1:4000/cb\n",
+        "http://127.0.0.1:4000/cb\r\nSet-Cookie: x=y",
+        "http://127.0.0.1:4000/c\tb",
+        "\x00http://127.0.0.1:4000/cb",
+    ],
+    ids=["LF", "CRLF", "TAB", "leading NUL"],
+)
+def test_a_loopback_redirect_uri_with_control_characters_is_shown_to_the_user_never_redirected_to(
+    facade: Facade, presented: str
+) -> None:
+    # Given a native client registered with a loopback redirect URI
+    client, pkce = facade.public_client(redirect_uris=["http://127.0.0.1:4000/cb"]), Pkce()
+    for params in ({}, {"response_type": "token"}):  # a consent page, or an error sent to the redirect URI
+        # When the authorization request names it with control characters in it (%0A, %0D, %09, %00)
+        query = facade.query(client, pkce, redirect_uri=presented, **params)
+        # Then it is not the registered one: the user sees an error page, nothing goes to a Location header
+        with pytest.raises(PageError) as caught:
+            facade.server.begin(SITE, query, frozenset())
+        assert caught.value.title == "Invalid redirect URI" and caught.value.status == 400
+
+
+@pytest.mark.parametrize(
+    "presented",
+    [
+        "http://[127.0.0.1:4000/cb",
+        "http://127.0.0.1\uff1a4000/cb",
+        "http://evil.example\uff20127.0.0.1:4000/cb",
+        "http://\uff4c\uff4f\uff43\uff41\uff4c\uff48\uff4f\uff53\uff54:4000/cb",
+    ],
+    ids=["unclosed IPv6 literal", "fullwidth colon", "fullwidth at", "fullwidth localhost"],
+)
+def test_a_malformed_redirect_uri_is_an_error_page_not_a_failure(facade: Facade, presented: str) -> None:
+    for registered in ("http://127.0.0.1:4000/cb", REDIRECT):
+        client = facade.public_client(redirect_uris=[registered])
+        with pytest.raises(PageError) as caught:
+            facade.server.begin(SITE, facade.query(client, Pkce(), redirect_uri=presented), frozenset())
+        assert caught.value.title == "Invalid redirect URI" and caught.value.status == 400
+
+
 def test_an_expired_registration_is_an_unknown_client_at_both_ends(facade: Facade) -> None:
     client, pkce = facade.public_client(), Pkce()
     code = facade.code(client, pkce)

@@ -46,6 +46,12 @@ def test_a_confidential_client_gets_a_secret_once_and_only_its_hash_is_kept() ->
         ({"redirect_uris": ["javascript:alert(1)"]}, "invalid_redirect_uri"),
         ({"redirect_uris": ["https://c.example/cb\r\nx"]}, "invalid_redirect_uri"),
         ({"redirect_uris": ["https://c.example/\u20ac"]}, "invalid_redirect_uri"),  # not percent-encoded
+        ({"redirect_uris": ["http://127.0.0.1:3000/callback%0A"]}, "invalid_redirect_uri"),  # encoded controls
+        ({"redirect_uris": ["http://127.0.0.1:3000/cb%0d%0aSet-Cookie:%20x=y"]}, "invalid_redirect_uri"),
+        ({"redirect_uris": ["http://127.0.0.1:3000/c%09b"]}, "invalid_redirect_uri"),
+        ({"redirect_uris": ["https://c.example/cb?x=%00"]}, "invalid_redirect_uri"),
+        ({"redirect_uris": ["https://c.example/cb%7F"]}, "invalid_redirect_uri"),
+        ({"redirect_uris": ["https://c.example/cb%C2%85"]}, "invalid_redirect_uri"),  # NEL, a C1 control
         ({"redirect_uris": [f"https://c.example/{i}" for i in range(11)]}, "invalid_redirect_uri"),
         ({"redirect_uris": [42]}, "invalid_redirect_uri"),
         ({"token_endpoint_auth_method": "private_key_jwt"}, "invalid_client_metadata"),
@@ -85,3 +91,52 @@ def test_redirect_uris_match_exactly_except_the_port_of_a_loopback_one() -> None
     assert not redirect_uri_matches("http://127.0.0.1:3000/cb", "http://127.0.0.2:3000/cb")
     assert not redirect_uri_matches("http://127.0.0.1:3000/cb", "http://127.0.0.1:3000/cb#x")
     assert not redirect_uri_matches("http://127.0.0.1:3000/cb", "http://127.0.0.1:notaport/cb")
+
+
+@pytest.mark.parametrize(
+    "presented",
+    [
+        "http://127.0.0.1:3000/callback\n",  # what the query's %0A decodes to
+        "http://127.0.0.1:3000/call\rback",
+        "http://127.0.0.1:3000/call\tback",
+        "http://127.0.0.1:3\n000/callback",
+        "\x00http://127.0.0.1:3000/callback",  # a leading %00
+        " http://127.0.0.1:3000/callback",
+        "HTTP://127.0.0.1:3000/callback",
+        "http://127.0.0.1:3000/callback?",
+        "http://127.0.0.1:3000/callback#",
+        "http://127.0.0.1:/callback",
+        "http://127.0.0.1:99999/callback",
+        "http://127.0.0.1:3000/callback%0A",
+    ],
+)
+def test_a_loopback_redirect_uri_differs_from_the_registered_one_in_its_port_only(presented: str) -> None:
+    # Given a native client's loopback redirect URI (RFC 8252 section 7.3: any port)
+    registered = "http://127.0.0.1:3000/callback"
+    # When the authorization request names one that differs in anything but the port's digits
+    # Then it does not match: the comparison is of the characters, not of what a parser makes of them
+    assert not redirect_uri_matches(registered, presented)
+    assert redirect_uri_matches(registered, "http://127.0.0.1:51234/callback")
+    assert redirect_uri_matches("http://[::1]/callback", "http://[::1]:51234/callback")
+    assert redirect_uri_matches("http://localhost:8080/cb?x=1", "http://localhost/cb?x=1")
+
+
+@pytest.mark.parametrize(
+    "presented",
+    [
+        "http://[127.0.0.1:3000/callback",  # an unclosed IPv6 literal
+        "http://\uff11\uff12\uff17.0.0.1:3000/callback",  # fullwidth digits
+        "http://\uff4c\uff4f\uff43\uff41\uff4c\uff48\uff4f\uff53\uff54:3000/callback",  # fullwidth localhost
+        "http://127\uff0e0\uff0e0\uff0e1:3000/callback",  # fullwidth full stops
+        "http://l\u043ecalhost:3000/callback",  # a Cyrillic o
+        "http://127.0.0.1\uff1a3000/callback",  # a fullwidth colon
+        "http://127.0.0.1:3000\uff0fcallback",  # a fullwidth solidus
+        "http://evil.example\uff20127.0.0.1:3000/callback",  # a fullwidth commercial at
+        "http://127.0.0.1:3000\u2100/callback",  # account of: NFKC makes it a/c
+        "http://ex\u00e4mple.com/callback",
+        "",
+    ],
+)
+def test_a_malformed_redirect_uri_never_matches_and_never_raises(presented: str) -> None:
+    for registered in ("http://127.0.0.1:3000/callback", "http://localhost/callback", "https://c.example/cb"):
+        assert not redirect_uri_matches(registered, presented)

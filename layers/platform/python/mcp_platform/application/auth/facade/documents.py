@@ -4,7 +4,8 @@ The facade fetches that URL itself, so the fetch is bounded in every way a hosti
 use it (draft-ietf-oauth-client-id-metadata-document section 6):
 
 - **Where.** The host is resolved once and every address must be a public one (no loopback,
-  private, link-local, multicast or reserved address, IPv4 or IPv6); the connection goes to the
+  private, link-local, multicast or reserved address, IPv4 or IPv6; an IPv6 address that carries
+  an IPv4 one, IPv4-mapped or NAT64, is judged as that IPv4 address); the connection goes to the
   address that was checked (no second resolution a rebinding DNS could answer differently). A
   local facade (served on loopback) may fetch from loopback, for development.
 - **How much, how long.** At most :data:`MAX_DOCUMENT_BYTES` and :data:`FETCH_SECONDS` in all
@@ -45,6 +46,9 @@ MAX_CACHE_SECONDS = 24 * 3600
 CACHE_ENTRIES = 256
 _MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*(\d{1,10})\s*(?:,|$)", re.IGNORECASE)
 
+# RFC 6052: the well-known NAT64 prefix; the IPv4 address a translator connects to is the last 32 bits.
+NAT64_PREFIX = ipaddress.IPv6Network("64:ff9b::/96")
+
 Resolver = Callable[[str, int], list[str]]
 
 
@@ -68,10 +72,18 @@ def resolve_addresses(host: str, port: int) -> list[str]:
 
 
 def public_address(address: str) -> bool:
+    """Whether a connection to ``address`` stays on the public internet. An IPv4-mapped address
+    (``::ffff:0:0/96``) or one of the well-known NAT64 prefix (``64:ff9b::/96``) reaches the IPv4
+    address it embeds, and is judged as that address; the local-use NAT64 prefix (``64:ff9b:1::/48``,
+    RFC 8215), 6to4 and Teredo are not global, and reserved space (IPv4-compatible ``::/96`` among
+    it) is refused too."""
     ip = ipaddress.ip_address(address)
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_global and not ip.is_multicast
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        elif ip in NAT64_PREFIX:
+            ip = ipaddress.IPv4Address(int(ip) & 0xFFFF_FFFF)
+    return ip.is_global and not ip.is_multicast and not ip.is_reserved
 
 
 class PinnedFetcher:
@@ -147,7 +159,8 @@ class PinnedFetcher:
             return "127.0.0.1" if host == "localhost" else host
         try:
             addresses = self.resolve(host, port)
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
+            # ValueError: a name the resolver cannot encode (UnicodeError from the idna codec).
             raise DocumentRefused(f"the document's host does not resolve ({type(exc).__name__})") from exc
         if not addresses:
             raise DocumentRefused("the document's host does not resolve")

@@ -1,18 +1,29 @@
 """The URL rules of the facade: redirect URIs, client ID metadata document URLs, issuer origins.
 
 Redirect URIs (OAuth 2.1 section 2.3.1; RFC 8252 for native clients): absolute, no fragment,
-``https``, or ``http`` on a loopback host (``127.0.0.1``, ``[::1]``, ``localhost``). A loopback
-redirect URI matches one presented with any port (RFC 8252 section 7.3: a native client picks a
-free port per sign-in); every other URI must match exactly, character for character.
+``https``, or ``http`` on a loopback host (``127.0.0.1``, ``[::1]``, ``localhost``). A presented
+redirect URI matches a registered one character for character (OAuth 2.1 section 4.1.1), compared
+as strings, never as what a parser makes of them; a loopback one may differ in its port alone
+(RFC 8252 section 7.3: a native client picks a free port per sign-in).
+
+Every URL here is ASCII without spaces or control characters, raw or percent-encoded: it may end up
+in a ``Location`` header, a page or a log line.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
-from urllib.parse import urlsplit
+import re
+from urllib.parse import unquote, urlsplit
 
 MAX_URI_CHARS = 2000
+MAX_HOST_CHARS = 253  # RFC 1035 section 2.3.4, in its text form (without the root's trailing dot)
+MAX_LABEL_CHARS = 63
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
+MAX_PORT = 65535
+# The authority of a registered redirect URI (no user information): a host, then ":" and digits.
+_AUTHORITY = re.compile(r"(?P<host>\[[^\[\]]*\]|[^\[\]:]*)(?::(?P<port>[0-9]{1,5}))?")
 
 
 class BadUrl(ValueError):
@@ -28,14 +39,25 @@ def is_loopback_host(host: str) -> bool:
         return False
 
 
+def _control(char: str) -> bool:
+    return ord(char) < 0x20 or 0x7F <= ord(char) <= 0x9F  # C0, DEL, C1
+
+
+def _check_characters(url: str, what: str) -> None:
+    """RFC 3986: ASCII (anything else is percent-encoded), no space, no control character; and
+    none percent-encoded either (``%0A``, ``%0d``, ``%00``, ``%C2%85``: what a decoder makes of them)."""
+    if not url.isascii() or any(char == " " or _control(char) for char in url):
+        raise BadUrl(f"{what} must be ASCII without spaces or control characters")
+    if any(_control(char) for char in unquote(url)):
+        raise BadUrl(f"{what} must not contain percent-encoded control characters")
+
+
 def check_redirect_uri(uri: object) -> str:
     if not isinstance(uri, str) or not uri:
         raise BadUrl("a redirect URI must be a non-empty string")
     if len(uri) > MAX_URI_CHARS:
         raise BadUrl(f"a redirect URI must be at most {MAX_URI_CHARS} characters")
-    if not uri.isascii() or any(ord(char) < 0x21 or ord(char) == 0x7F for char in uri):
-        # RFC 3986: anything else is percent-encoded (and a Location header is ASCII).
-        raise BadUrl("a redirect URI must be ASCII without spaces or control characters")
+    _check_characters(uri, "a redirect URI")
     try:
         parts = urlsplit(uri)
         host = parts.hostname or ""
@@ -56,24 +78,27 @@ def check_redirect_uri(uri: object) -> str:
 
 
 def redirect_uri_matches(registered: str, presented: str) -> bool:
+    """Whether ``presented`` is the ``registered`` redirect URI: the same characters, except the
+    port of a loopback one (its digits, or none), RFC 8252 section 7.3. Never raises: a presented
+    URI that is malformed, look-alike or carries control characters is simply not the one."""
     if registered == presented:
         return True
-    mine, theirs = urlsplit(registered), urlsplit(presented)
+    mine = urlsplit(registered)  # registered URIs passed check_redirect_uri
     if mine.scheme != "http" or not is_loopback_host(mine.hostname or ""):
         return False
-    try:
-        theirs.port  # noqa: B018 - a malformed port never matches
-    except ValueError:
-        return False
-    # RFC 8252 section 7.3: any port on the same loopback host, path and query.
-    return (
-        theirs.scheme == mine.scheme
-        and theirs.hostname == mine.hostname
-        and theirs.path == mine.path
-        and theirs.query == mine.query
-        and not theirs.fragment
-        and theirs.username is None
-    )
+    ours = _without_port(registered)
+    return ours is not None and ours == _without_port(presented)
+
+
+def _without_port(uri: str) -> str | None:
+    """``uri`` with its authority's port taken out, by its characters (``scheme://host`` then ``:``
+    and 1 to 5 digits, at most 65535); None when its authority is anything else."""
+    scheme, separator, rest = uri.partition("://")
+    end = next((index for index, char in enumerate(rest) if char in "/?#"), len(rest))
+    authority = _AUTHORITY.fullmatch(rest[:end])
+    if not separator or authority is None or int(authority["port"] or 0) > MAX_PORT:
+        return None
+    return scheme + separator + authority["host"] + rest[end:]
 
 
 def check_document_url(url: str, *, allow_loopback: bool) -> str:
@@ -82,8 +107,7 @@ def check_document_url(url: str, *, allow_loopback: bool) -> str:
     local facade (``allow_loopback``) http on a loopback host is accepted too, for development."""
     if len(url) > MAX_URI_CHARS:
         raise BadUrl(f"a client_id URL must be at most {MAX_URI_CHARS} characters")
-    if not url.isascii() or any(ord(char) < 0x21 or ord(char) == 0x7F for char in url):
-        raise BadUrl("a client_id URL must be ASCII without spaces or control characters")
+    _check_characters(url, "a client_id URL")
     try:
         parts = urlsplit(url)
         host = parts.hostname or ""
@@ -95,6 +119,7 @@ def check_document_url(url: str, *, allow_loopback: bool) -> str:
         raise BadUrl("a client_id URL must use https")
     if not host:
         raise BadUrl("a client_id URL must name a host")
+    _check_host_name(host)
     if parts.fragment or "#" in url:
         raise BadUrl("a client_id URL must not contain a fragment")
     if parts.username is not None or parts.password is not None:
@@ -104,6 +129,24 @@ def check_document_url(url: str, *, allow_loopback: bool) -> str:
     if any(segment in (".", "..") for segment in parts.path.split("/")):
         raise BadUrl("a client_id URL must not contain dot segments")
     return url
+
+
+def _check_host_name(host: str) -> None:
+    """The host of a client_id URL is looked up: an IP address, or a DNS name of labels of 1 to 63
+    characters, at most 253 in all (RFC 1035 section 2.3.4), that IDNA encodes (as the resolver
+    will). Checked before any lookup: a name no resolver accepts is the client's error."""
+    with contextlib.suppress(ValueError):
+        ipaddress.ip_address(host)
+        return
+    name = host.removesuffix(".")  # the root label
+    if len(name) > MAX_HOST_CHARS:
+        raise BadUrl(f"a client_id URL's host must be at most {MAX_HOST_CHARS} characters")
+    if any(not 1 <= len(label) <= MAX_LABEL_CHARS for label in name.split(".")):
+        raise BadUrl(f"a client_id URL's host must be made of labels of 1 to {MAX_LABEL_CHARS} characters")
+    try:
+        name.encode("idna")
+    except UnicodeError:
+        raise BadUrl("a client_id URL's host is not a name IDNA can encode") from None
 
 
 def is_document_client_id(client_id: str) -> bool:
