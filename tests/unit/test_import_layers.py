@@ -47,3 +47,28 @@ def test_the_request_context_and_binding_import_nothing_of_the_protocol_core() -
     assert imported_modules(PACKAGE / "protocol" / "trace_context.py") == set()
     binding = imported_modules(PACKAGE / "protocol" / "binding.py")
     assert all(name.startswith("mcp_platform.protocol.jsonrpc") for name in binding), binding
+
+
+def all_imports(path: Path) -> set[str]:
+    """Every module the file imports, of any package."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_protocol_and_application_reach_the_network_only_through_ports() -> None:
+    """The import contracts forbid socket, ssl and http there; urllib.request (a subpackage, which
+    import-linter cannot forbid on its own: urllib.parse is fine) is checked here."""
+    layers = [PACKAGE / "protocol", PACKAGE / "application"]
+    offenders = {
+        module_name(path): sorted(
+            name for name in all_imports(path) if name.startswith(("urllib.request", "urllib.error"))
+        )
+        for layer in layers
+        for path in layer.rglob("*.py")
+    }
+    assert not {name: found for name, found in offenders.items() if found}

@@ -182,10 +182,11 @@ def build_facade(
 
     def build() -> FacadeApp:
         # On the first request to a facade path, not at start: most requests never reach it.
+        from mcp_platform.adapters.document_fetcher import PinnedFetcher
         from mcp_platform.adapters.dynamodb.facade_store import FacadeStore
         from mcp_platform.adapters.jwks import urllib_fetch
         from mcp_platform.adapters.upstream_idp import UpstreamClient
-        from mcp_platform.application.auth.facade.documents import ClientDocuments, PinnedFetcher
+        from mcp_platform.application.auth.facade.documents import ClientDocuments
         from mcp_platform.application.auth.facade.service import AuthorizationServer
         from mcp_platform.transport.facade.server import FacadeApp
 

@@ -14,13 +14,12 @@ from typing import Any
 
 import pytest
 
+from mcp_platform.adapters.document_fetcher import PinnedFetcher, resolve_addresses
 from mcp_platform.application.auth.facade.documents import (
     ClientDocuments,
     DocumentRefused,
-    PinnedFetcher,
     cache_seconds,
     public_address,
-    resolve_addresses,
 )
 from mcp_platform.application.auth.facade.errors import OAuthError
 from mcp_platform.application.auth.facade.urls import BadUrl, check_document_url
