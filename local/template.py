@@ -8,17 +8,24 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from mcp_platform.config import EnvVars
 
 # Locally the endpoint talks to the table directly (X5: DAX has no emulator), and the layer
 # is hashed from its sources instead of bundled, so synth never runs pip. Notification streams
 # are on: an open stream costs nothing on one machine, and `make dev` shows every feature.
 logger = logging.getLogger(__name__)
 LOCAL_CONTEXT: dict[str, Any] = {"dax": "false", "subscriptions": "true", "aws:cdk:bundling-stacks": []}
+# Rate limits and quotas, as a deployment sets them with the context keys: `MCP_RATE_LIMITS=... make dev`
+# synthesizes the stack with them, so the emulator gets the limits table and the functions the variables.
+ENVIRONMENT_CONTEXT = {EnvVars.RATE_LIMITS: "rate_limits", EnvVars.QUOTAS: "quotas"}
 
 
 @dataclass(frozen=True)
@@ -29,18 +36,38 @@ class Synthesized:
     seconds: float
 
 
-def synthesize(context: dict[str, Any] | None = None) -> Synthesized:
-    from stacks.app_builder import build_app  # deferred: importing aws_cdk starts the jsii runtime
+def environment_context(environ: Mapping[str, str]) -> dict[str, str]:
+    """The context keys this process's environment sets (ENVIRONMENT_CONTEXT); every synth of the
+    local platform (`make dev`, `--attach`, `python -m local.ops`) reads them through here."""
+    return {key: environ[name] for name, key in ENVIRONMENT_CONTEXT.items() if environ.get(name, "").strip()}
 
+
+def synthesize(context: dict[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> Synthesized:
+    """The template for ``context`` over the local defaults and the environment's keys
+    (:func:`environment_context` of ``environ``, this process's by default). A bad value stops
+    the process with the key, the variable that set it and the rule named (no traceback)."""
+    from stacks.app_builder import build_app  # deferred: importing aws_cdk starts the jsii runtime
+    from stacks.config import ContextError
+
+    from_environment = environment_context(os.environ if environ is None else environ)
+    from_environment = {key: value for key, value in from_environment.items() if key not in (context or {})}
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="mcp-local-synth-") as outdir:
         # cdk-nag stays off: a compliance finding must fail `cdk synth`, not the local loop.
-        app, stack = build_app({**LOCAL_CONTEXT, **(context or {})}, nag=False, outdir=outdir)
+        try:
+            app, stack = build_app({**LOCAL_CONTEXT, **from_environment, **(context or {})}, nag=False, outdir=outdir)
+        except ContextError as error:
+            raise SystemExit(f"configuration error: {error}{_set_by(str(error), from_environment)}") from None
         assembly = app.synth()
         artifact = assembly.get_stack_by_name(stack.stack_name)
         template = json.loads((Path(assembly.directory) / artifact.template_file).read_text())
         stage, stack_name = stack.config.stage, stack.stack_name
     return Synthesized(template, stage, stack_name, time.monotonic() - started)
+
+
+def _set_by(message: str, from_environment: dict[str, str]) -> str:
+    names = [name for name, key in ENVIRONMENT_CONTEXT.items() if key in from_environment and message.startswith(key)]
+    return f" (set by {names[0]})" if names else ""
 
 
 def release_jsii_runtime() -> None:

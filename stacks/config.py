@@ -8,6 +8,7 @@ allowed, which fails synth before any construct is built.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -70,6 +71,9 @@ DEFAULTS: dict[str, Any] = {
     # use at most this many environments (the rest are answered 429), and never the ingest, audit
     # and worker functions' share of the account's concurrency.
     "endpoint_reserved_concurrency": None,
+    # Governance (stacks/governance.py): rule -> "<N>/<period>", a JSON object or its text; None = off.
+    "rate_limits": None,  # admission limits shared by every instance (a counters table)
+    "quotas": None,  # per day/month, read from the usage ingest keeps
     "alarm_email": None,  # an address subscribed to the alarm topic (it confirms by mail); None = none
     # Span export (stacks/telemetry.py): None = off (no layer, no variable, nothing imported);
     # "xray" = X-Ray's OTLP endpoint in the stack's region; an https URL = any OTLP/HTTP backend.
@@ -124,6 +128,8 @@ class PlatformConfig:
     task_max_attempts: int
     task_worker_concurrency: int | None
     endpoint_reserved_concurrency: int | None
+    rate_limits: str | None  # canonical JSON of the validated rules, or None (off)
+    quotas: str | None  # canonical JSON of the validated quotas, or None (off)
     alarm_email: str | None
     otlp_endpoint: str | None  # None (off), "xray", or an https OTLP/HTTP base URL
     otlp_headers: tuple[str, ...]
@@ -184,6 +190,8 @@ class PlatformConfig:
             endpoint_reserved_concurrency=_optional_int(
                 "endpoint_reserved_concurrency", raw("endpoint_reserved_concurrency"), 1, 10_000
             ),
+            rate_limits=_governance_rules("rate_limits", raw("rate_limits")),
+            quotas=_governance_rules("quotas", raw("quotas")),
             alarm_email=None
             if raw("alarm_email") is None
             else _choice_pattern("alarm_email", raw("alarm_email"), EMAIL_PATTERN, "an email address"),
@@ -213,6 +221,26 @@ def _otlp(raw: Callable[[str], Any], *, dax: bool) -> dict[str, Any]:
     if secret is not None and not (isinstance(secret, str) and SECRET_REFERENCE.fullmatch(secret)):
         raise _fail("otlp_headers_secret", "a Secrets Manager secret name or ARN", secret)
     return {"otlp_endpoint": endpoint, "otlp_headers": headers, "otlp_headers_secret": secret}
+
+
+def _governance_rules(key: str, value: Any) -> str | None:
+    """``rate_limits`` / ``quotas``: validated by the parsers the endpoint and ingest use
+    (``application.governance.rules``), so synth accepts exactly the rules they enforce. A JSON
+    object (cdk.json) or its text (``-c``); kept as canonical JSON text, None when it has no rule."""
+    from mcp_platform.application.governance.rules import RuleError, parse_quotas, parse_rate_limits
+
+    parse = parse_rate_limits if key == "rate_limits" else parse_quotas
+    try:
+        if not parse(value, name=key):
+            return None
+    except RuleError as error:
+        raise ContextError(str(error)) from None
+    rules: dict[str, str] = json.loads(value) if isinstance(value, str) else dict(value)
+    # The rules module knows tenant rules (G3 will define tenants); until then they would count nothing.
+    for name in rules:
+        if name.partition(":")[0] == "tenant":
+            raise ContextError(f"{key}: rule {name!r} is reserved: tenants are not defined in this platform yet")
+    return json.dumps(rules, sort_keys=True, separators=(",", ":"))
 
 
 def _header_names(value: Any) -> tuple[str, ...]:

@@ -147,6 +147,25 @@ KEYS: dict[str, ContextKeyDoc] = {
         ),
         default="unreserved",
     ),
+    "rate_limits": ContextKeyDoc(
+        (
+            'admission limits shared by every instance, rule → `"<N>/<period>"` (period `second`, `minute`, `hour` '
+            "or `day`); rules: `principal`, `client` (OAuth client), `tool:<name>`, `register` and `token` (the "
+            "OAuth facade's); e.g. "
+            '`{"principal": "60/minute", "tool:search": "10/minute"}` (a JSON object, or its text with `-c`). '
+            "Set, it adds a DynamoDB table of counters (TTL, on-demand) that the endpoint updates at admission; "
+            "`tenant` is reserved (tenants are not defined yet)"
+        ),
+        default="none",
+    ),
+    "quotas": ContextKeyDoc(
+        (
+            'tool calls per principal per UTC day or month, rule → `"<N>/day"` or `"<N>/month"` (`principal`, or '
+            '`principal:day` and `principal:month` for both), e.g. `{"principal": "1000/day"}`; read from the '
+            "usage the ingest function keeps in the session table (no new resource); `tenant` is reserved"
+        ),
+        default="none",
+    ),
     "alarm_email": ContextKeyDoc(
         "an address subscribed to the alarm topic (it confirms by mail)",
         default="none",

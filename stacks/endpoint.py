@@ -77,6 +77,8 @@ class Endpoint(Construct):
             EnvVars.METRICS_NAMESPACE: METRICS_NAMESPACE,
             EnvVars.LOG_LEVEL: "INFO",
             # The secret's ARN only: the function reads the key on first use (interactive/keys.py).
+            # G2 (optional): the quotas admission checks against the usage ingest keeps in the session table.
+            **({EnvVars.QUOTAS: config.quotas} if config.quotas is not None else {}),
             **({EnvVars.REQUEST_STATE_SECRET: request_state.secret.secret_arn} if request_state else {}),
             **self._oauth_environment(config, cognito),
             **(facade.environment() if facade is not None else {}),

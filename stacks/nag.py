@@ -106,6 +106,15 @@ def acknowledge(stack: PlatformStack) -> None:
         "invalidate every state in flight at each rotation.",
     )
 
+    if stack.governance is not None:
+        _ack(
+            stack.governance.limits_table,
+            "AwsSolutions-DDB3",
+            "G1: the table holds only rate-limit counters, each expiring by TTL once its window (a second to a "
+            "day) is over; a restore would bring back counters of windows already gone, so point-in-time "
+            "recovery would be paid for nothing.",
+        )
+
     if stack.facade is not None:
         _ack(
             stack.facade.keys,

@@ -15,6 +15,7 @@ from stacks.config import PlatformConfig
 from stacks.data import Data
 from stacks.dax import DaxCache
 from stacks.endpoint import METRICS_NAMESPACE, SERVICE_NAME, Endpoint
+from stacks.governance import Governance
 from stacks.monitoring import Monitored, Monitoring
 from stacks.network import Network
 from stacks.oauth_facade import OAuthFacade
@@ -76,6 +77,10 @@ class PlatformStack(Stack):
             request_state=self.request_state,
             facade=self.facade,
         )
+        # G1 rate limits (optional): the counters every instance admits against, at the endpoint only.
+        self.governance = Governance(self, "Governance", config=config, key=key) if config.rate_limits else None
+        if self.governance is not None:
+            self.governance.admit_at(self.endpoint.function)
         # Tasks extension: long tool calls run durably in their own worker, fed by a queue.
         self.tasks = (
             TaskWorker(
@@ -143,7 +148,8 @@ class PlatformStack(Stack):
 
     def _operations_output(self, config: PlatformConfig) -> None:
         """What the DLQ redrive command reads (python -m mcp_platform.ops --stack <name>): the
-        queues, and the resources a replay writes to, under the functions' variable names."""
+        queues, and the resources a replay writes to, under the functions' variable names; with
+        governance on, the limits table and the quotas too."""
         environment = {
             EnvVars.SESSION_TABLE: self.data.session_table.table_name,
             EnvVars.AUDIT_TABLE: self.data.audit_table.table_name,
@@ -158,6 +164,10 @@ class PlatformStack(Stack):
         if self.tasks is not None:
             environment[EnvVars.TASK_QUEUE_URL] = self.tasks.queue.queue_url
             environment[EnvVars.TASK_DLQ_URL] = self.tasks.dlq.queue_url
+        if self.governance is not None:
+            environment[EnvVars.LIMITS_TABLE] = self.governance.limits_table.table_name
+        if config.quotas is not None:
+            environment[EnvVars.QUOTAS] = config.quotas
         CfnOutput(
             self,
             "OperationsEnvironment",

@@ -61,6 +61,8 @@ class Processing(Construct):
                 EnvVars.SERVICE_NAME: "mcp-ingest",
                 # K7: the dedupe markers must outlive every record a replay can still deliver.
                 EnvVars.EVENT_RETENTION_HOURS: str(config.retention_hours),
+                # G2 (optional): the periods whose usage totals ingest keeps for the quotas.
+                **({EnvVars.QUOTAS: config.quotas} if config.quotas is not None else {}),
             },
         )
         data.session_table.grant_read_write_data(self.ingest)  # idempotent records, usage counters

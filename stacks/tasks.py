@@ -42,6 +42,10 @@ _NOT_FOR_THE_WORKER = (
     EnvVars.REQUEST_STATE_SECRET,
     EnvVars.OAUTH_FACADE,  # the facade is served by the endpoint (and its variables with it)
     "MCP_OAUTH_UPSTREAM_",
+    # Rate limits and quotas are checked at admission, by the endpoint: a task was admitted there.
+    EnvVars.RATE_LIMITS,
+    EnvVars.QUOTAS,
+    EnvVars.LIMITS_TABLE,
 )
 
 

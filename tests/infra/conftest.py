@@ -4,9 +4,10 @@ Variants: ``default`` is cdk.json's configuration (dev, dax=true, arm64, ON_DEMA
 ``alt`` flips everything that has an alternative (prod, dax=false, x86_64, PROVISIONED sized
 from K6 inputs, a CORS allow-list); ``oauth`` is OAuth 2.1 with the Cognito user pool next to API
 keys; ``subscribed`` is the default with the notification streams on; ``xray`` and ``otlp_url``
-export spans (to X-Ray, and to an OTLP/HTTP backend with a header from a secret). All synthesize with
-cdk-nag attached, so a finding without an acknowledgement fails the fixture and every test that
-uses it.
+export spans (to X-Ray, and to an OTLP/HTTP backend with a header from a secret); ``governed`` has
+rate limits and quotas on the default, ``rate_limited`` rate limits alone in prod without DAX.
+All synthesize with cdk-nag attached, so a finding without an acknowledgement fails the fixture
+and every test that uses it.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ import pytest
 
 from tests.infra.synth import (
     ALT_CONTEXT,
+    GOVERNED_CONTEXT,
     OAUTH_CONTEXT,
     OTLP_URL_CONTEXT,
+    RATE_LIMITED_CONTEXT,
     SUBSCRIPTIONS_CONTEXT,
     XRAY_CONTEXT,
     Synthesized,
@@ -54,8 +57,18 @@ def otlp_url(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
     return synthesize(tmp_path_factory.mktemp("otlp_url"), OTLP_URL_CONTEXT)
 
 
-@pytest.fixture(scope="session", params=["default", "alt", "oauth"])
+@pytest.fixture(scope="session")
+def governed(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    return synthesize(tmp_path_factory.mktemp("governed"), GOVERNED_CONTEXT)
+
+
+@pytest.fixture(scope="session")
+def rate_limited(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    return synthesize(tmp_path_factory.mktemp("rate_limited"), RATE_LIMITED_CONTEXT)
+
+
+@pytest.fixture(scope="session", params=["default", "alt", "oauth", "governed"])
 def variant(request: pytest.FixtureRequest) -> Synthesized:
-    """Both variants, for properties that must hold in every configuration."""
+    """The main variants, for properties that must hold in every configuration."""
     synthesized: Synthesized = request.getfixturevalue(request.param)
     return synthesized

@@ -1,9 +1,10 @@
 """The local emulator holds the resources the CDK template declares (SPEC "Local platform").
 
-The template is synthesized the way `python -m local` does it (dax=false, no bundling); the
-resources are created on a moto server by the local platform's own code; then every table,
-stream, consumer and queue of the template is checked on the emulator against the template
-itself (not against the local plan, so a translation bug cannot hide).
+The template is synthesized the way `python -m local` does it (dax=false, no bundling), with the
+variables that add resources set (`MCP_RATE_LIMITS`: the limits table); the resources are created
+on a moto server by the local platform's own code; then every table, stream, consumer and queue
+of the template is checked on the emulator against the template itself (not against the local
+plan, so a translation bug cannot hide).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def _of_type(template: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def emulated() -> Iterator[tuple[dict[str, Any], ResourcePlan, Clients]]:
-    synthesized = synthesize()
+    synthesized = synthesize(environ={"MCP_RATE_LIMITS": '{"principal": "5/minute"}'})
     plan = plan_from_template(synthesized.template, synthesized.stage)
     with fake_credentials(), moto_server() as endpoint_url:
         clients = Clients.connect(endpoint_url, REGION)
@@ -41,7 +42,8 @@ def test_every_table_matches_keys_gsi_ttl_and_stream(emulated: tuple[dict[str, A
     schema, attribute types, GSIs (keys and projection), TTL attribute and stream view type."""
     template, plan, clients = emulated
     tables = _of_type(template, "AWS::DynamoDB::Table")
-    assert len(tables) >= 2
+    assert len(tables) >= 3
+    assert any(logical_id.startswith("GovernanceLimitsTable") for logical_id in tables)
     for logical_id, props in tables.items():
         name = local_name(plan.stage, logical_id)
         local = clients.dynamodb.describe_table(TableName=name)["Table"]
