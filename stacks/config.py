@@ -161,6 +161,8 @@ class PlatformConfig:
         item_ttl = _int("dax_item_ttl_seconds", raw("dax_item_ttl_seconds"), 1, 86_400)
         query_ttl = _int("dax_query_ttl_seconds", raw("dax_query_ttl_seconds"), 1, 86_400)
         dax = _bool("dax", raw("dax"))
+        oauth = oauth_context(raw, _fail, dax=dax)
+        rate_limits, quotas = _governance(raw, facade=oauth["oauth_facade"])
         return cls(
             stage=stage,
             dax=dax,
@@ -170,7 +172,7 @@ class PlatformConfig:
             avg_record_bytes=avg,
             retention_hours=_int("retention_hours", raw("retention_hours"), 24, 8760),  # K7
             log_retention_days=_log_retention(raw("log_retention_days")),
-            **oauth_context(raw, _fail, dax=dax),
+            **oauth,
             allowed_origins=_origins(raw("allowed_origins")),
             architecture=_choice("architecture", raw("architecture"), ARCHITECTURES),
             lambda_python=_choice("lambda_python", str(raw("lambda_python")), LAMBDA_PYTHONS),
@@ -190,8 +192,8 @@ class PlatformConfig:
             endpoint_reserved_concurrency=_optional_int(
                 "endpoint_reserved_concurrency", raw("endpoint_reserved_concurrency"), 1, 10_000
             ),
-            rate_limits=_governance_rules("rate_limits", raw("rate_limits")),
-            quotas=_governance_rules("quotas", raw("quotas")),
+            rate_limits=rate_limits,
+            quotas=quotas,
             alarm_email=None
             if raw("alarm_email") is None
             else _choice_pattern("alarm_email", raw("alarm_email"), EMAIL_PATTERN, "an email address"),
@@ -223,23 +225,31 @@ def _otlp(raw: Callable[[str], Any], *, dax: bool) -> dict[str, Any]:
     return {"otlp_endpoint": endpoint, "otlp_headers": headers, "otlp_headers_secret": secret}
 
 
-def _governance_rules(key: str, value: Any) -> str | None:
-    """``rate_limits`` / ``quotas``: validated by the parsers the endpoint and ingest use
-    (``application.governance.rules``), so synth accepts exactly the rules they enforce. A JSON
-    object (cdk.json) or its text (``-c``); kept as canonical JSON text, None when it has no rule."""
-    from mcp_platform.application.governance.rules import RuleError, parse_quotas, parse_rate_limits
+def _governance(raw: Callable[[str], Any], *, facade: bool) -> tuple[str | None, str | None]:
+    """``rate_limits`` / ``quotas``: validated by the functions the endpoint and ingest use
+    (``application.governance.rules``), so synth accepts exactly the rules they enforce. Each a
+    JSON object (cdk.json) or its text (``-c``); kept as canonical JSON text, None when empty."""
+    from mcp_platform.application.governance.rules import (
+        RuleError,
+        parse_quotas,
+        parse_rate_limits,
+        require_enforceable,
+    )
 
-    parse = parse_rate_limits if key == "rate_limits" else parse_quotas
     try:
-        if not parse(value, name=key):
-            return None
+        rate_rules = parse_rate_limits(raw("rate_limits"), name="rate_limits")
+        quota_rules = parse_quotas(raw("quotas"), name="quotas")
+        require_enforceable(rate_rules, quota_rules, facade=facade)
     except RuleError as error:
         raise ContextError(str(error)) from None
-    rules: dict[str, str] = json.loads(value) if isinstance(value, str) else dict(value)
-    # The rules module knows tenant rules (G3 will define tenants); until then they would count nothing.
-    for name in rules:
-        if name.partition(":")[0] == "tenant":
-            raise ContextError(f"{key}: rule {name!r} is reserved: tenants are not defined in this platform yet")
+    return (
+        _canonical_json(raw("rate_limits")) if rate_rules else None,
+        _canonical_json(raw("quotas")) if quota_rules else None,
+    )
+
+
+def _canonical_json(value: str | dict[str, str]) -> str:
+    rules = json.loads(value) if isinstance(value, str) else dict(value)
     return json.dumps(rules, sort_keys=True, separators=(",", ":"))
 
 

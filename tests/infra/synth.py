@@ -57,7 +57,7 @@ SUBSCRIPTIONS_CONTEXT: dict[str, Any] = {"subscriptions": "true"}
 # Governance on the default configuration (DAX, its VPC): rate limits as `-c` delivers them (JSON
 # text), quotas as cdk.json does (an object).
 GOVERNED_CONTEXT: dict[str, Any] = {
-    "rate_limits": '{"tool:search": "10/minute", "principal": "60/minute", "client": "600/minute", "token": "30/hour"}',
+    "rate_limits": '{"tool:search": "10/minute", "principal": "60/minute", "client": "600/minute"}',
     "quotas": {"principal": "1000/day", "principal:month": "20000/month"},
 }
 # Rate limits alone, outside dev (retained, deletion-protected) and without DAX.

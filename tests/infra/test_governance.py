@@ -27,7 +27,7 @@ ENDPOINT, INGEST, AUDIT, WORKER = (
     "audit_handler.lambda_handler",
     "task_worker.lambda_handler",
 )
-GOVERNED_RATE_LIMITS = '{"client":"600/minute","principal":"60/minute","token":"30/hour","tool:search":"10/minute"}'
+GOVERNED_RATE_LIMITS = '{"client":"600/minute","principal":"60/minute","tool:search":"10/minute"}'
 GOVERNED_QUOTAS = '{"principal":"1000/day","principal:month":"20000/month"}'
 
 
@@ -231,7 +231,11 @@ def test_g1_g2_both_forms_are_accepted_and_kept_as_canonical_json() -> None:
         ({"rate_limits": {"tenant": "100/minute"}}, "rate_limits: rule 'tenant' is reserved: tenants are not defined"),
         ({"quotas": {"principal": "100/minute"}}, "quotas: rule 'principal' must be \"<N>/<day|month>\""),
         ({"quotas": {"client": "100/day"}}, "quotas: unknown quota 'client'"),
-        ({"quotas": '{"tenant:month": "1000/month"}'}, "quotas: rule 'tenant:month' is reserved: tenants are not"),
+        (
+            {"rate_limits": {"register": "10/hour"}},
+            "rate_limits: rule 'register' limits the OAuth facade, which is not",
+        ),
+        ({"quotas": '{"tenant:month": "1000/month"}'}, "quotas: rule 'tenant' is reserved: tenants are not"),
     ],
 )
 def test_g1_g2_a_bad_rule_fails_synth_naming_it(context: dict[str, Any], message: str, tmp_path: Path) -> None:

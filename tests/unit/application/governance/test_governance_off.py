@@ -38,7 +38,7 @@ def test_rules_give_the_endpoint_a_governor_and_bad_ones_stop_the_start() -> Non
         "'principal'": {"MCP_RATE_LIMITS": '{"principal": "5/week"}', "LIMITS_TABLE_NAME": "limits"},
         "LIMITS_TABLE_NAME is required": {"MCP_RATE_LIMITS": '{"principal": "5/minute"}'},
         "tenants": {"MCP_QUOTAS": '{"tenant": "5/day"}'},
-        "facade is not deployed": {"MCP_RATE_LIMITS": '{"register": "5/hour"}', "LIMITS_TABLE_NAME": "limits"},
+        "limits the OAuth facade": {"MCP_RATE_LIMITS": '{"register": "5/hour"}', "LIMITS_TABLE_NAME": "limits"},
     }
     for message, env in refusals.items():
         with pytest.raises(ConfigError, match=message):

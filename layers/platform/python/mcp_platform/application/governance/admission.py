@@ -16,7 +16,6 @@ over a quota by the calls it makes in that time.
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -81,17 +80,10 @@ class Governor:
         ]
         # Quotas count tool calls; a tenant's quotas come with tenants.
         quotas = tuple(rule for rule in self.quota_rules if rule.key == "principal") if tool is not None else ()
-        checks = [self._take(hits, now)] if hits else []
-        checks += [self._check_quotas(caller, quotas, now)] if quotas else []
-        if len(checks) == 1:
-            await checks[0]
-        elif checks:
-            # One round trip's latency: the quota read and the count go out together. A call
-            # refused by its quota may use up a rate-limit slot; it was over its quota anyway.
-            results = await asyncio.gather(*checks, return_exceptions=True)
-            failures = [r for r in results if isinstance(r, BaseException)]
-            if failures:
-                raise next((f for f in failures if isinstance(f, QuotaExceeded)), failures[0])
+        if quotas:  # first: a call over its quota uses up no rate-limit room
+            await self._check_quotas(caller, quotas, now)
+        if hits:
+            await self._take(hits, now)
 
     async def admit_facade(self, endpoint: str, subject: str) -> None:
         """A request to the OAuth facade's ``register`` or ``token`` endpoint; ``subject``: the

@@ -133,12 +133,20 @@ def _limit(name: str, key: str, value: object, periods: tuple[str, ...]) -> tupl
     return limit, matched.group(2)
 
 
-def require_enforceable(rate_rules: tuple[RateRule, ...], quota_rules: tuple[QuotaRule, ...], *, facade: bool) -> None:
-    """Refuses rules this deployment could accept but never apply (RuleError naming them): a
-    tenant's (the platform defines no tenants yet), the facade's without the facade."""
-    rules: tuple[RateRule | QuotaRule, ...] = (*rate_rules, *quota_rules)
-    for rule in rules:
-        if rule.key == "tenant":
-            raise RuleError(f"rule {rule}: tenants are not defined on this platform yet (the key is reserved)")
+def require_enforceable(
+    rate_rules: tuple[RateRule, ...],
+    quota_rules: tuple[QuotaRule, ...],
+    *,
+    facade: bool,
+    names: tuple[str, str] = ("rate_limits", "quotas"),
+) -> None:
+    """Refuses rules a deployment could parse but never apply (RuleError naming them): a tenant's
+    (the platform defines no tenants yet: the key is reserved), the facade's without the facade.
+    ``names``: what the rate limits and the quotas are called where they were set."""
+    rate_name, quota_name = names
+    for rule_set, name in ((rate_rules, rate_name), (quota_rules, quota_name)):
+        if any(rule.key == "tenant" for rule in rule_set):
+            raise RuleError(f"{name}: rule 'tenant' is reserved: tenants are not defined in this platform yet")
+    for rule in rate_rules:
         if rule.key in FACADE_KEYS and not facade:
-            raise RuleError(f"rate limit {rule}: the OAuth facade is not deployed")
+            raise RuleError(f"{rate_name}: rule {rule.key!r} limits the OAuth facade, which is not deployed")
