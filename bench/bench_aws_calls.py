@@ -21,6 +21,7 @@ import asyncio
 import base64
 import functools
 import io
+import json
 import logging
 import os
 import threading
@@ -111,6 +112,8 @@ class CallCounter:
             self.usage.sqs_requests += max(1, -(-payload // SQS_BILLING_BYTES))
         elif service == "secretsmanager":
             self.usage.secrets_calls += 1
+        if model.name == "TransactWriteItems":
+            self.usage.transact_actions.update(kind for action in params["TransactItems"] for kind in action)
 
     # -- time on the wire (one call at a time per thread) ---------------------------------------------
     def _on_wire(self, **_: Any) -> None:
@@ -262,11 +265,12 @@ class Measured:
 class Ingest:
     """The ingest function's work on the events an operation put, counted like the endpoint's."""
 
-    def __init__(self, aws: Any) -> None:
-        from mcp_platform.bootstrap.ingest import event_ingestor
+    def __init__(self, aws: Any, settings: Any) -> None:
+        from mcp_platform.bootstrap.ingest import build_ingestor
 
         self.counter = CallCounter(peek=aws.client("dynamodb"))
-        self._ingestor = event_ingestor(self.counter.attach(aws.client("dynamodb")), aws.table)
+        # As the ingest function builds it from its settings (with quotas, it keeps their totals).
+        self._ingestor = build_ingestor(settings, dynamodb=self.counter.attach(aws.client("dynamodb")))
 
     def run(self, records: list[bytes]) -> cost.Usage:
         self.counter.reset()
@@ -282,53 +286,67 @@ class Ingest:
         return usage
 
 
-async def _operations(app: Any, counter: CallCounter, aws: Any, metrics: io.StringIO) -> list[Measured]:
-    bearer = {"authorization": f"Bearer {BENCH_KEY}"}
-    out: list[Measured] = []
-    invocations: list[cost.Invocation] = []  # the current run's, one per request
-    ingest = Ingest(aws)
+class Operations:
+    """Posts requests to one app and records each operation counted on it (``out``): its AWS
+    calls and, when priced, what it consumed and what ingesting its events consumed."""
 
-    async def post(headers: dict[str, str], body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
+    def __init__(self, app: Any, counter: CallCounter, ingest: Ingest, metrics: io.StringIO) -> None:
+        self.app = app
+        self.counter = counter
+        self.ingest = ingest
+        self.metrics = metrics
+        self.out: list[Measured] = []
+        self.invocations: list[cost.Invocation] = []  # the current run's, one per request
+
+    async def post(self, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
+        counter = self.counter
         before, excluded = Counter(counter.calls), counter.excluded_s
         started = time.perf_counter()
-        status, answer_headers, raw = await asgi_post(app, "/mcp", {**bearer, **headers}, body)
+        bearer = {"authorization": f"Bearer {BENCH_KEY}"}
+        status, answer_headers, raw = await asgi_post(self.app, "/mcp", {**bearer, **headers}, body)
         ours = time.perf_counter() - started - (counter.excluded_s - excluded)
-        invocations.append(cost.Invocation(our_ms=ours * 1000, calls=counter.calls - before))
+        self.invocations.append(cost.Invocation(our_ms=ours * 1000, calls=counter.calls - before))
         assert status in (200, 202), (status, raw[:300])
         return status, answer_headers, raw
 
-    async def counted(label: str, note: str, make: Callable[[int], Awaitable[Any]], *, priced: bool = False) -> Any:
+    async def counted(
+        self, label: str, note: str, make: Callable[[int], Awaitable[Any]], *, priced: bool = False
+    ) -> Any:
+        counter, invocations, metrics = self.counter, self.invocations, self.metrics
         await make(0)  # warm: caches filled, lazy clients built
         counter.reset()
         invocations.clear()
         written = len(metrics.getvalue())
         result = await make(1)
         if not priced:
-            out.append(Measured(label, dict(counter.calls), note))
+            self.out.append(Measured(label, dict(counter.calls), note))
             return result
         usage, records = counter.usage, counter.records
         usage.log_bytes = len(metrics.getvalue()) - written
-        runs, ingest_runs = [list(invocations)], [ingest.run(records)]
+        runs, ingest_runs = [list(invocations)], [self.ingest.run(records)]
         for attempt in range(2, COST_RUNS + 1):  # the time is a median: this machine is shared
             counter.reset()
             invocations.clear()
             await make(attempt)
             runs.append(list(invocations))
-            ingest_runs.append(ingest.run(counter.records))
+            ingest_runs.append(self.ingest.run(counter.records))
         usage.invocations = cost.median_invocations(runs)
         ingested = ingest_runs[0]
         ingested.invocations = cost.median_invocations([run.invocations for run in ingest_runs])
-        out.append(Measured(label, dict(sum((i.calls for i in runs[0]), Counter())), note, usage, ingested))
+        self.out.append(Measured(label, dict(sum((i.calls for i in runs[0]), Counter())), note, usage, ingested))
         return result
 
-    import json
-
-    async def modern(name: str, arguments: dict[str, Any], **params: Any) -> dict[str, Any]:
+    async def modern(self, name: str, arguments: dict[str, Any], **params: Any) -> dict[str, Any]:
         headers, body = modern_call("x", name, arguments)
         body["params"].update(params)
-        _, _, raw = await post(headers, body)
+        _, _, raw = await self.post(headers, body)
         answer: dict[str, Any] = json.loads(raw)
         return answer
+
+
+async def _operations(app: Any, counter: CallCounter, aws: Any, metrics: io.StringIO) -> list[Measured]:
+    operations = Operations(app, counter, Ingest(aws, aws.settings()), metrics)
+    out, post, counted, modern = operations.out, operations.post, operations.counted, operations.modern
 
     opened = await counted(
         "2026 session open",
@@ -418,7 +436,7 @@ async def _operations(app: Any, counter: CallCounter, aws: Any, metrics: io.Stri
     await counted("2026 tasks/get", "the task's status (owner-checked), from any instance", poll_task)
 
     async def initialize(_: int) -> dict[str, str]:
-        _, answer_headers, _ = await post({"accept": BOTH}, INITIALIZE)
+        _status, answer_headers, _raw = await post({"accept": BOTH}, INITIALIZE)
         session = {
             "accept": BOTH,
             "mcp-session-id": answer_headers["mcp-session-id"],
