@@ -323,6 +323,7 @@ class Operations:
             return result
         usage, records = counter.usage, counter.records
         usage.log_bytes = len(metrics.getvalue()) - written
+        counter.reset()  # what comes next is not this run's (with BENCH_COST_RUNS=1: the next warm-up)
         runs, ingest_runs = [list(invocations)], [self.ingest.run(records)]
         for attempt in range(2, COST_RUNS + 1):  # the time is a median: this machine is shared
             counter.reset()
