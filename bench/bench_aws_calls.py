@@ -32,6 +32,7 @@ import logging
 import os
 import threading
 import time
+import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -53,7 +54,6 @@ from common import (
 from fakes import asgi_post
 
 COST_RUNS = int(os.environ.get("BENCH_COST_RUNS", "9"))
-LIMITS_TABLE = "bench-limits"  # the rate-limit counters' table (pk only), as the stack creates it
 GOVERNED_ROOM = 1_000_000  # what each rule of a governed operation allows per period
 SQS_BILLING_BYTES = 64 * 1024
 
@@ -281,14 +281,14 @@ class Governance:
     def label(self) -> str:
         return f"{self.peer}, {self.rules}"
 
-    def env(self) -> dict[str, str]:
+    def env(self, limits_table: str) -> dict[str, str]:
         """The settings of the endpoint and of ingest, as the stack sets them."""
         from mcp_platform.config import EnvVars
 
         env = {}
         if self.rate_limits:
             env[EnvVars.RATE_LIMITS] = json.dumps({key: f"{GOVERNED_ROOM}/minute" for key in self.rate_limits})
-            env[EnvVars.LIMITS_TABLE] = LIMITS_TABLE
+            env[EnvVars.LIMITS_TABLE] = limits_table
         if self.quota:
             env[EnvVars.QUOTAS] = json.dumps({"principal": f"{GOVERNED_ROOM}/day"})
         return env
@@ -551,13 +551,16 @@ async def _governed_operations(aws: Any, task_queue_url: str) -> list[Measured]:
     ingest configured with its rules (as the stack configures both), counted and priced alike."""
     from tests.support.governance import create_limits_table
 
-    create_limits_table(aws.client("dynamodb"), LIMITS_TABLE)
+    # The rate-limit counters' table (pk only), as the stack creates it; moto's tables outlive
+    # its server within a process, hence a name of its own.
+    limits_table = f"limits-{uuid.uuid4().hex[:8]}"
+    create_limits_table(aws.client("dynamodb"), limits_table)
     out: list[Measured] = []
 
     def under(governance: Governance) -> Operations:
         counter = CallCounter(peek=aws.client("dynamodb"))
         metrics = io.StringIO()
-        env = governance.env()
+        env = governance.env(limits_table)
         app = _counted_app(aws, counter, task_queue_url, metrics=metrics, env=env)
         return Operations(app, counter, Ingest(aws, aws.settings(**env)), metrics, governance)
 
