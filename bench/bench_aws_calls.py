@@ -13,6 +13,12 @@ units from the sizes of the items read and written, the Kinesis records' bytes, 
 the bytes of the metric lines, and each invocation's own time: its time in-process minus the time
 its calls spent on the wire to moto. That time is the median over ``COST_RUNS`` runs. Each event
 the operation puts on the stream is then ingested, counted the same way.
+
+Governance is off for those (no rule: no call). Some of them run again under rate limits and
+quotas, each on an endpoint and an ingest configured with its rules (a limits table beside the
+session table), compared with the same operation without rules: the requirement's budget is at
+most one extra write per limited call, and one read for a quota; the ``governance budget`` rows
+and the table under the cost table say what each rule adds and whether it fits.
 """
 
 from __future__ import annotations
@@ -21,10 +27,12 @@ import asyncio
 import base64
 import functools
 import io
+import json
 import logging
 import os
 import threading
 import time
+import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -46,6 +54,7 @@ from common import (
 from fakes import asgi_post
 
 COST_RUNS = int(os.environ.get("BENCH_COST_RUNS", "9"))
+GOVERNED_ROOM = 1_000_000  # what each rule of a governed operation allows per period
 SQS_BILLING_BYTES = 64 * 1024
 
 ELICITING = {
@@ -111,6 +120,8 @@ class CallCounter:
             self.usage.sqs_requests += max(1, -(-payload // SQS_BILLING_BYTES))
         elif service == "secretsmanager":
             self.usage.secrets_calls += 1
+        if model.name == "TransactWriteItems":
+            self.usage.transact_actions.update(kind for action in params["TransactItems"] for kind in action)
 
     # -- time on the wire (one call at a time per thread) ---------------------------------------------
     def _on_wire(self, **_: Any) -> None:
@@ -209,7 +220,12 @@ def _read_units(operation: str, params: dict[str, Any], parsed: dict[str, Any]) 
 
 
 def _counted_app(
-    aws: Any, counter: CallCounter, task_queue_url: str, dax: Any = None, metrics: io.StringIO | None = None
+    aws: Any,
+    counter: CallCounter,
+    task_queue_url: str,
+    dax: Any = None,
+    metrics: io.StringIO | None = None,
+    env: dict[str, str] | None = None,
 ) -> Any:
     from mcp_platform.adapters.dynamodb.api_keys import ApiKeyStore
     from mcp_platform.application.blocking import INLINE
@@ -219,7 +235,7 @@ def _counted_app(
     dynamodb = counter.attach(aws.client("dynamodb"))
     ApiKeyStore(aws.table, aws.client("dynamodb")).mint("bench", key=BENCH_KEY)
     return build_app(
-        aws.settings(MCP_TASK_QUEUE_URL=task_queue_url),  # the tasks extension on, as deployed
+        aws.settings(MCP_TASK_QUEUE_URL=task_queue_url, **(env or {})),  # the tasks extension on, as deployed
         platform_tools,
         ask_tools,
         dynamodb=dynamodb,
@@ -248,6 +264,43 @@ def _age_session(aws: Any, handle: str, seconds_left: int) -> None:
 
 
 @dataclass(frozen=True)
+class Governance:
+    """Rate limits and quotas an operation runs under, and the row of the same operation
+    without them (its peer). Each rule allows far more than the bench makes: every call is
+    admitted, so what is measured is what admission costs."""
+
+    peer: str
+    rules: str
+    """What the label adds to the peer's."""
+    rate_limits: tuple[str, ...] = ()
+    """Rate-limit rule keys (principal, tool:<name>), each GOVERNED_ROOM per minute."""
+    quota: bool = False
+    """The principal's day quota (GOVERNED_ROOM per day): ingest keeps the totals it reads."""
+
+    @property
+    def label(self) -> str:
+        return f"{self.peer}, {self.rules}"
+
+    def env(self, limits_table: str) -> dict[str, str]:
+        """The settings of the endpoint and of ingest, as the stack sets them."""
+        from mcp_platform.config import EnvVars
+
+        env = {}
+        if self.rate_limits:
+            env[EnvVars.RATE_LIMITS] = json.dumps({key: f"{GOVERNED_ROOM}/minute" for key in self.rate_limits})
+            env[EnvVars.LIMITS_TABLE] = limits_table
+        if self.quota:
+            env[EnvVars.QUOTAS] = json.dumps({"principal": f"{GOVERNED_ROOM}/day"})
+        return env
+
+    @property
+    def budget(self) -> tuple[int, int]:
+        """(writes, reads) admission may add to the peer's calls: the requirement's "at most
+        one extra write per limited call", and the quota's one read."""
+        return (1 if self.rate_limits else 0), (1 if self.quota else 0)
+
+
+@dataclass(frozen=True)
 class Measured:
     """One counted operation: its AWS calls and, when it is priced, what it consumed."""
 
@@ -257,16 +310,18 @@ class Measured:
     usage: cost.Usage | None = None
     ingest: cost.Usage | None = None
     """What ingesting the operation's events consumed (priced operations only)."""
+    governance: Governance | None = None
 
 
 class Ingest:
     """The ingest function's work on the events an operation put, counted like the endpoint's."""
 
-    def __init__(self, aws: Any) -> None:
-        from mcp_platform.bootstrap.ingest import event_ingestor
+    def __init__(self, aws: Any, settings: Any) -> None:
+        from mcp_platform.bootstrap.ingest import build_ingestor
 
         self.counter = CallCounter(peek=aws.client("dynamodb"))
-        self._ingestor = event_ingestor(self.counter.attach(aws.client("dynamodb")), aws.table)
+        # As the ingest function builds it from its settings (with quotas, it keeps their totals).
+        self._ingestor = build_ingestor(settings, dynamodb=self.counter.attach(aws.client("dynamodb")))
 
     def run(self, records: list[bytes]) -> cost.Usage:
         self.counter.reset()
@@ -282,53 +337,77 @@ class Ingest:
         return usage
 
 
-async def _operations(app: Any, counter: CallCounter, aws: Any, metrics: io.StringIO) -> list[Measured]:
-    bearer = {"authorization": f"Bearer {BENCH_KEY}"}
-    out: list[Measured] = []
-    invocations: list[cost.Invocation] = []  # the current run's, one per request
-    ingest = Ingest(aws)
+class Operations:
+    """Posts requests to one app and records each operation counted on it (``out``): its AWS
+    calls and, when priced, what it consumed and what ingesting its events consumed."""
 
-    async def post(headers: dict[str, str], body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
+    def __init__(
+        self,
+        app: Any,
+        counter: CallCounter,
+        ingest: Ingest,
+        metrics: io.StringIO,
+        governance: Governance | None = None,
+    ) -> None:
+        self.app = app
+        self.counter = counter
+        self.ingest = ingest
+        self.metrics = metrics
+        self.governance = governance
+        self.out: list[Measured] = []
+        self.invocations: list[cost.Invocation] = []  # the current run's, one per request
+
+    async def post(self, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
+        counter = self.counter
         before, excluded = Counter(counter.calls), counter.excluded_s
         started = time.perf_counter()
-        status, answer_headers, raw = await asgi_post(app, "/mcp", {**bearer, **headers}, body)
+        bearer = {"authorization": f"Bearer {BENCH_KEY}"}
+        status, answer_headers, raw = await asgi_post(self.app, "/mcp", {**bearer, **headers}, body)
         ours = time.perf_counter() - started - (counter.excluded_s - excluded)
-        invocations.append(cost.Invocation(our_ms=ours * 1000, calls=counter.calls - before))
+        self.invocations.append(cost.Invocation(our_ms=ours * 1000, calls=counter.calls - before))
         assert status in (200, 202), (status, raw[:300])
         return status, answer_headers, raw
 
-    async def counted(label: str, note: str, make: Callable[[int], Awaitable[Any]], *, priced: bool = False) -> Any:
+    async def counted(
+        self, label: str, note: str, make: Callable[[int], Awaitable[Any]], *, priced: bool = False
+    ) -> Any:
+        counter, invocations, metrics = self.counter, self.invocations, self.metrics
         await make(0)  # warm: caches filled, lazy clients built
         counter.reset()
         invocations.clear()
         written = len(metrics.getvalue())
         result = await make(1)
         if not priced:
-            out.append(Measured(label, dict(counter.calls), note))
+            self.out.append(Measured(label, dict(counter.calls), note, governance=self.governance))
             return result
         usage, records = counter.usage, counter.records
         usage.log_bytes = len(metrics.getvalue()) - written
-        runs, ingest_runs = [list(invocations)], [ingest.run(records)]
+        counter.reset()  # what comes next is not this run's (with BENCH_COST_RUNS=1: the next warm-up)
+        runs, ingest_runs = [list(invocations)], [self.ingest.run(records)]
         for attempt in range(2, COST_RUNS + 1):  # the time is a median: this machine is shared
             counter.reset()
             invocations.clear()
             await make(attempt)
             runs.append(list(invocations))
-            ingest_runs.append(ingest.run(counter.records))
+            ingest_runs.append(self.ingest.run(counter.records))
         usage.invocations = cost.median_invocations(runs)
         ingested = ingest_runs[0]
         ingested.invocations = cost.median_invocations([run.invocations for run in ingest_runs])
-        out.append(Measured(label, dict(sum((i.calls for i in runs[0]), Counter())), note, usage, ingested))
+        calls = dict(sum((i.calls for i in runs[0]), Counter()))
+        self.out.append(Measured(label, calls, note, usage, ingested, self.governance))
         return result
 
-    import json
-
-    async def modern(name: str, arguments: dict[str, Any], **params: Any) -> dict[str, Any]:
+    async def modern(self, name: str, arguments: dict[str, Any], **params: Any) -> dict[str, Any]:
         headers, body = modern_call("x", name, arguments)
         body["params"].update(params)
-        _, _, raw = await post(headers, body)
+        _, _, raw = await self.post(headers, body)
         answer: dict[str, Any] = json.loads(raw)
         return answer
+
+
+async def _operations(app: Any, counter: CallCounter, aws: Any, metrics: io.StringIO) -> list[Measured]:
+    operations = Operations(app, counter, Ingest(aws, aws.settings()), metrics)
+    out, post, counted, modern = operations.out, operations.post, operations.counted, operations.modern
 
     opened = await counted(
         "2026 session open",
@@ -418,7 +497,7 @@ async def _operations(app: Any, counter: CallCounter, aws: Any, metrics: io.Stri
     await counted("2026 tasks/get", "the task's status (owner-checked), from any instance", poll_task)
 
     async def initialize(_: int) -> dict[str, str]:
-        _, answer_headers, _ = await post({"accept": BOTH}, INITIALIZE)
+        _status, answer_headers, _raw = await post({"accept": BOTH}, INITIALIZE)
         session = {
             "accept": BOTH,
             "mcp-session-id": answer_headers["mcp-session-id"],
@@ -449,6 +528,80 @@ async def _operations(app: Any, counter: CallCounter, aws: Any, metrics: io.Stri
         "2025 tools/list", "", lambda i: post(session, {"jsonrpc": "2.0", "id": f"l{i}", "method": "tools/list"})
     )
     return out
+
+
+PRINCIPAL_LIMIT = Governance("2026 tools/call, no session", "principal rate limit", rate_limits=("principal",))
+PRINCIPAL_AND_TOOL_LIMITS = Governance(
+    "2026 tools/call, no session", "principal + tool rate limits", rate_limits=("principal", "tool:echo")
+)
+DAY_QUOTA = Governance("2026 tools/call, no session", "day quota", quota=True)
+SESSION_TOOL_LIMIT_AND_QUOTA = Governance(
+    "2026 tools/call, append-only session tool",
+    "principal rate limit + day quota",
+    rate_limits=("principal",),
+    quota=True,
+)
+SESSION_2025_LIMIT = Governance(
+    "2025 tools/call, session tool on the transport session", "principal rate limit", rate_limits=("principal",)
+)
+
+
+async def _governed_operations(aws: Any, task_queue_url: str) -> list[Measured]:
+    """Operations of the table above under rate limits and quotas: each on an endpoint and an
+    ingest configured with its rules (as the stack configures both), counted and priced alike."""
+    from tests.support.governance import create_limits_table
+
+    # The rate-limit counters' table (pk only), as the stack creates it; moto's tables outlive
+    # its server within a process, hence a name of its own.
+    limits_table = f"limits-{uuid.uuid4().hex[:8]}"
+    create_limits_table(aws.client("dynamodb"), limits_table)
+    out: list[Measured] = []
+
+    def under(governance: Governance) -> Operations:
+        counter = CallCounter(peek=aws.client("dynamodb"))
+        metrics = io.StringIO()
+        env = governance.env(limits_table)
+        app = _counted_app(aws, counter, task_queue_url, metrics=metrics, env=env)
+        return Operations(app, counter, Ingest(aws, aws.settings(**env)), metrics, governance)
+
+    echo_notes = {
+        PRINCIPAL_LIMIT: "echo; the principal's window counted: one conditional UpdateItem (ADD) on the limits table",
+        PRINCIPAL_AND_TOOL_LIMITS: "echo; the principal's and the tool's windows counted all or none: "
+        "one TransactWriteItems of two Updates on the limits table",
+        DAY_QUOTA: "echo; the principal's usage totals read (eventually consistent: DAX may serve it); "
+        "ingest ADDs the call to them in its counting transaction",
+    }
+
+    def echo(operations: Operations) -> Callable[[int], Awaitable[Any]]:
+        return lambda _: operations.modern("echo", {"text": "hi"})
+
+    for governance, note in echo_notes.items():
+        operations = under(governance)
+        await operations.counted(governance.label, note, echo(operations), priced=True)
+        out += operations.out
+
+    operations = under(SESSION_TOOL_LIMIT_AND_QUOTA)
+    modern = operations.modern
+    handle = (await modern("open_session", {}))["result"]["structuredContent"]["session"]
+    await operations.counted(
+        SESSION_TOOL_LIMIT_AND_QUOTA.label,
+        "append_note on a session handle; the principal's window counted and its usage totals read",
+        lambda _: modern("append_note", {"session": handle, "text": "n"}),
+        priced=True,
+    )
+    out += operations.out
+
+    operations = under(SESSION_2025_LIMIT)
+    _status, answer_headers, _raw = await operations.post({"accept": BOTH}, INITIALIZE)
+    session = {"accept": BOTH, "mcp-session-id": answer_headers["mcp-session-id"], "mcp-protocol-version": HANDSHAKE}
+    await operations.post(session, INITIALIZED)
+    await operations.counted(
+        SESSION_2025_LIMIT.label,
+        "append_note; the principal's window counted",
+        lambda i: operations.post(session, tool_call(f"a{i}", "append_note", {"text": "n"})),
+        priced=True,
+    )
+    return out + operations.out
 
 
 async def _agent_mix(app: Any) -> None:
@@ -506,6 +659,7 @@ def measure() -> tuple[tuple[Measured, ...], dict[str, Any]]:
         task_queue = aws.client("sqs").create_queue(QueueName="bench-tasks")["QueueUrl"]
         app = _counted_app(aws, counter, task_queue, metrics=metrics)
         measured = asyncio.run(_operations(app, counter, aws, metrics))
+        measured += asyncio.run(_governed_operations(aws, task_queue))
         cache_row = _cache_mix_row(aws)
     return tuple(measured), cache_row
 
@@ -513,6 +667,143 @@ def measure() -> tuple[tuple[Measured, ...], dict[str, Any]]:
 def priced() -> list[tuple[Measured, cost.Cost]]:
     """The priced operations and their cost per million."""
     return [(m, cost.cost(m.usage, m.ingest)) for m in measure()[0] if m.usage is not None]
+
+
+READS = ("GetItem", "BatchGetItem", "Query", "Scan", "TransactGetItems")
+WRITES = ("PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem")
+
+
+@dataclass(frozen=True)
+class GovernanceCheck:
+    """A governed operation against its peer (the same operation without rules): the calls
+    admission added on the endpoint and on ingest, and whether they fit the budget."""
+
+    governed: Measured
+    peer: Measured
+
+    @property
+    def governance(self) -> Governance:
+        assert self.governed.governance is not None
+        return self.governed.governance
+
+    @property
+    def extra_calls(self) -> Counter[str]:
+        return Counter(self.governed.calls) - Counter(self.peer.calls)
+
+    @property
+    def missing_calls(self) -> Counter[str]:
+        """Calls the peer makes and the governed operation does not (expected: none)."""
+        return Counter(self.peer.calls) - Counter(self.governed.calls)
+
+    def _kind(self, kinds: tuple[str, ...]) -> int:
+        return sum(n for name, n in self.extra_calls.items() if cost._api(name).removeprefix("dynamodb.") in kinds)
+
+    @property
+    def extra_writes(self) -> int:
+        return self._kind(WRITES)
+
+    @property
+    def extra_reads(self) -> int:
+        return self._kind(READS)
+
+    @property
+    def extra_actions(self) -> Counter[str]:
+        """The endpoint's transaction actions added (a TransactWriteItems counting several rules)."""
+        return _usage(self.governed).transact_actions - _usage(self.peer).transact_actions
+
+    @property
+    def extra_ingest(self) -> Counter[str]:
+        """Ingest's calls and transaction actions added, per event."""
+        governed, peer = _ingest(self.governed), _ingest(self.peer)
+        return (governed.calls - peer.calls) + (governed.transact_actions - peer.transact_actions)
+
+    @property
+    def within_budget(self) -> bool:
+        writes, reads = self.governance.budget
+        ingest = Counter({"Update": 1}) if self.governance.quota else Counter()
+        return (
+            self.extra_writes <= writes
+            and self.extra_reads <= reads
+            and self.extra_writes + self.extra_reads == sum(self.extra_calls.values())  # nothing else added
+            and not self.missing_calls
+            and not self.extra_ingest - ingest
+        )
+
+    def describe_calls(self) -> str:
+        parts = [f"{name.removeprefix('dynamodb.')}{f' x{n}' if n > 1 else ''}" for name, n in self.extra_calls.items()]
+        actions = ", ".join(f"{n} {kind}" for kind, n in sorted(self.extra_actions.items()))
+        return " + ".join(sorted(parts)) + (f" ({actions})" if actions else "") or "none"
+
+    def describe_ingest(self) -> str:
+        return ", ".join(f"{n} {name.removeprefix('dynamodb.')}" for name, n in sorted(self.extra_ingest.items())) or (
+            "none"
+        )
+
+    def describe_budget(self) -> str:
+        writes, reads = self.governance.budget
+        return f"{writes} write{'s' if writes != 1 else ''} + {reads} read{'s' if reads != 1 else ''}"
+
+
+def _usage(m: Measured) -> cost.Usage:
+    assert m.usage is not None, f"{m.label} is not priced"
+    return m.usage
+
+
+def _ingest(m: Measured) -> cost.Usage:
+    return m.ingest if m.ingest is not None else cost.Usage()
+
+
+def governance_checks() -> list[GovernanceCheck]:
+    """Each governed operation with its peer."""
+    measured = measure()[0]
+    by_label = {m.label: m for m in measured}
+    return [GovernanceCheck(m, by_label[m.governance.peer]) for m in measured if m.governance is not None]
+
+
+def governance_table() -> list[list[str]]:
+    """What governance adds to its peer per operation: a header, then one line per governed
+    operation (the calls added; request units and USD per million operations)."""
+    lines = [
+        [
+            "operation",
+            "endpoint adds",
+            "ingest adds",
+            "budget",
+            "RRU",
+            "WRU",
+            "ingest WRU",
+            "DynamoDB",
+            "Lambda",
+            "ingest",
+            "total",
+            "check",
+        ]
+    ]
+    for check in governance_checks():
+        governed, peer = _usage(check.governed), _usage(check.peer)
+        c = cost.cost(governed, check.governed.ingest)
+        p = cost.cost(peer, check.peer.ingest)
+        lines.append(
+            [
+                check.governed.label,
+                check.describe_calls(),
+                check.describe_ingest(),
+                check.describe_budget(),
+                f"{governed.read_units - peer.read_units:+g}",
+                f"{governed.write_units - peer.write_units:+g}",
+                f"{_ingest(check.governed).write_units - _ingest(check.peer).write_units:+g}",
+                _signed_usd(c.dynamodb_usd - p.dynamodb_usd),
+                _signed_usd(c.lambda_usd - p.lambda_usd),
+                _signed_usd(c.ingest_usd - p.ingest_usd),
+                _signed_usd(c.total - p.total),
+                "within" if check.within_budget else "OVER BUDGET",
+            ]
+        )
+    return lines
+
+
+def _signed_usd(value: float) -> str:
+    return ("+" if value >= 0 else "-") + _usd(abs(value))
 
 
 def _usd(value: float) -> str:
@@ -559,19 +850,31 @@ def cost_table() -> list[list[str]]:
     return lines
 
 
-def extra_tables() -> str:
-    """Printed under ``make bench``'s table: cost per million operations, then the prices."""
-    table = cost_table()
+def _text_table(title: str, table: list[list[str]], *, left: int = 1) -> list[str]:
+    """``table`` under ``title``, its first ``left`` columns left-aligned, the others right."""
     widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
-    text = ["", "Cost per million operations (USD)", ""]
+    text = ["", title, ""]
     for n, line in enumerate(table):
         text.append(
             "  ".join(
-                cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths, strict=True))
+                cell.ljust(w) if i < left else cell.rjust(w)
+                for i, (cell, w) in enumerate(zip(line, widths, strict=True))
             )
         )
         if n == 0:
             text.append("-" * len(text[-1]))
+    return text
+
+
+def extra_tables() -> str:
+    """Printed under ``make bench``'s table: cost per million operations, what governance adds
+    to it, then the prices."""
+    text = _text_table("Cost per million operations (USD)", cost_table())
+    text += _text_table(
+        "What rate limits and quotas add to the same operation without them (per million operations, USD)",
+        governance_table(),
+        left=4,
+    )
     text += ["", cost.assumptions(), "", "Prices:"]
     text += [f"  {name}: {price} ({source})" for name, price, source in cost.price_rows()]
     return "\n".join(text)
@@ -587,6 +890,12 @@ def run() -> list[dict[str, Any]]:
                 f"AWS calls: {m.label}", sum(m.calls.values()), 0, "calls", f"{detail}{'; ' + m.note if m.note else ''}"
             )
         )
+    for check in governance_checks():
+        verdict = "within budget" if check.within_budget else "OVER BUDGET"
+        detail = f"{verdict} ({check.describe_budget()} per call): adds {check.describe_calls()} to the peer's calls "
+        detail += f"(the same operation without rules); its ingest adds {check.describe_ingest()} per event"
+        governed, peer = sum(check.governed.calls.values()), sum(check.peer.calls.values())
+        rows.append(row(f"governance budget: {check.governed.label}", governed, peer, "calls", detail))
     rows.append(cache_row)
     for m, c in priced():
         parts = f"Lambda {_usd(c.lambda_usd)} + DynamoDB {_usd(c.dynamodb_usd)} + Kinesis {_usd(c.kinesis_usd)}"

@@ -122,6 +122,8 @@ class Usage:
     sqs_requests: int = 0
     secrets_calls: int = 0
     log_bytes: int = 0  # what the function wrote (EMF and log lines), Lambda's own lines excluded
+    transact_actions: Counter[str] = field(default_factory=Counter)
+    """The actions of its TransactWriteItems calls, by kind (Put, Update, Delete, ConditionCheck)."""
 
     @property
     def calls(self) -> Counter[str]:

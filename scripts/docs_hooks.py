@@ -5,7 +5,7 @@
 AWS round trips of each operation, counted by running ``make bench``'s deterministic AWS-calls
 suite (bench/bench_aws_calls.py) while the site builds; ``<!-- bench:cost -->`` the cost per
 million of the main operations from the same run, with the prices and assumptions it used
-(bench/cost.py).
+(bench/cost.py); ``<!-- bench:governance -->`` what rate limits and quotas add to them.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ def project_imports() -> Iterator[None]:
 CONTEXT_KEYS_MARKER = "<!-- context-keys -->"
 AWS_CALLS_MARKER = "<!-- bench:aws-calls -->"
 COST_MARKER = "<!-- bench:cost -->"
+GOVERNANCE_MARKER = "<!-- bench:governance -->"
 
 
 def on_page_markdown(markdown: str, **_: Any) -> str:
@@ -46,6 +47,8 @@ def on_page_markdown(markdown: str, **_: Any) -> str:
             markdown = markdown.replace(AWS_CALLS_MARKER, aws_calls_table())
         if COST_MARKER in markdown:
             markdown = markdown.replace(COST_MARKER, cost_tables())
+        if GOVERNANCE_MARKER in markdown:
+            markdown = markdown.replace(GOVERNANCE_MARKER, governance_table())
     return markdown
 
 
@@ -54,8 +57,8 @@ def aws_calls_table() -> str:
 
     rows = ["| operation | AWS calls | which | what happens |", "|---|---|---|---|"]
     for row in bench_aws_calls.run():
-        if row["unit"] == "USD":
-            continue  # the cost rows: their own table (cost_tables)
+        if row["unit"] == "USD" or str(row["metric"]).startswith("governance budget: "):
+            continue  # the cost rows and governance's comparisons: their own tables
         which, _, note = str(row["note"]).partition("; ")
         label = str(row["metric"]).removeprefix("AWS calls: ")
         rows.append(f"| {label} | {row['ours']} | {which.replace(', ', '<br>')} | {note} |")
@@ -72,3 +75,11 @@ def cost_tables() -> str:
     prices = ["| price | USD | source |", "|---|---|---|"]
     prices += [f"| {name} | {price} | <{source}> |" for name, price, source in cost.price_rows()]
     return "\n".join([*table, "", cost.assumptions(), "", *prices])
+
+
+def governance_table() -> str:
+    import bench_aws_calls  # the same run as the other tables
+
+    header, *lines = bench_aws_calls.governance_table()
+    table = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return "\n".join(table + ["| " + " | ".join(line) + " |" for line in lines])
