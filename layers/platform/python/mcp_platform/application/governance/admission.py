@@ -10,8 +10,9 @@ instances together. Two windows meet at their boundary, so any period-long inter
 one may see up to 2N; instances whose clocks differ by d may disagree about a window for d.
 
 Quotas are checked from the usage totals ingest keeps (one read, which DAX's item cache may
-serve): they lag the calls by the stream's delivery and the cache's item TTL, so a caller may go
-over a quota by the calls it makes in that time.
+serve), before the rate limits count, so a call over its quota uses up no rate-limit room. They
+lag the calls by the stream's delivery and the cache's item TTL: a caller may go over a quota by
+the calls it makes in that time.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from datetime import UTC, datetime
 from mcp_platform.application.auth.base import Principal
 from mcp_platform.application.blocking import Blocking
 from mcp_platform.application.governance.ports import RateCounters, UsageTotals, WindowHit
-from mcp_platform.application.governance.rules import QuotaRule, RateRule
+from mcp_platform.application.governance.rules import FACADE_KEYS, QuotaRule, RateRule
 from mcp_platform.protocol.clock import Clock, iso_utc
 from mcp_platform.protocol.jsonrpc import QUOTA_EXCEEDED, RATE_LIMITED, JsonRpcError
 
@@ -95,7 +96,7 @@ class Governor:
 
     @property
     def limits_facade(self) -> bool:
-        return any(rule.key in ("register", "token") for rule in self.rate_rules)
+        return any(rule.key in FACADE_KEYS for rule in self.rate_rules)
 
     async def _take(self, hits: Sequence[WindowHit], now: float) -> None:
         assert self.counters is not None
