@@ -9,7 +9,6 @@ test_interactive_two_instances.py.
 from __future__ import annotations
 
 import asyncio
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -17,9 +16,11 @@ from botocore.exceptions import ClientError
 
 from examples import conformance
 from mcp_platform.adapters.dynamodb.gateway import DynamoGateway
+from mcp_platform.adapters.dynamodb.replies import ClientReplies
 from mcp_platform.adapters.dynamodb.request_state_vault import RequestStateVault
 from mcp_platform.application.interactive.keys import StaticKeyRing
 from mcp_platform.application.interactive.rounds import RoundInteraction
+from mcp_platform.application.interactive.services import InteractiveServices
 from mcp_platform.application.server import McpServer
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.call import CallContext
@@ -65,7 +66,11 @@ async def asks_first(ctx: ToolContext) -> str:
 def make_server(clock: ManualClock | None = None) -> McpServer:
     keys = StaticKeyRing("k1", {"k1": b"unit-test-key-" * 4})
     vault = RequestStateVault(keys, DynamoGateway(MemoryTable()), "sessions", clock=clock or ManualClock())
-    services = make_services(interactive=SimpleNamespace(vault=vault))
+    services = make_services(
+        interactive=InteractiveServices(
+            vault=lambda: vault, replies=lambda: ClientReplies("sessions", DynamoGateway(MemoryTable()))
+        )
+    )
     catalog = Catalog.discover(conformance)
     catalog.add(asks_first)
     return McpServer(catalog, ToolCallRunner(services), services=services)

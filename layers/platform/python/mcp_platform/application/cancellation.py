@@ -21,6 +21,7 @@ from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
+from mcp_platform.application.blocking import IN_THREAD, Blocking
 from mcp_platform.application.sessions.errors import SessionStoreError
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.jsonrpc import RequestId
@@ -52,10 +53,17 @@ class CallCancellation:
     One per process, shared by every request. ``flags`` None: cancellations reach local calls
     only (no store to leave a flag in)."""
 
-    def __init__(self, flags: CancelFlagStore | None = None, *, poll_seconds: float = DEFAULT_POLL_SECONDS) -> None:
+    def __init__(
+        self,
+        flags: CancelFlagStore | None = None,
+        *,
+        poll_seconds: float = DEFAULT_POLL_SECONDS,
+        blocking: Blocking = IN_THREAD,
+    ) -> None:
         if poll_seconds <= 0:
             raise ValueError(f"poll_seconds must be positive, got {poll_seconds}")
         self.flags = flags
+        self.blocking = blocking
         self.poll_seconds = poll_seconds
         # Keyed by principal too: only a session's owner reaches its calls.
         self._running: dict[tuple[str, str, RequestId], asyncio.Event] = {}
@@ -82,7 +90,7 @@ class CallCancellation:
         if cancelled is not None:
             cancelled.set()
         elif self.flags is not None:
-            await asyncio.to_thread(self.flags.request, session_id, request_id, owner=owner)
+            await self.blocking(self.flags.request, session_id, request_id, owner=owner)
 
     def watch(self, call: CallContext, request_id: RequestId) -> Coroutine[Any, Any, None] | None:
         """What to run beside a streamed call so a cancellation posted to another instance stops
@@ -98,7 +106,7 @@ class CallCancellation:
         while not call.cancelled.is_set():
             await asyncio.sleep(self.poll_seconds)
             try:
-                found = await asyncio.to_thread(flags.is_requested, session_id, request_id, owner=call.principal)
+                found = await self.blocking(flags.is_requested, session_id, request_id, owner=call.principal)
             except CancelCheckFailed:
                 # A missed tick delays the cancellation by one interval; the call goes on.
                 logger.warning("cancel flag check failed; checking again next tick", exc_info=True)

@@ -11,7 +11,6 @@ per principal (:func:`audience`), so no stream hears of what its principal could
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -67,7 +66,7 @@ class SubscriptionsFeature(Feature):
             raise resource_not_found(uri, modern=False)
         subscriptions = self.notifications.subscriptions
         try:
-            await asyncio.to_thread(subscriptions.subscribe, _session(call), uri, owner=call.principal)
+            await self.notifications.blocking(subscriptions.subscribe, _session(call), uri, owner=call.principal)
         except TooManySubscriptions as exc:
             raise JsonRpcError(LIMIT_EXCEEDED, str(exc), {"limit": "subscriptions", "max": exc.limit}) from exc
         except StoreUnavailable as exc:
@@ -77,7 +76,7 @@ class SubscriptionsFeature(Feature):
     async def unsubscribe(self, request: Request, call: CallContext) -> dict[str, Any]:
         uri = _uri(request)
         try:
-            await asyncio.to_thread(self.notifications.subscriptions.unsubscribe, _session(call), uri)
+            await self.notifications.blocking(self.notifications.subscriptions.unsubscribe, _session(call), uri)
         except StoreUnavailable as exc:
             raise store_error(exc) from exc
         return {}

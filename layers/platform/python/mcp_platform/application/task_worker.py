@@ -35,6 +35,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from mcp_platform.application.blocking import IN_THREAD, Blocking
 from mcp_platform.application.tasks.budget import questions_refusal
 from mcp_platform.application.tasks.ports import TaskNotFound, TaskRepository, TaskTransitionRefused
 from mcp_platform.application.tool_calls import ToolCallRunner
@@ -84,8 +85,10 @@ class TaskWorker:
         cancel_poll_seconds: float = 1.0,
         cancel_grace_seconds: float = 5.0,
         spans: Spans | None = None,
+        blocking: Blocking = IN_THREAD,
     ) -> None:
         self.spans = spans
+        self.blocking = blocking
         self.store = store
         self.runner = runner
         self.catalog = catalog
@@ -116,7 +119,7 @@ class TaskWorker:
             await self.runner.settle()
             await self.flush()  # the tool events of this batch, before the invocation ends
             if self.spans is not None:
-                await asyncio.to_thread(self.spans.flush)  # the runs' spans, before it ends too
+                await self.blocking(self.spans.flush)  # the runs' spans, before it ends too
         return {"batchItemFailures": failures}
 
     def _record_span(self, record: dict[str, Any], started_ns: int, error_type: str | None) -> None:
@@ -141,7 +144,7 @@ class TaskWorker:
 
     async def run(self, task_id: str) -> None:
         try:
-            task = await asyncio.to_thread(self.store.get, task_id)
+            task = await self.blocking(self.store.get, task_id)
         except TaskNotFound:
             logger.info("task %s is gone (expired): message dropped", task_id)
             return
@@ -156,7 +159,7 @@ class TaskWorker:
             await self._finish(task_id, FAILED, error={"code": TOOL_FAILED, "message": message}, message=message)
             return
         try:
-            task = await asyncio.to_thread(self.store.begin_attempt, task_id)
+            task = await self.blocking(self.store.begin_attempt, task_id)
         except TaskTransitionRefused:
             return  # cancelled between the read and now
         call = _call_of(task)
@@ -190,7 +193,7 @@ class TaskWorker:
                 await self._finish(task.task_id, FAILED, error=refused, message=refused["message"])
                 return
             with contextlib.suppress(TaskTransitionRefused):
-                await asyncio.to_thread(self.store.await_input, task.task_id, questions, "Waiting for input")
+                await self.blocking(self.store.await_input, task.task_id, questions, "Waiting for input")
             return
         except JsonRpcError as error:
             if error.code == UNAVAILABLE:
@@ -204,7 +207,7 @@ class TaskWorker:
         while True:
             await asyncio.sleep(self.cancel_poll_seconds)
             try:
-                status = (await asyncio.to_thread(self.store.get, task_id)).status
+                status = (await self.blocking(self.store.get, task_id)).status
             except TaskNotFound:
                 status = CANCELLED  # expired under the run: nobody can read its result any more
             except Exception:
@@ -233,13 +236,13 @@ class TaskWorker:
             last_write = loop.time()
             summary = text if isinstance(text, str) else json.dumps(text, default=str)
             with contextlib.suppress(TaskTransitionRefused):
-                await asyncio.to_thread(self.store.note, task_id, summary)
+                await self.blocking(self.store.note, task_id, summary)
 
         return note
 
     async def _finish(self, task_id: str, status: str, **outcome: Any) -> None:
         try:
-            await asyncio.to_thread(self.store.finish, task_id, status, **outcome)
+            await self.blocking(self.store.finish, task_id, status, **outcome)
         except TaskTransitionRefused:
             logger.info("task %s was cancelled while it ran; its outcome is not recorded", task_id)
 

@@ -9,7 +9,6 @@ expired, ended, another principal's, another kind), so the answer is no existenc
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_platform.application.blocking import IN_THREAD, Blocking
@@ -43,7 +42,7 @@ class TransportSessions:
 
     async def open(self, owner: str, attributes: dict[str, Any]) -> Session:
         """A new transport session for ``owner``, keeping what its initialize negotiated."""
-        return await asyncio.to_thread(self.store.create_session, owner, kind=KIND_TRANSPORT, attributes=attributes)
+        return await self.blocking(self.store.create_session, owner, kind=KIND_TRANSPORT, attributes=attributes)
 
     async def require(self, session_id: str, owner: str) -> Session:
         """The live transport session ``session_id`` of ``owner``, else :class:`SessionNotFound`."""
@@ -60,4 +59,4 @@ class TransportSessions:
         """End ``owner``'s transport session (only transport sessions end this way), else
         :class:`SessionNotFound`."""
         await self.require(session_id, owner)
-        await asyncio.to_thread(self.store.end_session, session_id, owner=owner)
+        await self.blocking(self.store.end_session, session_id, owner=owner)

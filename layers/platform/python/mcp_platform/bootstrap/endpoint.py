@@ -261,7 +261,7 @@ def build_app(
         allowed_hosts = loopback_hosts(port)
     # 2025 cancellations posted to another instance meet the call through the session table.
     flags = CancelFlags(settings.session_table, runtime.store.gateway, clock=runtime.store.clock)
-    cancellation = CallCancellation(flags, poll_seconds=settings.cancel_poll_seconds)
+    cancellation = CallCancellation(flags, poll_seconds=settings.cancel_poll_seconds, blocking=runtime.blocking)
     streamer = ResponseStreamer(
         metrics,
         _settle_then_flush(runner, producer, shared=runtime.blocking is not INLINE),
@@ -316,6 +316,7 @@ def build_streams(settings: Settings, notifications: Notifications, server: McpS
         keepalive_seconds=settings.keepalive_seconds,
         max_stream_seconds=settings.stream_max_seconds,
         poll_max_seconds=settings.notify_poll_max_seconds,
+        blocking=notifications.blocking,
     )
     live = LiveSessions(server.services.store)
     return NotificationStreams(notifications, live, served, server.server_info, pump)

@@ -94,8 +94,8 @@ def build_runtime(
         deps=build_deps(packages, AppEnvironment(environ=environ, settings=settings)),
         audit_trail=build_audit_trail(settings, dynamodb) if settings.audit_table else None,
         recent_events=recent_events,
-        notifications=build_notifications(settings, store, catalog) if settings.subscriptions else None,
-        interactive=build_interactive(settings, store, secretsmanager),
+        notifications=build_notifications(settings, store, catalog, blocking) if settings.subscriptions else None,
+        interactive=build_interactive(settings, store, secretsmanager, blocking),
         tasks=build_tasks(settings, store, sqs, blocking) if settings.task_queue_url else None,
         blocking=blocking,
     )
@@ -183,7 +183,9 @@ def build_tasks(settings: Settings, store: SessionStore, sqs: Any, blocking: Blo
     return TaskService(tasks, sqs, settings.task_queue_url, ttl_seconds=settings.task_ttl_seconds, blocking=blocking)
 
 
-def build_interactive(settings: Settings, store: SessionStore, secretsmanager: Any) -> InteractiveServices:
+def build_interactive(
+    settings: Settings, store: SessionStore, secretsmanager: Any, blocking: Blocking = IN_THREAD
+) -> InteractiveServices:
     """Elicitation, sampling and roots for tools: each side (the 2026 request-state vault, the 2025
     reply store) is built, and the request-state secret read, only when a request asks."""
 
@@ -203,11 +205,16 @@ def build_interactive(settings: Settings, store: SessionStore, secretsmanager: A
         return ClientReplies(settings.session_table, store.gateway, clock=store.clock)
 
     return InteractiveServices(
-        vault=vault, replies=replies, client_request_timeout_seconds=settings.client_request_timeout_seconds
+        vault=vault,
+        replies=replies,
+        client_request_timeout_seconds=settings.client_request_timeout_seconds,
+        blocking=blocking,
     )
 
 
-def build_notifications(settings: Settings, store: SessionStore, catalog: Catalog) -> Notifications:
+def build_notifications(
+    settings: Settings, store: SessionStore, catalog: Catalog, blocking: Blocking = IN_THREAD
+) -> Notifications:
     """Stack option ``subscriptions``: the log and the subscription set, in the session table;
     a resource's updates reach every subscriber or only the announcing principal's, by its
     declared cache scope."""
@@ -221,4 +228,5 @@ def build_notifications(settings: Settings, store: SessionStore, catalog: Catalo
         NotificationLog(table, gateway, clock=store.clock),
         SessionSubscriptions(table, gateway, clock=store.clock),
         partial(audience, catalog),
+        blocking,
     )

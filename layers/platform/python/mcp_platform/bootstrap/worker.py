@@ -42,6 +42,7 @@ def build_handler(settings: Settings, *packages: ModuleType, **clients: Any) -> 
         flush,
         max_attempts=settings.task_max_attempts,
         spans=build_spans(settings),
+        blocking=runtime.blocking,
     )
     return TaskHandler(runtime.runner, worker)
 

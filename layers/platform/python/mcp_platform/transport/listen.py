@@ -106,9 +106,11 @@ class NotificationStreams:
             await chunk(send, OPENED)
             # The lease, then the set: this stream delivers from now on (an older one ends).
             seconds = self.pump.max_stream_seconds + 60
-            await asyncio.to_thread(subscriptions.claim_stream, session_id, holder, owner=principal, seconds=seconds)
-            snapshot = await asyncio.to_thread(subscriptions.snapshot, session_id, owner=principal)
-            await asyncio.to_thread(subscriptions.renew, session_id, snapshot, owner=principal)
+            await self.notifications.blocking(
+                subscriptions.claim_stream, session_id, holder, owner=principal, seconds=seconds
+            )
+            snapshot = await self.notifications.blocking(subscriptions.snapshot, session_id, owner=principal)
+            await self.notifications.blocking(subscriptions.renew, session_id, snapshot, owner=principal)
             source = SessionSource(
                 LogReader(log, start),
                 subscriptions,
@@ -126,7 +128,7 @@ class NotificationStreams:
             await self.pump.run(send, receive, source.poll, _event_with_id)
         finally:
             try:
-                await asyncio.to_thread(subscriptions.release_stream, session_id, holder)
+                await self.notifications.blocking(subscriptions.release_stream, session_id, holder)
             except SessionStoreError:
                 # The lease expires on its own (ttl); a newer stream replaces it anyway.
                 logger.warning("GET stream: releasing the lease failed", exc_info=True)
@@ -162,7 +164,7 @@ class NotificationStreams:
 
     async def end_session(self, session_id: str) -> None:
         """2025 DELETE: the subscriptions and the lease go; the session's stream ends at its next poll."""
-        await asyncio.to_thread(self.notifications.subscriptions.end, session_id)
+        await self.notifications.blocking(self.notifications.subscriptions.end, session_id)
 
     async def _honoured(self, requested: Any, principal: str) -> tuple[frozenset[str], tuple[str, ...], dict[str, Any]]:
         """The filter's subset this server honours (what the acknowledgement reports): of the

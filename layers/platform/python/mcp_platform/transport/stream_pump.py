@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from mcp_platform.application.blocking import IN_THREAD, Blocking
 from mcp_platform.application.notifications import Notice
 from mcp_platform.application.sessions.errors import SessionStoreError
 
@@ -58,6 +59,8 @@ class StreamPump:
     poll_min_seconds: float = 0.1
     poll_max_seconds: float = 5.0
     timer: StreamTimer = field(default_factory=LoopTimer)
+    blocking: Blocking = IN_THREAD
+    """How a poll of the notification log runs (the root's strategy)."""
 
     async def run(self, send: Any, receive: Any, poll: Poll, render: Render) -> bool:
         """True when the duration cap ended the stream; False when the client went away or the
@@ -73,7 +76,7 @@ class StreamPump:
                 if timer.now() >= deadline:
                     return True
                 if timer.now() >= next_poll:
-                    found = await _poll(poll)
+                    found = await _poll(poll, self.blocking)
                     if found is None:
                         return False
                     for notice in found:
@@ -93,9 +96,9 @@ class StreamPump:
                 await watcher
 
 
-async def _poll(poll: Poll) -> list[Notice] | None:
+async def _poll(poll: Poll, blocking: Blocking) -> list[Notice] | None:
     try:
-        return await asyncio.to_thread(poll)
+        return await blocking(poll)
     except SessionStoreError:
         # A store error (the adapters translate the SDK's): a failed poll delays delivery by one
         # interval; the next one reads from the same bound (the reader moves it only when a poll

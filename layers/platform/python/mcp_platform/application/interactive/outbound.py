@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_platform.application.blocking import IN_THREAD, Blocking
 from mcp_platform.application.interactive.digests import question_digest
 from mcp_platform.application.interactive.ports import ReplyStore
 from mcp_platform.application.sessions.errors import SessionStoreError
@@ -70,8 +71,10 @@ class ServerRequests:
         timeout_seconds: float,
         poll_base_seconds: float = 0.05,
         poll_cap_seconds: float = 1.0,
+        blocking: Blocking = IN_THREAD,
     ) -> None:
         self.replies = replies
+        self.blocking = blocking
         self.timeout_seconds = timeout_seconds
         self.poll_base_seconds = poll_base_seconds
         self.poll_cap_seconds = poll_cap_seconds
@@ -102,7 +105,7 @@ class ServerRequests:
                 status, refusal = 413, f"The client's response exceeded {MAX_RESPONSE_BYTES} bytes"
         if refusal is not None:  # the waiting call learns it now instead of at its timeout
             text = json.dumps(_refused(request_id, refusal))
-        if not await asyncio.to_thread(self.replies.deliver, session_id, request_id, owner=owner, response=text):
+        if not await self.blocking(self.replies.deliver, session_id, request_id, owner=owner, response=text):
             raise ReplyRefused(400, "No outstanding server request has this id")
         if refusal is not None:
             raise ReplyRefused(status, refusal)
@@ -117,7 +120,7 @@ class ServerRequests:
             for key, request in requests.items():
                 # Item and waiter exist before the request leaves: no response can precede them.
                 self._waiting[(session_id, ids[key])] = _Waiter(owner, loop.create_future())
-                await asyncio.to_thread(
+                await self.blocking(
                     self.replies.expect, session_id, ids[key], owner=owner, method=request.method, ttl_seconds=ttl
                 )
                 expected.append(ids[key])
@@ -148,7 +151,7 @@ class ServerRequests:
             if future.done():
                 return future.result()
             try:
-                text = await asyncio.to_thread(self.replies.read, session_id, request_id, owner=owner)
+                text = await self.blocking(self.replies.read, session_id, request_id, owner=owner)
             except SessionStoreError:
                 # A missed poll delays the answer by one interval; the deadline still holds.
                 logger.warning("reply poll failed; polling again", exc_info=True)
@@ -160,7 +163,7 @@ class ServerRequests:
     async def _discard(self, session_id: str, request_ids: list[str]) -> None:
         for request_id in request_ids:
             try:
-                await asyncio.to_thread(self.replies.discard, session_id, request_id)
+                await self.blocking(self.replies.discard, session_id, request_id)
             except SessionStoreError:
                 # The item expires by its TTL; the call's outcome does not depend on this delete.
                 logger.warning("reply item not removed (its TTL will)", exc_info=True)

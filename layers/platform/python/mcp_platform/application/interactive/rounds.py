@@ -14,7 +14,6 @@ a replay of an idempotent call that already committed is answered from its marke
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -109,10 +108,11 @@ async def open_round(
     from mcp_platform.application.interactive.state import InvalidRequestState
 
     vault = _vault(services)
+    assert services is not None  # _vault refused the request otherwise
     try:
-        state = await asyncio.to_thread(vault.open, token, _binding(request, call))
+        state = await services.blocking(vault.open, token, _binding(request, call))
         if consume:
-            await asyncio.to_thread(vault.consume, state)
+            await services.blocking(vault.consume, state)
     except InvalidRequestState as exc:
         raise JsonRpcError(INVALID_PARAMS, str(exc)) from exc
     except KeyRingError as exc:
@@ -131,11 +131,12 @@ async def input_required_result(
     if not isinstance(interaction, RoundInteraction):
         raise JsonRpcError(INTERNAL_ERROR, "input required outside a multi-round request")
     vault = _vault(services)
+    assert services is not None  # _vault refused the request otherwise
     answers = {**interaction.known, **interaction.accepted}
     pending = {key: question_digest(asked) for key, asked in needed.requests.items()}
     state = vault.new_state(answers, pending, interaction.round + 1)
     try:
-        token = await asyncio.to_thread(vault.seal, _binding(request, call), state)
+        token = await services.blocking(vault.seal, _binding(request, call), state)
     except KeyRingError as exc:
         logger.error("requestState not sealable: %s", exc)
         raise JsonRpcError(INTERNAL_ERROR, "The request needs input but its state cannot be sealed; retry") from exc

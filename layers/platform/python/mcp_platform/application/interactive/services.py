@@ -12,6 +12,8 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from mcp_platform.application.blocking import IN_THREAD, Blocking
+
 if TYPE_CHECKING:
     from mcp_platform.application.interactive.outbound import ServerRequests
     from mcp_platform.application.interactive.ports import ReplyStore, StateVault
@@ -27,7 +29,10 @@ class InteractiveServices:
         vault: Callable[[], StateVault],
         replies: Callable[[], ReplyStore],
         client_request_timeout_seconds: float = DEFAULT_CLIENT_REQUEST_TIMEOUT_SECONDS,
+        blocking: Blocking = IN_THREAD,
     ) -> None:
+        self.blocking = blocking
+        """How the vault's and the reply store's blocking calls run (the root's strategy)."""
         self._vault = vault
         """Builds the vault; raises StateKeysMissing when no request-state secret is configured."""
         self._replies = replies
@@ -43,4 +48,6 @@ class InteractiveServices:
         """2025 revisions: server-to-client requests on a call's stream, answers via the table."""
         from mcp_platform.application.interactive.outbound import ServerRequests
 
-        return ServerRequests(self._replies(), timeout_seconds=self.client_request_timeout_seconds)
+        return ServerRequests(
+            self._replies(), timeout_seconds=self.client_request_timeout_seconds, blocking=self.blocking
+        )

@@ -10,10 +10,10 @@ environments, so nothing is handed over in memory: the change is an entry in a n
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mcp_platform.application.blocking import IN_THREAD, Blocking
 from mcp_platform.application.notifications.ports import LIST_KINDS, Notice, NoticeLog, SubscriptionStore
 
 Audience = Callable[[str, str], str]
@@ -34,12 +34,14 @@ class Notifications:
     subscriptions: SubscriptionStore
     audience: Audience = each_principal_alone
     """The endpoint's: by the resource's declared cache scope (``mcp.subscribe.audience``)."""
+    blocking: Blocking = IN_THREAD
+    """How the stores' blocking calls run (the root's strategy): publishing, subscribing, polling."""
 
     async def resource_updated(self, uri: str, *, principal: str) -> Notice:
         """Announce that ``uri`` changed, as ``principal``: one PutItem; every stream that
         subscribed to it and may hear of it (:attr:`audience`) delivers it."""
         audience = self.audience(uri, principal)
-        return await asyncio.to_thread(self.log.publish_resource_updated, uri, audience=audience)
+        return await self.blocking(self.log.publish_resource_updated, uri, audience=audience)
 
     def resource_topic(self, uri: str, principal: str) -> str:
         """The log topic a stream of ``principal`` reads for ``uri``."""
@@ -47,7 +49,7 @@ class Notifications:
 
     async def list_changed(self, kind: str) -> Notice:
         """Announce that the list of ``kind`` (tools, prompts or resources) changed."""
-        return await asyncio.to_thread(self.log.publish_list_changed, kind)
+        return await self.blocking(self.log.publish_list_changed, kind)
 
 
 __all__ = ["LIST_KINDS", "Audience", "Notice", "NoticeLog", "Notifications", "SubscriptionStore"]
