@@ -10,7 +10,7 @@ size buys, and Lambda's own log lines.
 
 Prices are list prices for one region (``REGION``), read from each service's pricing page (named
 in the table) on 2026-12-01; free tiers are ignored. The Kinesis ones are the stream planner's
-(``mcp_platform.application.events.planner.Pricing``), so the two never disagree.
+(``stacks.shard_planner.Pricing``), so the two never disagree.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 
-from mcp_platform.application.events.planner import GB, ON_DEMAND_BILLING_UNIT, PUT_UNIT_BYTES, Pricing
 from stacks.config import DEFAULTS
 from stacks.endpoint import MEMORY_MB as ENDPOINT_MEMORY_MB
 from stacks.processing import MEMORY_MB as INGEST_MEMORY_MB
+from stacks.shard_planner import GB, ON_DEMAND_BILLING_UNIT, PUT_UNIT_BYTES, Pricing
 
 REGION = "us-east-1"
 LAMBDA_PAGE = "https://aws.amazon.com/lambda/pricing/"

@@ -86,7 +86,7 @@ DEFAULTS: dict[str, Any] = {
 def shards_for(peak_records_per_s: int, avg_record_bytes: int) -> int:
     """K6: ceil(peak records/s x average record bytes / 1e6 / 0.85), and the 1000 records/s per
     shard limit at the same utilisation; at least one. One formula, the planner's."""
-    from mcp_platform.application.events.planner import Workload, shard_count
+    from stacks.shard_planner import Workload, shard_count
 
     return shard_count(Workload(peak_records_per_s=peak_records_per_s, avg_record_bytes=avg_record_bytes))
 

@@ -1,16 +1,14 @@
-"""Tool-call event pipeline on Kinesis (K1-K6).
+"""Tool-call event pipeline on Kinesis (K1-K5): what the use cases know of it.
 
-- :mod:`.schema`       versioned ``ToolCallEvent`` (to_bytes/from_bytes, ``EventSchemaError``)
+- :mod:`.schema`        versioned ``ToolCallEvent`` (to_bytes/from_bytes, ``EventSchemaError``)
 - :mod:`.stream_events` every event type on the stream (``session.expired``, A4) and the dispatch
-- :mod:`.batching`     PutRecords limits (K1) and the partition key (K3)
-- :mod:`.producer`     ``EventProducer``: buffered, batched, partial-failure-safe writes (K2)
-- :mod:`.dead_letters` ``DeadLetterQueue``: the producer DLQ (SQS)
-- :mod:`.shard_reader` ``ShardReader``: iterator-safe polling reads (K4)
-- :mod:`.recent`       ``recent_session_events`` for the ``recent_tool_events`` tool
-- :mod:`.ingest`       ``EventIngestor``: idempotent records and exact usage counters
-- :mod:`.transact`     TransactWriteItems for ingest: conflicts retried, failed conditions returned
-- :mod:`.planner`      shard count and cost comparison (K6), also a command line
+- :mod:`.batching`      PutRecords limits (K1) and the partition key (K3)
+- :mod:`.ports`         what the producer, the ingest ledger and the recent-events reader offer
+- :mod:`.ingest`        ``EventIngestor``: idempotent records and exact usage counters
+- :mod:`.lambda_records` the records Lambda delivers to the stream functions
 
-Import from the submodules; this package module stays import-free so the planner command
-and the schema load without botocore.
+The producer, the shard reader and the ingest's DynamoDB writes are adapters
+(``mcp_platform.adapters.kinesis``, ``adapters.dynamodb.ingest_ledger``); the shard planner (K6)
+is the CDK app's (``stacks/shard_planner.py``). Import from the submodules: this package module
+stays import-free so the schema loads without botocore.
 """

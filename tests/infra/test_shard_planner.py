@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from mcp_platform.application.events.planner import Pricing, Workload, _on_demand, _provisioned, main, plan, shard_count
+from stacks.shard_planner import Pricing, Workload, _on_demand, _provisioned, main, plan, shard_count
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """Shard planning and capacity-mode cost comparison (K6, K7), plus its command line.
 
-    python -m mcp_platform.application.events.planner --peak-records-per-s 500 --avg-record-bytes 2048
+    python -m stacks.shard_planner --peak-records-per-s 500 --avg-record-bytes 2048
 
 Shards = max(ceil(peak x bytes / 1e6 / u), ceil(peak / (1000 x u))) with u = 0.85 target
 utilisation (15 % headroom for retry bursts). Costs are monthly (730 h) list prices for
@@ -126,7 +126,7 @@ def plan(w: Workload, p: Pricing | None = None) -> Plan:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mcp_platform.application.events.planner", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m stacks.shard_planner", description=__doc__)
     parser.add_argument("--peak-records-per-s", type=float, required=True)
     parser.add_argument("--avg-record-bytes", type=int, required=True)
     parser.add_argument("--avg-records-per-s", type=float, default=None, help="monthly average (default: the peak)")
