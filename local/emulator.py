@@ -17,7 +17,7 @@ from botocore.exceptions import ClientError
 from local.bootstrap import LOOPBACK
 from local.intrinsics import ACCOUNT_ID
 from local.resources import ResourcePlan
-from mcp_platform.application.events.lambda_records import SourceKind
+from mcp_platform.ops.lambda_records import SourceKind
 
 logger = logging.getLogger(__name__)
 Attributes = dict[str, dict[str, str]]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from mcp_platform.application.events.lambda_records import SourceKind, arrival_of, sequence_of
+from mcp_platform.ops.lambda_records import SourceKind, arrival_of, sequence_of
 from mcp_platform.protocol.clock import iso_utc
 
 RETRIES_EXHAUSTED = "RetryAttemptsExhausted"

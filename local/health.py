@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mcp_platform.application.events.lambda_records import SourceKind
+from mcp_platform.ops.lambda_records import SourceKind
 
 if TYPE_CHECKING:  # only for annotations: importing them would import moto and boto3
     from local.emulator import Emulator

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from local.failure_record import RECORD_AGE_EXCEEDED, RETRIES_EXHAUSTED, failure_record
-from mcp_platform.application.events.lambda_records import SourceKind, arrival_of, sequence_of
+from mcp_platform.ops.lambda_records import SourceKind, arrival_of, sequence_of
 
 logger = logging.getLogger(__name__)
 Invoke = Callable[[dict[str, Any]], Any]

@@ -30,7 +30,7 @@ from local.reload import FeatureReloader, ReloadableHandler, SwappableApp, file_
 from local.resources import MappingSpec, ResourcePlan, plan_from_template
 from local.template import release_jsii_runtime, synthesize
 from local.ttl import TtlDeletions, TtlSweeper
-from mcp_platform.application.events.lambda_records import SourceKind
+from mcp_platform.ops.lambda_records import SourceKind
 
 if TYPE_CHECKING:
     from mcp_platform.bootstrap.worker import TaskHandler

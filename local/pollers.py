@@ -30,7 +30,7 @@ from botocore.exceptions import ClientError
 
 from local.mapping import EventSourceMapping
 from local.ttl import TtlDeletions
-from mcp_platform.application.events.lambda_records import (
+from mcp_platform.ops.lambda_records import (
     SourceKind,
     dynamodb_event_record,
     kinesis_event_record,

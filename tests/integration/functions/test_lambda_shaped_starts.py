@@ -34,8 +34,8 @@ from local.resources import ResourcePlan, plan_from_template
 from local.ttl import TTL_IDENTITY
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.api_keys import ApiKeyStore
-from mcp_platform.application.events.lambda_records import dynamodb_event_record, kinesis_event_record
 from mcp_platform.config import EnvVars
+from mcp_platform.ops.lambda_records import dynamodb_event_record, kinesis_event_record
 from stacks.app_builder import build_app
 from tests.support.aws import free_port, set_fake_aws_env
 from tests.support.features import serve_from_asset

@@ -19,7 +19,7 @@ from moto import mock_aws
 
 from local.mapping import EventSourceMapping, MappingConfig
 from local.pollers import KinesisShards, StreamPoller
-from mcp_platform.application.events.lambda_records import SourceKind
+from mcp_platform.ops.lambda_records import SourceKind
 from tests.support.aws import REGION, fake_credentials
 
 STREAM = "events"

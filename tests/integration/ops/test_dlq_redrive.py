@@ -22,10 +22,10 @@ from local.failure_record import RETRIES_EXHAUSTED, failure_record
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.sqs.dead_letters import DeadLetterQueue, FailedRecord
 from mcp_platform.application.events.batching import Record
-from mcp_platform.application.events.lambda_records import SourceKind, dynamodb_event_record, kinesis_event_record
 from mcp_platform.application.events.schema import ToolCallEvent
 from mcp_platform.config import EnvVars
 from mcp_platform.ops.__main__ import QUEUE_VARIABLES, run
+from mcp_platform.ops.lambda_records import SourceKind, dynamodb_event_record, kinesis_event_record
 from tests.support.tables import create_session_table
 
 pytestmark = pytest.mark.integration

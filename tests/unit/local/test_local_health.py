@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from local.health import HealthReporter, PipelineBacklog, RequestCounter, resident_mb
-from mcp_platform.application.events.lambda_records import SourceKind
+from mcp_platform.ops.lambda_records import SourceKind
 
 
 @dataclass

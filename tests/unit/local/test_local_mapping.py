@@ -12,7 +12,7 @@ import pytest
 
 from local.failure_record import RECORD_AGE_EXCEEDED, RETRIES_EXHAUSTED
 from local.mapping import EventSourceMapping, MappingConfig
-from mcp_platform.application.events.lambda_records import SourceKind
+from mcp_platform.ops.lambda_records import SourceKind
 
 NOW = 1_800_000_000.0
 POISON = b"poison"

@@ -16,7 +16,7 @@ from botocore.exceptions import ClientError
 
 from local.mapping import EventSourceMapping, MappingConfig
 from local.pollers import StreamPoller, TableStreamShards
-from mcp_platform.application.events.lambda_records import SourceKind
+from mcp_platform.ops.lambda_records import SourceKind
 
 STREAM_ARN = "arn:aws:dynamodb:us-east-1:123456789012:table/sessions/stream/2026-12-01T00:00:00.000"
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from local.mapping import EventSourceMapping, MappingConfig
 from local.pollers import ShardInfo, ShardPage, StreamPoller
-from mcp_platform.application.events.lambda_records import SourceKind, kinesis_event_record
+from mcp_platform.ops.lambda_records import SourceKind, kinesis_event_record
 
 
 class ReshardedSource:

@@ -9,7 +9,7 @@ import pytest
 
 from local.intrinsics import UnresolvableError, resolve
 from local.resources import local_name, plan_from_template
-from mcp_platform.application.events.lambda_records import (
+from mcp_platform.ops.lambda_records import (
     SourceKind,
     arrival_of,
     dynamodb_event_record,

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_platform.application.events.lambda_records import SourceKind, dynamodb_event_record
+from mcp_platform.ops.lambda_records import SourceKind, dynamodb_event_record
 
 KINDS = ("producer", "ingest", "audit", "expiry", "tasks")
 RECEIVE_BATCH = 10

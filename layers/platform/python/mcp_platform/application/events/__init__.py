@@ -5,10 +5,10 @@
 - :mod:`.batching`      PutRecords limits (K1) and the partition key (K3)
 - :mod:`.ports`         what the producer, the ingest ledger and the recent-events reader offer
 - :mod:`.ingest`        ``EventIngestor``: idempotent records and exact usage counters
-- :mod:`.lambda_records` the records Lambda delivers to the stream functions
 
 The producer, the shard reader and the ingest's DynamoDB writes are adapters
 (``mcp_platform.adapters.kinesis``, ``adapters.dynamodb.ingest_ledger``); the shard planner (K6)
-is the CDK app's (``stacks/shard_planner.py``). Import from the submodules: this package module
+is the CDK app's (``stacks/shard_planner.py``); the Lambda-shaped records the DLQ replay and the
+local pollers build are ``mcp_platform.ops.lambda_records``. Import from the submodules: this package module
 stays import-free so the schema loads without botocore.
 """
