@@ -8,7 +8,7 @@ fails on a combination the function would refuse or could not serve:
 - an issuer, audience or JWKS URL that is not https (loopback http is for ``make dev`` only).
 - ``oauth_cognito`` together with ``oauth_issuer`` (the user pool *is* the issuer), or without
   ``oauth`` in ``auth_mode``; OAuth keys set while ``auth_mode`` has no ``oauth``.
-- ``oauth_facade`` (the authorization-server facade, mcp_platform/application/auth/facade/; on by default
+- ``oauth_facade`` (the authorization-server facade, mcp_platform/authorization_server/; on by default
   with ``oauth_cognito``) in front of another issuer without ``oauth_upstream_client_secret``
   (the facade's client there: a Secrets Manager secret you create, ARN or name);
   ``oauth_machine_client`` (a Cognito app client for the client_credentials grant) without

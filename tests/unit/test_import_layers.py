@@ -63,7 +63,7 @@ def all_imports(path: Path) -> set[str]:
 def test_protocol_and_application_reach_the_network_only_through_ports() -> None:
     """The import contracts forbid socket, ssl and http there; urllib.request (a subpackage, which
     import-linter cannot forbid on its own: urllib.parse is fine) is checked here."""
-    layers = [PACKAGE / "protocol", PACKAGE / "application"]
+    layers = [PACKAGE / "protocol", PACKAGE / "application", PACKAGE / "authorization_server"]
     offenders = {
         module_name(path): sorted(
             name for name in all_imports(path) if name.startswith(("urllib.request", "urllib.error"))

@@ -16,7 +16,7 @@ import pytest
 from local.oauth_issuer import DEV_USER, LocalIssuer, running_issuer
 from mcp_platform.adapters.jwks import urllib_fetch
 from mcp_platform.adapters.upstream_idp import UpstreamClient
-from mcp_platform.application.auth.facade.errors import FacadeUnavailable, OAuthError, UpstreamUnavailable
+from mcp_platform.authorization_server.errors import FacadeUnavailable, OAuthError, UpstreamUnavailable
 
 CLIENT_ID, CLIENT_SECRET = "facade", "facade-secret"
 CALLBACK = "http://127.0.0.1:8000/callback"

@@ -43,7 +43,7 @@ class EnvVars:
     OAUTH_SCOPES = "MCP_OAUTH_SCOPES"  # space separated: scopes every request needs
     OAUTH_JWKS_URL = "MCP_OAUTH_JWKS_URL"  # empty = from the issuer's RFC 8414 / OpenID metadata
     OAUTH_CLIENT_IDS = "MCP_OAUTH_CLIENT_IDS"  # comma separated: accepted client_id of aud-less tokens
-    # The authorization-server facade on the endpoint's origin (mcp_platform/application/auth/facade/).
+    # The authorization-server facade on the endpoint's origin (mcp_platform/authorization_server/).
     OAUTH_FACADE = "MCP_OAUTH_FACADE"  # true: /authorize, /token, /register in front of the issuer
     OAUTH_FACADE_KEYS_SECRET = "MCP_OAUTH_FACADE_KEYS_SECRET"  # noqa: S105 - its ARN or name, not a value
     OAUTH_UPSTREAM_CLIENT_SECRET = "MCP_OAUTH_UPSTREAM_CLIENT_SECRET"  # noqa: S105 - ARN or name

@@ -28,7 +28,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from mcp_platform.adapters.jwks import Fetch, IssuerUnavailable, metadata_urls
-from mcp_platform.application.auth.facade.errors import (
+from mcp_platform.authorization_server.errors import (
     FacadeUnavailable,
     InvalidClient,
     OAuthError,

@@ -43,11 +43,11 @@ from mcp_platform.transport.streaming import Flush, ResponseStreamer
 if TYPE_CHECKING:
     from mcp_platform.adapters.dynamodb.sessions import SessionStore
     from mcp_platform.adapters.kinesis.producer import EventProducer
-    from mcp_platform.application.auth.facade import LazyFacade
-    from mcp_platform.application.auth.facade.signing import SigningKeys
     from mcp_platform.application.auth.resource import ProtectedResource
     from mcp_platform.application.governance.admission import Governor
     from mcp_platform.application.notifications import Notifications
+    from mcp_platform.authorization_server import LazyFacade
+    from mcp_platform.authorization_server.signing import SigningKeys
     from mcp_platform.transport.facade.server import FacadeApp
     from mcp_platform.transport.listen import NotificationStreams
 
@@ -100,7 +100,7 @@ def build_authenticator(
     keys = JwksCache(settings.oauth.issuer, urllib_fetch(), jwks_url=settings.oauth.jwks_url)
     oauth: Authenticator = OAuthAuthenticator(settings.oauth, resource, keys)
     if facade_keys is not None:  # the facade's own tokens first, the issuer's as before
-        from mcp_platform.application.auth.facade.tokens import FacadeTokens
+        from mcp_platform.authorization_server.tokens import FacadeTokens
 
         oauth = FacadeTokens(
             oauth,
@@ -173,9 +173,9 @@ def build_facade(
     if facade_settings is None or resource is None:
         return None
     # Optional feature: only a stack with the facade loads it.
-    from mcp_platform.application.auth.facade import LazyFacade
-    from mcp_platform.application.auth.facade.signing import SigningKeys
     from mcp_platform.application.interactive.keys import SecretKeyRing
+    from mcp_platform.authorization_server import LazyFacade
+    from mcp_platform.authorization_server.signing import SigningKeys
 
     keys = SigningKeys(SecretKeyRing(secretsmanager, facade_settings.keys_secret, label="OAuth facade key secret"))
     issuer = settings.oauth.issuer if settings.oauth is not None else ""
@@ -186,8 +186,8 @@ def build_facade(
         from mcp_platform.adapters.dynamodb.facade_store import FacadeStore
         from mcp_platform.adapters.jwks import urllib_fetch
         from mcp_platform.adapters.upstream_idp import UpstreamClient
-        from mcp_platform.application.auth.facade.documents import ClientDocuments
-        from mcp_platform.application.auth.facade.service import AuthorizationServer
+        from mcp_platform.authorization_server.documents import ClientDocuments
+        from mcp_platform.authorization_server.service import AuthorizationServer
         from mcp_platform.transport.facade.server import FacadeApp
 
         # Served on loopback (make dev, tests): client metadata documents may live there too.

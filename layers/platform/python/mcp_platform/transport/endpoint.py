@@ -45,9 +45,9 @@ from mcp_platform.transport.security import RequestGuard, check_single_valued
 from mcp_platform.transport.streaming import Flush, ResponseStreamer
 
 if TYPE_CHECKING:  # an API-key stack never loads the OAuth modules, nor a stack without rules governance
-    from mcp_platform.application.auth.facade import LazyFacade
     from mcp_platform.application.auth.resource import ProtectedResource
     from mcp_platform.application.governance.admission import Governor
+    from mcp_platform.authorization_server import LazyFacade
     from mcp_platform.transport.listen import NotificationStreams
 
 logger = logging.getLogger(__name__)
@@ -92,7 +92,7 @@ class McpEndpoint:
         self.governor = governor
         """Rate limits or quotas configured: every MCP request is admitted by it first."""
         self.facade = facade
-        """OAuth facade on: its authorization-server paths are routed to it (auth/facade/)."""
+        """OAuth facade on: its authorization-server paths are routed to it (authorization_server/)."""
         self.listener = listener
         """Stack option ``subscriptions``: the 2025 GET stream and 2026 subscriptions/listen."""
         self.protected_resource = protected_resource

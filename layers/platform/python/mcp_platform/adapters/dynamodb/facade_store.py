@@ -22,8 +22,8 @@ from botocore.exceptions import ClientError
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.aws_errors import CONDITIONAL_CHECK_FAILED, cancellation_reasons, error_code
 from mcp_platform.adapters.dynamodb.codec import from_item, require_epoch_seconds, to_item
-from mcp_platform.application.auth.facade.clients import ClientRecord
-from mcp_platform.application.auth.facade.ports import (
+from mcp_platform.authorization_server.clients import ClientRecord
+from mcp_platform.authorization_server.ports import (
     CodeGrant,
     PendingAuthorization,
     Redemption,
@@ -36,7 +36,7 @@ ALIVE = "attribute_exists(#pk) AND #ttl > :now"
 
 
 class FacadeStore:
-    """The service's :class:`~mcp_platform.application.auth.facade.ports.AuthorizationStore` in DynamoDB."""
+    """The service's :class:`~mcp_platform.authorization_server.ports.AuthorizationStore` in DynamoDB."""
 
     def __init__(self, table_name: str, gateway: Any, clock: Clock) -> None:
         self.table_name = table_name

@@ -305,7 +305,7 @@ def task_pk(task_id: str) -> str:
     return f"{TASK_PREFIX}{task_id}"
 
 
-# -- OAuth authorization-server facade (mcp_platform.application.auth.facade) ------------------------------
+# -- OAuth authorization-server facade (mcp_platform.authorization_server) ------------------------------
 # Codes and tokens are keyed by their SHA-256: a table read reveals none of them.
 OAUTH_SK = "oauth"
 OAUTH_CLIENT_PREFIX = "oauthclient#"

@@ -48,7 +48,7 @@ class ProtectedResource:
     scheme: str = "http"
     """Of derived identifiers: https behind a Function URL, http on loopback."""
     facade: bool = False
-    """The authorization server is the facade on the resource's own origin (auth/facade/)."""
+    """The authorization server is the facade on the resource's own origin (authorization_server/)."""
 
     @classmethod
     def from_settings(

@@ -14,7 +14,7 @@ from __future__ import annotations
 from html import escape
 from urllib.parse import urlsplit
 
-from mcp_platform.application.auth.facade.urls import is_loopback_host
+from mcp_platform.authorization_server.urls import is_loopback_host
 
 SECURITY_HEADERS = {
     "content-type": "text/html; charset=utf-8",

@@ -21,7 +21,11 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
-from mcp_platform.application.auth.facade import (
+from mcp_platform.application.auth.resource import ProtectedResource, origin
+from mcp_platform.application.blocking import IN_THREAD, Blocking
+from mcp_platform.application.governance.admission import Governor, Refused
+from mcp_platform.application.governance.ports import CountersUnavailable
+from mcp_platform.authorization_server import (
     AUTHORIZE_PATH,
     CALLBACK_PATH,
     JWKS_PATH,
@@ -29,12 +33,8 @@ from mcp_platform.application.auth.facade import (
     REGISTER_PATH,
     TOKEN_PATH,
 )
-from mcp_platform.application.auth.facade.errors import FacadeUnavailable, OAuthError
-from mcp_platform.application.auth.facade.service import REQUEST_ID, AuthorizationServer, Consent, PageError, Site
-from mcp_platform.application.auth.resource import ProtectedResource, origin
-from mcp_platform.application.blocking import IN_THREAD, Blocking
-from mcp_platform.application.governance.admission import Governor, Refused
-from mcp_platform.application.governance.ports import CountersUnavailable
+from mcp_platform.authorization_server.errors import FacadeUnavailable, OAuthError
+from mcp_platform.authorization_server.service import REQUEST_ID, AuthorizationServer, Consent, PageError, Site
 from mcp_platform.protocol import compact_json
 from mcp_platform.transport.facade.pages import SECURITY_HEADERS, consent_page, error_page
 from mcp_platform.transport.messages import HttpError, HttpRequest, read_body, send_empty, send_json

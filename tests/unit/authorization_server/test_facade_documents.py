@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 
 from mcp_platform.adapters.document_fetcher import PinnedFetcher, resolve_addresses
-from mcp_platform.application.auth.facade.documents import (
+from mcp_platform.authorization_server.documents import (
     ClientDocuments,
     DocumentRefused,
     cache_seconds,
     public_address,
 )
-from mcp_platform.application.auth.facade.errors import OAuthError
-from mcp_platform.application.auth.facade.urls import BadUrl, check_document_url
+from mcp_platform.authorization_server.errors import OAuthError
+from mcp_platform.authorization_server.urls import BadUrl, check_document_url
 
 TRICKLE_SECONDS = 0.25  # between two bytes of the slow document
 

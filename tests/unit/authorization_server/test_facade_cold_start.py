@@ -8,18 +8,18 @@ from tests.support.cold_start import loaded_at_start
 FACADE_ON_FIRST_USE = (
     "jwt",
     "cryptography",
-    "mcp_platform.application.auth.facade.service",
+    "mcp_platform.authorization_server.service",
     "mcp_platform.transport.facade.server",
     "mcp_platform.adapters.dynamodb.facade_store",
-    "mcp_platform.application.auth.facade.documents",
+    "mcp_platform.authorization_server.documents",
     "mcp_platform.adapters.upstream_idp",
     "mcp_platform.transport.facade.pages",
-    "mcp_platform.application.auth.facade.clients",
+    "mcp_platform.authorization_server.clients",
 )
 
 
 def loaded_after_start(**env: str) -> dict[str, bool]:
-    return loaded_at_start(("mcp_platform.application.auth.facade", *FACADE_ON_FIRST_USE), **env)
+    return loaded_at_start(("mcp_platform.authorization_server", *FACADE_ON_FIRST_USE), **env)
 
 
 def test_a_facade_stack_starts_without_loading_the_facade_or_the_jwt_library() -> None:
@@ -30,7 +30,7 @@ def test_a_facade_stack_starts_without_loading_the_facade_or_the_jwt_library() -
         MCP_OAUTH_FACADE_KEYS_SECRET="keys",
         MCP_OAUTH_UPSTREAM_CLIENT_SECRET="upstream",
     )
-    assert loaded["mcp_platform.application.auth.facade"]  # the routed paths and the lazy app only
+    assert loaded["mcp_platform.authorization_server"]  # the routed paths and the lazy app only
     assert not any(loaded[module] for module in FACADE_ON_FIRST_USE), loaded
 
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from mcp_platform.application.auth.facade.clients import is_registered_client_id, register, registration_response
-from mcp_platform.application.auth.facade.errors import OAuthError
-from mcp_platform.application.auth.facade.urls import redirect_uri_matches
+from mcp_platform.authorization_server.clients import is_registered_client_id, register, registration_response
+from mcp_platform.authorization_server.errors import OAuthError
+from mcp_platform.authorization_server.urls import redirect_uri_matches
 
 NOW = 1_800_000_000
 

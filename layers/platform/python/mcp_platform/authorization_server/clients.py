@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_platform.application.auth.facade.errors import OAuthError
-from mcp_platform.application.auth.facade.urls import BadUrl, check_redirect_uri
+from mcp_platform.authorization_server.errors import OAuthError
+from mcp_platform.authorization_server.urls import BadUrl, check_redirect_uri
 
 AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post")
 GRANT_TYPES = ("authorization_code", "refresh_token")

@@ -28,10 +28,10 @@ from mcp_platform.application.auth.base import (
     InsufficientScope,
     Principal,
 )
-from mcp_platform.application.auth.facade.signing import ALGORITHM, SigningKeys
 from mcp_platform.application.auth.oauth import LEEWAY_SECONDS, MAX_SUBJECT, token_client, token_scopes
 from mcp_platform.application.auth.resource import ProtectedResource, origin
 from mcp_platform.application.blocking import IN_THREAD, Blocking
+from mcp_platform.authorization_server.signing import ALGORITHM, SigningKeys
 
 TOKEN_TYPE = "at+jwt"  # noqa: S105 - RFC 9068 media type, not a secret
 

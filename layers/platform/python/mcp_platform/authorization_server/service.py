@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from mcp_platform.application.auth.facade import AUTHORIZE_PATH, CALLBACK_PATH, JWKS_PATH, REGISTER_PATH, TOKEN_PATH
-from mcp_platform.application.auth.facade.clients import (
+from mcp_platform.authorization_server import AUTHORIZE_PATH, CALLBACK_PATH, JWKS_PATH, REGISTER_PATH, TOKEN_PATH
+from mcp_platform.authorization_server.clients import (
     AUTH_METHODS,
     GRANT_TYPES,
     ClientRecord,
@@ -42,14 +42,14 @@ from mcp_platform.application.auth.facade.clients import (
     register,
     registration_response,
 )
-from mcp_platform.application.auth.facade.documents import ClientDocuments
-from mcp_platform.application.auth.facade.errors import (
+from mcp_platform.authorization_server.documents import ClientDocuments
+from mcp_platform.authorization_server.errors import (
     FacadeUnavailable,
     InvalidClient,
     OAuthError,
     UpstreamUnavailable,
 )
-from mcp_platform.application.auth.facade.ports import (
+from mcp_platform.authorization_server.ports import (
     AuthorizationStore,
     CodeGrant,
     PendingAuthorization,
@@ -58,9 +58,9 @@ from mcp_platform.application.auth.facade.ports import (
     UpstreamIdentityProvider,
     digest,
 )
-from mcp_platform.application.auth.facade.signing import SigningKeys
-from mcp_platform.application.auth.facade.tokens import mint_access_token
-from mcp_platform.application.auth.facade.urls import is_document_client_id, redirect_uri_matches
+from mcp_platform.authorization_server.signing import SigningKeys
+from mcp_platform.authorization_server.tokens import mint_access_token
+from mcp_platform.authorization_server.urls import is_document_client_id, redirect_uri_matches
 from mcp_platform.config import FacadeSettings
 from mcp_platform.protocol.clock import Clock
 

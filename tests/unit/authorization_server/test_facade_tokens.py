@@ -12,10 +12,10 @@ import jwt
 import pytest
 
 from mcp_platform.application.auth.base import AuthError, InsufficientScope, Principal
-from mcp_platform.application.auth.facade.signing import SigningKeys
-from mcp_platform.application.auth.facade.tokens import FacadeTokens, mint_access_token
 from mcp_platform.application.auth.resource import ProtectedResource
 from mcp_platform.application.interactive.keys import StaticKeyRing
+from mcp_platform.authorization_server.signing import SigningKeys
+from mcp_platform.authorization_server.tokens import FacadeTokens, mint_access_token
 from tests.support.oauth import b64url
 
 UPSTREAM = "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_pool"

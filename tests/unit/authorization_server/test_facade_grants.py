@@ -7,10 +7,10 @@ from __future__ import annotations
 import jwt
 import pytest
 
-from mcp_platform.application.auth.facade.errors import OAuthError
-from mcp_platform.application.auth.facade.service import Consent, PageError, Redirect
+from mcp_platform.authorization_server.errors import OAuthError
+from mcp_platform.authorization_server.service import Consent, PageError, Redirect
 from tests.support.facade import Pkce
-from tests.unit.application.auth.facade.conftest import REDIRECT, SITE, Facade, query_of
+from tests.unit.authorization_server.conftest import REDIRECT, SITE, Facade, query_of
 
 
 def test_a_code_redeems_once_and_its_replay_revokes_the_tokens_it_gave(facade: Facade) -> None:

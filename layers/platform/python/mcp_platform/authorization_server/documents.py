@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from typing import Protocol
 from urllib.parse import urlsplit
 
-from mcp_platform.application.auth.facade.clients import ClientRecord, display_name, metadata_fields
-from mcp_platform.application.auth.facade.errors import OAuthError
-from mcp_platform.application.auth.facade.urls import BadUrl, check_document_url
+from mcp_platform.authorization_server.clients import ClientRecord, display_name, metadata_fields
+from mcp_platform.authorization_server.errors import OAuthError
+from mcp_platform.authorization_server.urls import BadUrl, check_document_url
 
 MAX_DOCUMENT_BYTES = 5 * 1024  # the draft's suggested limit: a document is a few hundred bytes
 FETCH_SECONDS = 3.0

@@ -14,7 +14,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Protocol
 
-from mcp_platform.application.auth.facade.clients import ClientRecord
+from mcp_platform.authorization_server.clients import ClientRecord
 
 
 def digest(value: str) -> str:
