@@ -72,3 +72,30 @@ def test_protocol_and_application_reach_the_network_only_through_ports() -> None
         for path in layer.rglob("*.py")
     }
     assert not {name: found for name, found in offenders.items() if found}
+
+
+UNIT = Path(__file__).parent
+# The layers of mcp_platform, lowest first (the import contracts in pyproject.toml); a layer's
+# unit tests may import it and what is below it, never what is above.
+LAYER_RANK = {"protocol": 0, "application": 1, "authorization_server": 2, "adapters": 3, "transport": 3, "bootstrap": 4}
+NOT_PACKAGES = {"layer", "local"}  # the built layer's and the local platform's tests
+
+
+def test_the_unit_tests_mirror_the_packages() -> None:
+    """Each folder of tests/unit is a package of mcp_platform (or the layer build, or local/)."""
+    folders = [path.relative_to(UNIT) for path in UNIT.rglob("*") if path.is_dir() and path.name != "__pycache__"]
+    strays = [str(f) for f in folders if f.parts[0] not in NOT_PACKAGES and not (PACKAGE / f).is_dir()]
+    assert not strays, strays
+
+
+def test_a_layers_unit_tests_import_nothing_above_it() -> None:
+    """A test that needs an adapter (or the root) with a use case is that adapter's (or the
+    root's) test, and lives in its folder."""
+    above: dict[str, list[str]] = {}
+    for layer, rank in LAYER_RANK.items():
+        for path in (UNIT / layer).rglob("test_*.py"):
+            layers = {name.split(".")[1] for name in imported_modules(path) if name.count(".") >= 1}
+            higher = sorted(other for other in layers if LAYER_RANK.get(other, -1) > rank)
+            if higher:
+                above[str(path.relative_to(UNIT))] = higher
+    assert not above, above

@@ -268,9 +268,9 @@ def test_control_a_handler_that_swallows_the_poison_loses_it(
 ) -> None:
     real_handle = TaskWorker.handle
 
-    async def swallowing(self: TaskWorker, event: dict[str, Any]) -> dict[str, Any]:
-        await real_handle(self, event)
-        return {"batchItemFailures": []}  # "handled": the message is deleted
+    async def swallowing(self: TaskWorker, messages: Any) -> list[str]:
+        await real_handle(self, messages)
+        return []  # "handled": the message is deleted
 
     monkeypatch.setattr(TaskWorker, "handle", swallowing)
     with pytest.raises(AssertionError, match="the poison message in the DLQ"):

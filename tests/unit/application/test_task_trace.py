@@ -18,6 +18,7 @@ from mcp_platform.application.events.schema import ToolCallEvent
 from mcp_platform.application.metrics import JsonLogFormatter
 from mcp_platform.application.spans import Span, SpanKind, Spans
 from mcp_platform.application.task_worker import TaskWorker
+from mcp_platform.application.tasks.ports import TaskMessage
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol import trace_context
 from mcp_platform.protocol.catalog import Catalog
@@ -88,10 +89,10 @@ def run_task(traceparent: str | None, spans: Spans | None = None) -> tuple[ToolC
     worker_tool_log.addHandler(handler)
     worker_tool_log.setLevel(logging.INFO)
     try:
-        response = asyncio.run(worker.handle({"Records": [{"messageId": "m1", "body": json.dumps({"taskId": "t1"})}]}))
+        failed = asyncio.run(worker.handle([TaskMessage(message_id="m1", task_id="t1")]))
     finally:
         worker_tool_log.removeHandler(handler)
-    assert response == {"batchItemFailures": []}
+    assert failed == []
     (event,) = (ToolCallEvent.from_bytes(record) for record in events.records)
     (line,) = (json.loads(text) for text in log.getvalue().splitlines())
     return event, line, store

@@ -32,12 +32,12 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcp_platform.application.blocking import IN_THREAD, Blocking
 from mcp_platform.application.tasks.budget import questions_refusal
-from mcp_platform.application.tasks.ports import TaskNotFound, TaskRepository, TaskTransitionRefused
+from mcp_platform.application.tasks.ports import TaskMessage, TaskNotFound, TaskRepository, TaskTransitionRefused
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol import trace_context
 from mcp_platform.protocol.call import CallContext, TransportSession
@@ -97,39 +97,42 @@ class TaskWorker:
         self.cancel_poll_seconds = cancel_poll_seconds
         self.cancel_grace_seconds = cancel_grace_seconds
 
-    async def handle(self, event: dict[str, Any]) -> dict[str, Any]:
-        """An SQS batch in, the partial batch response out (ReportBatchItemFailures)."""
+    async def handle(self, messages: Sequence[TaskMessage]) -> list[str]:
+        """Runs each delivered task; the ids of the messages that failed (they come back, and
+        after the queue's receives end in its DLQ; an unreadable one always fails)."""
         failures = []
         try:
-            for record in event.get("Records", []):
+            for message in messages:
                 scope = trace_context.scope()  # each message's run is a span of its task's trace
                 started_ns = time.time_ns()
                 error_type = None
                 try:
-                    await self.run(task_id_of(record))
+                    if message.task_id is None:
+                        raise ValueError("task message without a taskId")
+                    await self.run(message.task_id)
                 except Exception as exc:
-                    logger.exception("task message %s failed; it will be redelivered", record.get("messageId"))
-                    failures.append({"itemIdentifier": record.get("messageId", "")})
+                    logger.exception("task message %s failed; it will be redelivered", message.message_id)
+                    failures.append(message.message_id)
                     error_type = type(exc).__name__
                 finally:
                     if self.spans is not None:
-                        self._record_span(record, started_ns, error_type)
+                        self._record_span(message, started_ns, error_type)
                     trace_context.end_scope(scope)
         finally:
             await self.runner.settle()
             await self.flush()  # the tool events of this batch, before the invocation ends
             if self.spans is not None:
                 await self.blocking(self.spans.flush)  # the runs' spans, before it ends too
-        return {"batchItemFailures": failures}
+        return failures
 
-    def _record_span(self, record: dict[str, Any], started_ns: int, error_type: str | None) -> None:
+    def _record_span(self, message: TaskMessage, started_ns: int, error_type: str | None) -> None:
         """The run as the span its log lines name (none if the task was not found: no trace)."""
         from mcp_platform.application.spans import Span, SpanKind
 
         trace = trace_context.current()
         if trace is None or self.spans is None:
             return
-        attributes = {"messaging.message.id": str(record.get("messageId", "")), "mcp.task.id": task_id_of(record)}
+        attributes = {"messaging.message.id": message.message_id, "mcp.task.id": message.task_id or ""}
         self.spans.add(
             Span(
                 name="tasks/run",
@@ -245,15 +248,6 @@ class TaskWorker:
             await self.blocking(self.store.finish, task_id, status, **outcome)
         except TaskTransitionRefused:
             logger.info("task %s was cancelled while it ran; its outcome is not recorded", task_id)
-
-
-def task_id_of(record: dict[str, Any]) -> str:
-    """The task id of a queue message; a malformed message raises (and ends in the DLQ)."""
-    body = json.loads(record["body"])
-    task_id = body["taskId"] if isinstance(body, dict) else None
-    if not isinstance(task_id, str) or not task_id:
-        raise ValueError("task message without a taskId")
-    return task_id
 
 
 def _call_of(task: Task) -> CallContext:

@@ -68,7 +68,8 @@ def build_protected_resource(settings: Settings, catalog: Catalog) -> ProtectedR
 
     specs = (catalog.tools.get(name) for name in catalog.tools.names())
     tool_scopes = [scope for spec in specs if spec is not None for scope in spec.scopes]
-    return ProtectedResource.from_settings(settings.oauth, settings.region, tool_scopes)
+    in_lambda = bool(os.environ.get("AWS_LAMBDA_FUNCTION_NAME"))
+    return ProtectedResource.from_settings(settings.oauth, settings.region, tool_scopes, in_lambda=in_lambda)
 
 
 def build_authenticator(

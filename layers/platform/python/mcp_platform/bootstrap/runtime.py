@@ -177,10 +177,12 @@ def build_tasks(settings: Settings, store: SessionStore, sqs: Any, blocking: Blo
     """Tasks extension (the stack deploys the task worker and its queue): its items live in the
     session table, through the store's gateway (retries, throttling typed as elsewhere)."""
     from mcp_platform.adapters.dynamodb.tasks import TaskStore
+    from mcp_platform.adapters.sqs.task_queue import SqsTaskQueue
     from mcp_platform.application.tasks.service import TaskService
 
     tasks = TaskStore(settings.session_table, store.gateway, clock=store.clock)
-    return TaskService(tasks, sqs, settings.task_queue_url, ttl_seconds=settings.task_ttl_seconds, blocking=blocking)
+    queue = SqsTaskQueue(sqs, settings.task_queue_url)
+    return TaskService(tasks, queue, ttl_seconds=settings.task_ttl_seconds, blocking=blocking)
 
 
 def build_interactive(

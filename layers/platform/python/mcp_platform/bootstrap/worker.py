@@ -13,6 +13,7 @@ from types import ModuleType
 from typing import Any
 
 from mcp_platform.adapters.dynamodb.tasks import TaskStore
+from mcp_platform.adapters.sqs.task_queue import batch_response, task_messages
 from mcp_platform.application.metrics import MetricsWriter
 from mcp_platform.application.task_worker import TaskWorker
 from mcp_platform.application.tool_calls import ToolCallRunner
@@ -61,7 +62,8 @@ class TaskHandler:
         # One attempt may use what is left of this invocation (a tool may declare less, max_seconds).
         remaining = context.get_remaining_time_in_millis() / 1000 - TIMEOUT_MARGIN_SECONDS
         self._runner.max_call_seconds = max(1.0, remaining)
-        return self._loop.run_until_complete(self._worker.handle(event))
+        failed = self._loop.run_until_complete(self._worker.handle(task_messages(event)))
+        return batch_response(failed)
 
     def close(self) -> None:
         self._loop.close()

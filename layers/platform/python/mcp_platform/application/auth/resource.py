@@ -13,7 +13,6 @@ Host header is the client's word, and a token's audience must not follow it.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -52,9 +51,15 @@ class ProtectedResource:
 
     @classmethod
     def from_settings(
-        cls, oauth: OAuthSettings, region: str, tool_scopes: Iterable[str] = (), path: str = "/mcp"
+        cls,
+        oauth: OAuthSettings,
+        region: str,
+        tool_scopes: Iterable[str] = (),
+        path: str = "/mcp",
+        *,
+        in_lambda: bool = False,
     ) -> ProtectedResource:
-        in_lambda = bool(os.environ.get("AWS_LAMBDA_FUNCTION_NAME"))
+        """``in_lambda``: served behind a Function URL (https, its host), else on loopback."""
         return cls(
             issuer=oauth.issuer,
             path=path,

@@ -5,6 +5,7 @@ and an SQS client (``send_message``)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from mcp_platform.protocol.tasks import Task, TaskRequest
@@ -43,7 +44,18 @@ class TaskRepository(Protocol):
     def cancel(self, task_id: str, owner: str) -> Task: ...
 
 
-class MessageQueue(Protocol):
-    """The task queue's client (an SQS client): one message hands a task run to the worker."""
+class TaskQueue(Protocol):
+    """Where a task's run is handed to the worker (the SQS task queue)."""
 
-    def send_message(self, *, QueueUrl: str, MessageBody: str) -> Any: ...
+    def enqueue(self, task_id: str) -> None:
+        """One message that runs ``task_id`` in the worker; raises when it could not be queued."""
+        ...
+
+
+@dataclass(frozen=True)
+class TaskMessage:
+    """One delivery of the task queue to the worker: ``task_id`` None when the message could not
+    be read (it fails, and after its receives ends in the queue's DLQ)."""
+
+    message_id: str
+    task_id: str | None

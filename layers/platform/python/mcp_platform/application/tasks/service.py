@@ -11,7 +11,6 @@ process, as every blocking call on the request path: ``mcp_platform.application.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import secrets
 from collections.abc import Mapping
@@ -20,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_platform.application.blocking import IN_THREAD, Blocking
 from mcp_platform.application.effects import unavailable
 from mcp_platform.application.tasks.budget import admit_answers, admit_request
-from mcp_platform.application.tasks.ports import MessageQueue, TaskNotFound, TaskRepository, TaskTransitionRefused
+from mcp_platform.application.tasks.ports import TaskNotFound, TaskQueue, TaskRepository, TaskTransitionRefused
 from mcp_platform.protocol.admission import Inadmissible
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.features import Feature, Handler
@@ -42,16 +41,14 @@ class TaskService:
     def __init__(
         self,
         store: TaskRepository,
-        sqs: MessageQueue,
-        queue_url: str,
+        queue: TaskQueue,
         *,
         ttl_seconds: int = 3600,
         blocking: Blocking = IN_THREAD,
     ) -> None:
         self.store = store
         self.blocking = blocking
-        self.sqs = sqs
-        self.queue_url = queue_url
+        self.queue = queue
         self.ttl_seconds = ttl_seconds
 
     # -- tools/call ----------------------------------------------------------------------------
@@ -101,16 +98,13 @@ class TaskService:
         task.input_responses = dict(answers or {})
         await self.blocking(self.store.create, task)
         try:
-            await self.blocking(self.enqueue, task.task_id)
+            await self.blocking(self.queue.enqueue, task.task_id)
         except Exception as exc:
             logger.exception("task %s could not be queued", task.task_id)
             error = {"code": -31004, "message": "The task could not be queued; call the tool again"}
             await self.blocking(_fail_quietly, self.store, task.task_id, error)
             raise unavailable("The task could not be queued; retry the call shortly") from exc
         return task.created()
-
-    def enqueue(self, task_id: str) -> None:
-        self.sqs.send_message(QueueUrl=self.queue_url, MessageBody=json.dumps({"taskId": task_id}))
 
     # -- tasks/* methods -----------------------------------------------------------------------
     async def get(self, request: Request, call: CallContext) -> dict[str, Any]:
@@ -133,7 +127,7 @@ class TaskService:
         except TaskTransitionRefused:
             return {}  # another update took this round first (or the task was cancelled)
         if updated.status == "working":  # every question answered: the next run starts
-            await self.blocking(self.enqueue, task.task_id)
+            await self.blocking(self.queue.enqueue, task.task_id)
         return {}
 
     async def cancel(self, request: Request, call: CallContext) -> dict[str, Any]:

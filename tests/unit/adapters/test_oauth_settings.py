@@ -19,7 +19,7 @@ from mcp_platform.application.auth.resource import ProtectedResource, function_u
 from mcp_platform.config import ConfigError, Settings
 from mcp_platform.protocol.tools import tool, tool_spec
 
-ROOT = Path(__file__).resolve().parents[4]
+ROOT = Path(__file__).resolve().parents[3]
 BASE = {"SESSION_TABLE_NAME": "sessions"}
 ISSUER = "https://login.example.com/tenant"
 
