@@ -140,15 +140,15 @@ def test_key_sets_need_a_current_key_of_enough_characters() -> None:
 
 
 class FakeSecrets:
-    """A Secrets Manager client whose value the test rotates; it counts the reads."""
+    """A secret whose value the test rotates; it counts the reads."""
 
     def __init__(self, value: dict[str, str]) -> None:
         self.value = value
         self.reads = 0
 
-    def get_secret_value(self, SecretId: str) -> dict[str, str]:
+    def read(self) -> str:
         self.reads += 1
-        return {"SecretString": json.dumps(self.value)}
+        return json.dumps(self.value)
 
 
 class Clock:
@@ -162,7 +162,7 @@ class Clock:
 def test_the_secret_is_read_on_first_use_cached_and_rotation_keeps_old_states_valid() -> None:
     secrets = FakeSecrets({"current": "k1", "k1": "a" * 40})
     clock = Clock()
-    ring = SecretKeyRing(secrets, "arn:secret", refresh_seconds=300, miss_refresh_seconds=30, monotonic=clock)
+    ring = SecretKeyRing(secrets, refresh_seconds=300, miss_refresh_seconds=30, monotonic=clock)
     assert secrets.reads == 0  # nothing is read before the first state
     kid, key = ring.signing_key()
     old_token = seal_state(key, kid, BINDING, state())
@@ -184,7 +184,7 @@ def test_the_secret_is_read_on_first_use_cached_and_rotation_keeps_old_states_va
 
 def test_unknown_key_ids_do_not_read_the_secret_on_every_request() -> None:
     secrets = FakeSecrets({"current": "k1", "k1": "a" * 40})
-    ring = SecretKeyRing(secrets, "arn:secret", monotonic=Clock())
+    ring = SecretKeyRing(secrets, monotonic=Clock())
     for _ in range(5):
         assert ring.verification_key("forged") is None
     assert secrets.reads == 1  # a client inventing key ids cannot make us hammer Secrets Manager

@@ -174,11 +174,13 @@ def build_facade(
     if facade_settings is None or resource is None:
         return None
     # Optional feature: only a stack with the facade loads it.
+    from mcp_platform.adapters.secrets import SecretsManagerText
     from mcp_platform.application.interactive.keys import SecretKeyRing
     from mcp_platform.authorization_server import LazyFacade
     from mcp_platform.authorization_server.signing import SigningKeys
 
-    keys = SigningKeys(SecretKeyRing(secretsmanager, facade_settings.keys_secret, label="OAuth facade key secret"))
+    secret = SecretsManagerText(secretsmanager, facade_settings.keys_secret)
+    keys = SigningKeys(SecretKeyRing(secret, label="OAuth facade key secret"))
     issuer = settings.oauth.issuer if settings.oauth is not None else ""
 
     def build() -> FacadeApp:

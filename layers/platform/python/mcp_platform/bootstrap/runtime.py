@@ -193,12 +193,13 @@ def build_interactive(
 
     def vault() -> RequestStateVault:
         from mcp_platform.adapters.dynamodb.request_state_vault import RequestStateVault
+        from mcp_platform.adapters.secrets import SecretsManagerText
         from mcp_platform.application.interactive.keys import SecretKeyRing
         from mcp_platform.application.interactive.ports import StateKeysMissing
 
         if not settings.request_state_secret:
             raise StateKeysMissing("no request-state secret is configured (MCP_REQUEST_STATE_SECRET_ARN)")
-        keys = SecretKeyRing(secretsmanager, settings.request_state_secret)
+        keys = SecretKeyRing(SecretsManagerText(secretsmanager, settings.request_state_secret))
         return RequestStateVault(keys, store.gateway, settings.session_table, clock=store.clock)
 
     def replies() -> ClientReplies:

@@ -19,7 +19,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Protocol
 
 from mcp_platform.application.interactive.state import KEY_ID
 
@@ -30,19 +30,24 @@ class KeyRingError(RuntimeError):
     """The secret could not be read or does not hold a usable key set (nothing of it is quoted)."""
 
 
+class SecretText(Protocol):
+    """Where a key set's text is kept (a Secrets Manager secret): ``read`` returns its current
+    value, or raises when it cannot (the error names the secret, never its value)."""
+
+    def read(self) -> str: ...
+
+
 class SecretKeyRing:
     def __init__(
         self,
-        client: Any,
-        secret_id: str,
+        secret: SecretText,
         *,
         refresh_seconds: float = 300.0,
         miss_refresh_seconds: float = 30.0,
         monotonic: Callable[[], float] = time.monotonic,
         label: str = "request-state secret",
     ) -> None:
-        self._client = client
-        self._secret_id = secret_id
+        self._secret = secret
         self._label = label
         self._refresh_seconds = refresh_seconds
         self._miss_refresh_seconds = miss_refresh_seconds
@@ -80,11 +85,11 @@ class SecretKeyRing:
 
     def _fetch(self) -> None:
         try:
-            response = self._client.get_secret_value(SecretId=self._secret_id)
+            text = self._secret.read()
         except Exception as exc:
-            # The API error names the secret and the reason, never its value: chained as it is.
+            # The store's error names the secret and the reason, never its value: chained as it is.
             raise KeyRingError(f"{self._label} unreadable ({type(exc).__name__})") from exc
-        self._current, self._keys = parse_key_set(str(response.get("SecretString", "")), self._label)
+        self._current, self._keys = parse_key_set(text, self._label)
         self._fetched_at = self._monotonic()
 
 
