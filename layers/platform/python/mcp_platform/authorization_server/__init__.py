@@ -8,10 +8,12 @@ a consent page naming the client), and issues its own tokens bound to this resou
 
 - :mod:`.service`: the steps (metadata, registration, authorize + consent, callback, token).
 - :mod:`.clients`, :mod:`.documents`: registered clients and metadata documents (bounded fetch).
-- :mod:`.store`: its state in the session table with TTL (any instance serves any step).
+- :mod:`.ports`: what it needs of storage and of the upstream issuer; its state lives in the
+  session table with TTL (``adapters.dynamodb.facade_store``: any instance serves any step), the
+  upstream's OpenID Connect client is ``adapters.upstream_idp``, the document fetch
+  ``adapters.document_fetcher``.
 - :mod:`.signing`, :mod:`.tokens`: ES256 keys from a Secrets Manager secret; the endpoint's trust.
-- :mod:`.upstream`: the OpenID Connect client of the upstream issuer.
-- :mod:`.server`: the HTTP side.
+- The HTTP side is ``transport.facade``.
 
 Only this module is loaded at start (cold start): the paths the endpoint routes here and
 :class:`LazyFacade`, which builds the rest on the first request to one of them.

@@ -1,6 +1,7 @@
 """Seals, opens and consumes ``requestState`` (2026-07-28), for every instance alike.
 
-Opening verifies the token (:mod:`.state`) with the shared key ring (:mod:`.keys`). Consuming
+Opening verifies the token (``application.interactive.state``) with the shared key ring
+(``application.interactive.keys``). Consuming
 makes a verified state one-time: a conditional put of its nonce in the session table
 (``pk=rstate#<nonce>``, ``sk=used``, ``attribute_not_exists``), TTL'd to the state's expiry plus
 a margin. A second request with the same state, on any instance, fails that condition and is
