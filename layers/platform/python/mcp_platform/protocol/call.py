@@ -34,7 +34,7 @@ class TransportSession:
     it (:class:`~mcp_platform.protocol.binding.BoundRequest`); None until then."""
 
 
-@dataclass(slots=True)  # one per request: no per-instance __dict__ to fill
+@dataclass(slots=True)
 class CallContext:
     """One request, in four parts (kept flat but for the transport session, see below):
 

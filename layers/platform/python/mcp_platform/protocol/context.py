@@ -139,7 +139,7 @@ class SessionState(Protocol):
 ServicesT = TypeVar("ServicesT", bound=ToolServices, covariant=True)
 
 
-@dataclass(slots=True)  # one per tool call: no per-instance __dict__ to fill
+@dataclass(slots=True)
 class ToolContext(Generic[ServicesT]):
     """Per-call context handed to a tool as its ``ctx`` argument. ``services`` is the
     application's record of what tools may use; feature modules import the context typed with

@@ -21,7 +21,8 @@ import sys
 import types
 import uuid
 from collections.abc import Callable, Mapping, MutableSequence, Sequence
-from typing import Any, Literal, NamedTuple, Union, get_args, get_origin, is_typeddict
+from dataclasses import dataclass
+from typing import Any, Literal, Union, get_args, get_origin, is_typeddict
 
 from mcp_platform.protocol.schema import SchemaError, class_hints, compile_schema, type_schema, unwrap
 
@@ -36,7 +37,8 @@ _SEQUENCES = (list, Sequence, MutableSequence)
 _TRUE, _FALSE = frozenset({"true", "1", "yes", "on"}), frozenset({"false", "0", "no", "off"})
 
 
-class Conversion(NamedTuple):  # not a dataclass: a NamedTuple class is cheaper to define at cold start
+@dataclass(frozen=True)
+class Conversion:
     """How one declared type is reached from its JSON value."""
 
     convert: Convert

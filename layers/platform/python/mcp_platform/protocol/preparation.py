@@ -31,7 +31,7 @@ MAX_IDEMPOTENCY_KEY = 128
 CALL_RECORD_BUDGET_BYTES = 128 * 1024
 
 
-@dataclass(slots=True)  # one per tool call: no per-instance __dict__ to fill
+@dataclass(slots=True)
 class PreparedCall:
     spec: ToolSpec
     arguments: dict[str, Any]

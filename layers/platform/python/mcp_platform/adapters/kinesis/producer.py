@@ -240,8 +240,6 @@ class EventProducer:
     def _put(self, records: Sequence[Record]) -> tuple[Failures, bool]:
         """One PutRecords call; returns (the records left unaccepted, whether retrying makes sense)."""
         try:
-            # The target spelled out: unpacking a dict into keywords cost ~2,300 instructions a
-            # call, on a flush that sends one record per request (README, performance).
             if self._stream_arn:
                 response = self._kinesis.put_records(Records=records, StreamARN=self._stream_arn)
             else:
