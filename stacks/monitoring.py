@@ -23,6 +23,7 @@ from constructs import Construct
 
 from mcp_platform.application.metrics import (
     EVENTS_DEAD_LETTERED,
+    GOVERNANCE_REFUSALS,
     METHOD,
     OPERATION_DURATION,
     OPERATION_ERRORS,
@@ -190,6 +191,10 @@ class Monitoring(Construct):
             cw.GraphWidget(
                 title="Tool-call events dead-lettered per minute",
                 left=[per_service(EVENTS_DEAD_LETTERED, "dead-lettered")],
+            ),
+            cw.GraphWidget(
+                title="Refused by rate limits and quotas per minute",
+                left=[per_service(GOVERNANCE_REFUSALS, "refused")],
             ),
         )
         self.dashboard.add_widgets(

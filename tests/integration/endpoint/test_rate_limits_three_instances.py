@@ -136,3 +136,21 @@ def test_a_naive_per_process_limiter_admits_three_times_the_limit(three: list[In
     if hour() != started:
         pytest.skip("the run straddled an hour window")
     assert [r.status_code for r in responses].count(200) == REQUESTS
+
+
+def test_each_refusal_is_counted_per_rule_for_the_dashboard(three: list[Instance], keys: dict[str, str]) -> None:
+    """Given the rules, when alice's calls of countdown pass its limit, then each refusal is an EMF
+    count of mcp.server.governance.refused per rule (the dashboard's "refused" graph)."""
+    import io
+    import json
+
+    from mcp_platform.application.metrics import GOVERNANCE_REFUSALS, GOVERNANCE_RULE, MetricsWriter
+
+    stream = io.StringIO()
+    three[0].endpoint.streamer.metrics = MetricsWriter("McpPlatform", "mcp-endpoint", stream)
+    countdown = {"name": "countdown", "arguments": {"steps": 1, "interval_ms": 1}, "_meta": CAPS_META}
+    statuses = [modern_call(three[0].url, keys["alice"], n, "tools/call", countdown).status_code for n in range(4)]
+    assert statuses.count(429) == 2
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    refusals = [line for line in lines if GOVERNANCE_REFUSALS in line]
+    assert [(line[GOVERNANCE_REFUSALS], line[GOVERNANCE_RULE]) for line in refusals] == [(1, "tool:countdown")] * 2

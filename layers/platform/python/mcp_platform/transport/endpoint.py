@@ -243,6 +243,7 @@ class McpEndpoint:
         from mcp_platform.application.effects import unavailable
         from mcp_platform.application.governance.admission import Refused, refusal_error
         from mcp_platform.application.governance.ports import CountersUnavailable
+        from mcp_platform.application.metrics import GOVERNANCE_REFUSALS, GOVERNANCE_RULE
 
         assert self.governor is not None
         name = message.params.get("name") if message is not None and message.method == "tools/call" else None
@@ -251,6 +252,8 @@ class McpEndpoint:
             await self.governor.admit(caller, tool=name if isinstance(name, str) else None)
         except Refused as refused:
             error = refusal_error(refused)
+            if self.streamer.metrics is not None:  # the rules are the operator's: a bounded dimension
+                self.streamer.metrics.count(GOVERNANCE_REFUSALS, per=(GOVERNANCE_RULE, refused.rule_name))
             retry = {"retry-after": str(refused.retry_after_seconds)}
             raise HttpError(429, error.message, error.code, retry, error.data, request_id) from refused
         except CountersUnavailable as exc:

@@ -36,12 +36,15 @@ class Refused(Exception):
     """Over a rate limit or a quota: answered 429 with ``Retry-After``."""
 
     retry_after_seconds: int
+    rule_name: str
+    """The refusing rule as operators wrote it: ``principal``, ``tool:search``, ``quota:principal:day``."""
 
 
 class RateLimited(Refused):
     def __init__(self, rule: RateRule, retry_after_seconds: int) -> None:
         super().__init__(f"Rate limit reached ({rule}); retry after {retry_after_seconds} s")
         self.rule = rule
+        self.rule_name = rule.key
         self.retry_after_seconds = retry_after_seconds
 
 
@@ -49,6 +52,7 @@ class QuotaExceeded(Refused):
     def __init__(self, rule: QuotaRule, resets_at: float, retry_after_seconds: int) -> None:
         super().__init__(f"Quota used up ({rule}); it resets at {iso_utc(resets_at, 'auto')}")
         self.rule = rule
+        self.rule_name = f"quota:{rule.key}:{rule.period}"
         self.resets_at = resets_at
         self.retry_after_seconds = retry_after_seconds
 
@@ -122,7 +126,7 @@ def refusal_error(refused: Refused) -> JsonRpcError:
     if isinstance(refused, QuotaExceeded):
         rule = refused.rule
         data = {
-            "quota": f"{rule.key}:{rule.period}",
+            "quota": refused.rule_name.removeprefix("quota:"),
             "allowed": f"{rule.limit}/{rule.period}",
             "resetsAt": iso_utc(refused.resets_at, "auto"),
             "retryAfterSeconds": refused.retry_after_seconds,
