@@ -99,3 +99,24 @@ def test_a_layers_unit_tests_import_nothing_above_it() -> None:
             if higher:
                 above[str(path.relative_to(UNIT))] = higher
     assert not above, above
+
+
+ROOTS = ("config.py", "bootstrap/", "ops/")  # the settings, the composition root, the operator commands
+
+
+def test_only_the_root_reads_the_environment() -> None:
+    """``os.environ``/``os.getenv`` and the settings' constructors (``Settings.from_env`` and
+    ``from_mapping``) appear only in config.py, the root and the operator commands: the layers get
+    values handed in."""
+    readers = []
+    for path in PACKAGE.rglob("*.py"):
+        relative = path.relative_to(PACKAGE).as_posix()
+        if relative.startswith(ROOTS):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and (
+                (node.attr in ("environ", "getenv") and isinstance(node.value, ast.Name) and node.value.id == "os")
+                or node.attr in ("from_env", "from_mapping")
+            ):
+                readers.append(f"{relative}:{node.lineno}")
+    assert not readers, readers

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
@@ -117,7 +116,7 @@ def _value(value: AttributeValue) -> dict[str, Any]:
     return {"stringValue": value}
 
 
-def lambda_resource(environ: Mapping[str, str] = os.environ) -> dict[str, AttributeValue]:
+def lambda_resource(environ: Mapping[str, str]) -> dict[str, AttributeValue]:
     """What names this process in the backend, from Lambda's own variables (absent elsewhere)."""
     resource: dict[str, AttributeValue] = {"cloud.provider": "aws"}
     for attribute, variable in (
