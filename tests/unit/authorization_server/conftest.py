@@ -16,8 +16,9 @@ from mcp_platform.adapters.dynamodb.facade_store import FacadeStore
 from mcp_platform.adapters.dynamodb.gateway import DynamoGateway
 from mcp_platform.adapters.dynamodb.sessions import ManualClock
 from mcp_platform.application.interactive.keys import StaticKeyRing
-from mcp_platform.authorization_server.documents import ClientDocuments, DocumentRefused, FetchedDocument
+from mcp_platform.authorization_server.documents import ClientDocuments
 from mcp_platform.authorization_server.errors import InvalidClient
+from mcp_platform.authorization_server.ports import DocumentRefused, FetchedDocument
 from mcp_platform.authorization_server.service import AuthorizationServer, Consent, Site
 from mcp_platform.authorization_server.signing import SigningKeys
 from mcp_platform.config import FacadeSettings

@@ -1,6 +1,6 @@
 """The client ID metadata document fetcher over the network: HTTPS (or loopback HTTP in
 development) to the one address that was resolved and checked, bounded in size and time as
-``authorization_server.documents`` requires of any :class:`DocumentFetcher`."""
+``authorization_server.documents`` requires of any ``DocumentFetcher`` (its ports)."""
 
 from __future__ import annotations
 
@@ -13,13 +13,8 @@ import time
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from mcp_platform.authorization_server.documents import (
-    FETCH_SECONDS,
-    MAX_DOCUMENT_BYTES,
-    DocumentRefused,
-    FetchedDocument,
-    public_address,
-)
+from mcp_platform.authorization_server.documents import FETCH_SECONDS, MAX_DOCUMENT_BYTES, public_address
+from mcp_platform.authorization_server.ports import DocumentRefused, FetchedDocument
 from mcp_platform.authorization_server.urls import is_loopback_host
 
 Resolver = Callable[[str, int], list[str]]

@@ -27,12 +27,11 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Protocol
 from urllib.parse import urlsplit
 
 from mcp_platform.authorization_server.clients import ClientRecord, display_name, metadata_fields
 from mcp_platform.authorization_server.errors import OAuthError
+from mcp_platform.authorization_server.ports import DocumentFetcher, DocumentRefused
 from mcp_platform.authorization_server.urls import BadUrl, check_document_url
 
 MAX_DOCUMENT_BYTES = 5 * 1024  # the draft's suggested limit: a document is a few hundred bytes
@@ -44,20 +43,6 @@ _MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*(\d{1,10})\s*(?:,|$)", re.IGNORE
 
 # RFC 6052: the well-known NAT64 prefix; the IPv4 address a translator connects to is the last 32 bits.
 NAT64_PREFIX = ipaddress.IPv6Network("64:ff9b::/96")
-
-
-class DocumentRefused(Exception):
-    """The document could not be fetched within the limits, or broke them (the message says how)."""
-
-
-@dataclass(frozen=True)
-class FetchedDocument:
-    body: bytes
-    cache_control: str = ""
-
-
-class DocumentFetcher(Protocol):
-    def fetch(self, url: str) -> FetchedDocument: ...
 
 
 def public_address(address: str) -> bool:

@@ -1,11 +1,13 @@
-"""What the authorization server needs from outside: its state store and the upstream issuer.
+"""What the authorization server needs from outside: its state store, the upstream issuer, the
+fetch of client ID metadata documents and its signing keys.
 
 The values here (an authorization in progress, what a code or a refresh token was issued for)
 are the facade's domain: the store keeps them, the service decides with them. Codes and tokens
 are handed to the store in the clear and stored under their :func:`digest` only.
 
-Implemented by :mod:`mcp_platform.adapters.dynamodb.facade_store` and
-:mod:`mcp_platform.adapters.upstream_idp`, injected by the composition root.
+Implemented by :mod:`mcp_platform.adapters.dynamodb.facade_store`,
+:mod:`mcp_platform.adapters.upstream_idp`, :mod:`mcp_platform.adapters.document_fetcher` and the
+key ring of a Secrets Manager secret (``application.interactive.keys``), injected by the root.
 """
 
 from __future__ import annotations
@@ -149,3 +151,25 @@ class UpstreamIdentityProvider(Protocol):
         """A machine client's own credentials checked by the upstream: (its subject, granted scopes);
         :class:`~.errors.InvalidClient` or :class:`~.errors.OAuthError` when refused."""
         ...
+
+
+class DocumentRefused(Exception):
+    """The document could not be fetched within the limits, or broke them (the message says how)."""
+
+
+@dataclass(frozen=True)
+class FetchedDocument:
+    body: bytes
+    cache_control: str = ""
+
+
+class DocumentFetcher(Protocol):
+    def fetch(self, url: str) -> FetchedDocument: ...
+
+
+class KeySet(Protocol):
+    def signing_key(self) -> tuple[str, bytes]: ...
+
+    def verification_key(self, kid: str) -> bytes | None: ...
+
+    def keys(self) -> dict[str, bytes]: ...

@@ -13,22 +13,16 @@ from __future__ import annotations
 
 import base64
 import threading
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # cryptography loads on the first key use, not when the endpoint starts
+if TYPE_CHECKING:  # cryptography loads on the first key use, the ports with the rest of the facade
     from cryptography.hazmat.primitives.asymmetric import ec
+
+    from mcp_platform.authorization_server.ports import KeySet
 
 ALGORITHM = "ES256"
 _CURVE_ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551  # P-256 n
 _INFO = b"mcp-platform oauth facade signing key v1"
-
-
-class KeySet(Protocol):
-    def signing_key(self) -> tuple[str, bytes]: ...
-
-    def verification_key(self, kid: str) -> bytes | None: ...
-
-    def keys(self) -> dict[str, bytes]: ...
 
 
 def derive_private_key(seed: bytes, kid: str) -> ec.EllipticCurvePrivateKey:
