@@ -100,9 +100,13 @@ def test_a_traced_call_is_found_by_its_trace_id_at_every_stage(platform: LocalPl
     operation = wait_for(emf_line, PIPELINE_DEADLINE_S, "the call's EMF line in the endpoint log")
     span_id = operation["span_id"]
     assert span_id != CALLER_SPAN and operation["mcp.method.name"] == "tools/call"
-    # and the console (make dev's output) its compact line
-    console = platform.log_path.read_text()
-    assert any("append_note" in line and line.endswith(f"trace {TRACE_ID}") for line in console.splitlines())
+    # and the console (make dev's output) its compact line, printed just after the file's line
+
+    def console_line() -> bool:
+        console = platform.log_path.read_text().splitlines()
+        return any("append_note" in line and line.endswith(f"trace {TRACE_ID}") for line in console)
+
+    wait_for(console_line, PIPELINE_DEADLINE_S, "the call's line on make dev's console")
 
     # And the Kinesis stream carries the call's event with the trace and the request's span
     def stream_event() -> dict[str, Any] | None:
