@@ -15,6 +15,7 @@ import pytest
 
 from mcp_platform.application.metrics import ERROR_TYPE, STORE_CONFLICTS, STORE_THROTTLES, TOOL, MetricsWriter
 from mcp_platform.application.services import Services
+from mcp_platform.application.sessions.changes import AttributeWrites, ConditionCheck, ExtraPut
 from mcp_platform.application.sessions.errors import (
     SessionNotFound,
     StoreThrottled,
@@ -27,7 +28,7 @@ from mcp_platform.application.sessions.retry import Backoff
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
-from mcp_platform.protocol.context import AttributeWrites, ConditionCheck, ExtraPut, ToolContext
+from mcp_platform.protocol.context import ToolContext
 from mcp_platform.protocol.jsonrpc import (
     CONFLICT,
     SESSION_NOT_FOUND,

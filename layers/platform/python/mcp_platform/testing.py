@@ -30,6 +30,7 @@ from typing import Any
 from mcp_platform.application.audit.trail import AuditTrailReader
 from mcp_platform.application.events.ports import RecentToolEvents
 from mcp_platform.application.services import Services, ToolContext
+from mcp_platform.application.sessions.changes import AttributeWrites, ConditionCheck, ExtraPut, PendingChanges
 from mcp_platform.application.sessions.errors import SessionNotFound
 from mcp_platform.application.sessions.model import (
     KIND_APPLICATION,
@@ -44,12 +45,11 @@ from mcp_platform.application.sessions.model import (
 )
 from mcp_platform.protocol.catalog import spec_of
 from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock, iso_utc
-from mcp_platform.protocol.context import AttributeWrites, ConditionCheck, ExtraPut
 from mcp_platform.protocol.conversion import jsonable
 from mcp_platform.protocol.prompts import PromptSpec, messages
 from mcp_platform.protocol.resources import ResourceSpec, ResourceTemplateSpec, contents, expand_template
 from mcp_platform.protocol.signature import ArgumentError
-from mcp_platform.protocol.tools import READ_ONLY, ToolError, ToolSpec, error_result, tool_spec
+from mcp_platform.protocol.tools import APPEND_ONLY, READ_ONLY, ToolError, ToolSpec, error_result, tool_spec
 from mcp_platform.protocol.versions import SESSION_HANDLE_ARGUMENT
 
 SESSION_SECONDS = 3600
@@ -242,7 +242,8 @@ class ToolHarness:
         except ValueError as exc:
             return error_result(f"Invalid arguments: {exc}")
         session = self._session_of(spec, wire)
-        ctx = self._context(spec, session)
+        pending = PendingChanges(spec.effect, session)
+        ctx = self._context(spec, session, pending)
         limit = asyncio.timeout(spec.max_seconds)
         try:
             async with limit:
@@ -256,7 +257,7 @@ class ToolHarness:
                 raise  # the tool's own timeout (a slow dependency): not the limit
             return error_result(f"Tool {spec.name} was stopped at its {spec.max_seconds:g} s limit (max_seconds)")
         if session is not None and spec.effect != READ_ONLY:
-            self._commit(session, ctx, spec, wire, result)
+            self._commit(session, ctx, pending, spec, wire, result)
         return result
 
     async def value(self, tool: Callable[..., Any], /, **arguments: Any) -> Any:
@@ -266,12 +267,13 @@ class ToolHarness:
         wire = jsonable(arguments)
         spec.validate_arguments(wire)
         session = self._session_of(spec, wire)
-        ctx = self._context(spec, session)
+        pending = PendingChanges(spec.effect, session)
+        ctx = self._context(spec, session, pending)
         try:
             return await spec.run(ctx, **wire)
         finally:
             if session is not None and spec.effect != READ_ONLY:
-                self._commit(session, ctx, spec, wire, None)
+                self._commit(session, ctx, pending, spec, wire, None)
 
     # -- resources and prompts ------------------------------------------------------------------
 
@@ -279,7 +281,7 @@ class ToolHarness:
         """The ``resources/read`` contents of a resource, or of a template at ``uri`` (or with
         its ``variables`` given as the strings a URI holds)."""
         spec = spec_of(resource)
-        ctx = self._context(None, None)
+        ctx = self._context(None, None, None)
         if isinstance(spec, ResourceSpec):
             return spec.contents(await spec.run(ctx))
         if not isinstance(spec, ResourceTemplateSpec):
@@ -298,11 +300,11 @@ class ToolHarness:
         spec = spec_of(prompt)
         if not isinstance(spec, PromptSpec):
             raise TypeError(f"{prompt!r} is not a prompt: decorate it with @prompt")
-        return messages(await spec.run(self._context(None, None), **spec.bind(arguments)))
+        return messages(await spec.run(self._context(None, None, None), **spec.bind(arguments)))
 
     # -- the endpoint's part --------------------------------------------------------------------
 
-    def _context(self, spec: ToolSpec | None, session: Session | None) -> ToolContext:
+    def _context(self, spec: ToolSpec | None, session: Session | None, effects: PendingChanges | None) -> ToolContext:
         return ToolContext(
             principal=self.principal,
             services=self.services,
@@ -311,8 +313,8 @@ class ToolHarness:
             progress_token="harness",  # noqa: S106 (not a secret: every progress report is recorded)
             log_level=self.log_level,
             notify=self._record,
-            effect=spec.effect if spec is not None else None,
             client_capabilities=self.client_capabilities,
+            effects=effects,
         )
 
     async def _record(self, message: dict[str, Any]) -> None:
@@ -331,6 +333,7 @@ class ToolHarness:
         self,
         session: Session,
         ctx: ToolContext,
+        pending: PendingChanges,
         spec: ToolSpec,
         arguments: dict[str, Any],
         result: dict[str, Any] | None,
@@ -338,7 +341,7 @@ class ToolHarness:
         """What the endpoint's transaction writes (the store's commit): the call's record, the
         context appended (D3), the attributes a read-modify-write tool set (the whole map, or
         attribute by attribute), the version and call count incremented (D2)."""
-        whole, by_attribute = ctx.attribute_commit()
+        changes = pending.changes()
         call = ToolCall(
             id=ctx.tool_call_id,
             name=spec.name,
@@ -350,11 +353,12 @@ class ToolHarness:
             session,
             call,
             owner=self.principal,
-            context_append=ctx.context_append,
-            attributes=whole,
-            by_attribute=by_attribute,
-            extra_puts=ctx.extra_puts,
-            condition_checks=ctx.condition_checks,
+            append_only=changes.effect == APPEND_ONLY,
+            context_append=changes.context_append,
+            attributes=changes.attributes,
+            by_attribute=changes.by_attribute,
+            extra_puts=changes.extra_puts,
+            condition_checks=changes.condition_checks,
         )
-        self.extra_puts.extend(ctx.extra_puts)
-        self.condition_checks.extend(ctx.condition_checks)
+        self.extra_puts.extend(changes.extra_puts)
+        self.condition_checks.extend(changes.condition_checks)

@@ -15,6 +15,7 @@ import pytest
 from moto import mock_aws
 
 from mcp_platform.adapters.dynamodb.sessions import SessionStore
+from mcp_platform.application.sessions.changes import AttributeWrites, ConditionCheck, ExtraPut
 from mcp_platform.application.sessions.errors import (
     CallRecordTooLarge,
     DuplicateToolCall,
@@ -27,7 +28,6 @@ from mcp_platform.application.sessions.errors import (
 from mcp_platform.application.sessions.model import Session, ToolCall
 from mcp_platform.application.sessions.retry import Backoff
 from mcp_platform.protocol.clock import ManualClock, iso_utc
-from mcp_platform.protocol.context import AttributeWrites, ConditionCheck, ExtraPut
 from mcp_platform.testing import InMemorySessions
 from tests.support.tables import create_session_table
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+from mcp_platform.application.sessions.changes import AttributeWrites, ConditionCheck, ExtraPut
 from mcp_platform.application.sessions.model import (
     KIND_APPLICATION,
     CommitResult,
@@ -19,7 +20,6 @@ from mcp_platform.application.sessions.model import (
     ToolCallPage,
     ToolCallResult,
 )
-from mcp_platform.protocol.context import AttributeWrites, ConditionCheck, ExtraPut
 
 
 class SessionRepository(Protocol):

@@ -12,10 +12,10 @@ from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.codec import AttributeValue, attr_size, to_attr, to_item
 from mcp_platform.adapters.dynamodb.sessions.items import meta_key
 from mcp_platform.adapters.dynamodb.sessions.table import ATTRIBUTES_BUDGET_BYTES, CONTEXT_HAS_ROOM, SessionTable
+from mcp_platform.application.sessions.changes import AttributeWrites, ConditionCheck, ExtraPut
 from mcp_platform.application.sessions.errors import CallRecordTooLarge, InvalidCursor, SessionCapacityExceeded
 from mcp_platform.application.sessions.model import Session, ToolCall, ToolCallResult
 from mcp_platform.protocol.clock import iso_utc
-from mcp_platform.protocol.context import AttributeWrites, ConditionCheck, ExtraPut
 
 METADATA = 2  # position of the metadata Update after the record [0] and marker [1] Puts
 _NOT_EXISTS = "attribute_not_exists(#pk)"

@@ -24,6 +24,7 @@ from mcp_platform.adapters.dynamodb.sessions.transaction import (
     client_request_token,
     transact_write,
 )
+from mcp_platform.application.sessions.changes import AttributeWrites, ConditionCheck, ExtraPut
 from mcp_platform.application.sessions.errors import (
     DuplicateToolCall,
     IdempotencyKeyReused,
@@ -37,7 +38,6 @@ from mcp_platform.application.sessions.errors import (
     require_alive,
 )
 from mcp_platform.application.sessions.model import CommitResult, Session, ToolCall, ToolCallPage, ToolCallResult
-from mcp_platform.protocol.context import AttributeWrites, ConditionCheck, ExtraPut
 
 RECORD, MARKER = 0, 1  # fixed positions of the store's own transaction actions (METADATA = 2)
 

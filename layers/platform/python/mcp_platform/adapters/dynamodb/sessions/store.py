@@ -87,6 +87,7 @@ from mcp_platform.adapters.dynamodb.gateway import DynamoGateway
 from mcp_platform.adapters.dynamodb.sessions.commits import ToolCallCommits
 from mcp_platform.adapters.dynamodb.sessions.lifecycle import SessionLifecycle
 from mcp_platform.adapters.dynamodb.sessions.table import DEFAULT_CONTEXT_BUDGET_BYTES, SessionTable
+from mcp_platform.application.sessions.changes import AttributeWrites, ConditionCheck, ExtraPut
 from mcp_platform.application.sessions.model import (
     KIND_APPLICATION,
     STATUS_ACTIVE,
@@ -100,7 +101,6 @@ from mcp_platform.application.sessions.model import (
 from mcp_platform.application.sessions.retry import CONFLICT_BACKOFF, Backoff
 from mcp_platform.config import Settings
 from mcp_platform.protocol.clock import Clock, SystemClock
-from mcp_platform.protocol.context import AttributeWrites, ConditionCheck, ExtraPut
 from mcp_platform.protocol.preparation import CALL_RECORD_BUDGET_BYTES
 
 
