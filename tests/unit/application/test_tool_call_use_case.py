@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -15,7 +15,7 @@ import pytest
 
 from mcp_platform.application.metrics import ERROR_TYPE, STORE_CONFLICTS, STORE_THROTTLES, TOOL, MetricsWriter
 from mcp_platform.application.services import Services
-from mcp_platform.application.sessions.changes import AttributeWrites, ConditionCheck, ExtraPut
+from mcp_platform.application.sessions.changes import SessionChanges
 from mcp_platform.application.sessions.errors import (
     SessionNotFound,
     StoreThrottled,
@@ -81,30 +81,19 @@ class MemorySessions:
         self.session = mutate(self.session)
         return self.session
 
-    def commit_tool_call(
-        self,
-        session: Session | str,
-        call: ToolCall,
-        *,
-        owner: str | None = None,
-        append_only: bool = False,
-        context_append: Sequence[Any] = (),
-        attributes: Mapping[str, Any] | None = None,
-        by_attribute: AttributeWrites | None = None,
-        extra_puts: Sequence[ExtraPut] = (),
-        condition_checks: Sequence[ConditionCheck] = (),
-    ) -> CommitResult:
-        assert isinstance(session, Session) and by_attribute is not None
+    def commit(self, session: Session, call: ToolCall, changes: SessionChanges) -> CommitResult:
+        by_attribute = changes.by_attribute
+        assert by_attribute is not None
         self.before_commit()
         changed = self.session.changed_attributes(by_attribute.seen)
         if changed:
             raise VersionConflict(session.id, session.version, self.session, attributes=changed)
-        changes = by_attribute.changes(session.attributes)
-        versions = {**(self.session.attribute_versions or {}), **{n: by_attribute.seen[n] + 1 for n in changes}}
+        written = by_attribute.changes(session.attributes)
+        versions = {**(self.session.attribute_versions or {}), **{n: by_attribute.seen[n] + 1 for n in written}}
         self.session = replace(
             self.session,
             version=self.session.version + 1,
-            attributes={**self.session.attributes, **changes},
+            attributes={**self.session.attributes, **written},
             attribute_versions=versions,
         )
         self.commits.append(call)

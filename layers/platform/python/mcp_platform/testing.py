@@ -24,13 +24,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from mcp_platform.application.audit.trail import AuditTrailReader
 from mcp_platform.application.events.ports import RecentToolEvents
 from mcp_platform.application.services import Services, ToolContext
-from mcp_platform.application.sessions.changes import AttributeWrites, ConditionCheck, ExtraPut, PendingChanges
+from mcp_platform.application.sessions.changes import ConditionCheck, ExtraPut, PendingChanges, SessionChanges
 from mcp_platform.application.sessions.errors import SessionNotFound
 from mcp_platform.application.sessions.model import (
     KIND_APPLICATION,
@@ -49,7 +49,7 @@ from mcp_platform.protocol.conversion import jsonable
 from mcp_platform.protocol.prompts import PromptSpec, messages
 from mcp_platform.protocol.resources import ResourceSpec, ResourceTemplateSpec, contents, expand_template
 from mcp_platform.protocol.signature import ArgumentError
-from mcp_platform.protocol.tools import APPEND_ONLY, READ_ONLY, ToolError, ToolSpec, error_result, tool_spec
+from mcp_platform.protocol.tools import READ_ONLY, ToolError, ToolSpec, error_result, tool_spec
 from mcp_platform.protocol.versions import SESSION_HANDLE_ARGUMENT
 
 SESSION_SECONDS = 3600
@@ -142,20 +142,10 @@ class InMemorySessions:
         self.sessions[session_id] = dataclasses.replace(updated, version=updated.version + 1)
         return self.sessions[session_id]
 
-    def commit_tool_call(
-        self,
-        session: Session | str,
-        call: ToolCall,
-        *,
-        owner: str | None = None,
-        append_only: bool = False,
-        context_append: Sequence[Any] = (),
-        attributes: Mapping[str, Any] | None = None,
-        by_attribute: AttributeWrites | None = None,
-        extra_puts: Sequence[ExtraPut] = (),
-        condition_checks: Sequence[ConditionCheck] = (),
-    ) -> CommitResult:
-        held = self.get_session(session if isinstance(session, str) else session.id, owner=owner)
+    def commit(self, session: Session, record: ToolCall, changes: SessionChanges) -> CommitResult:
+        call = record
+        context_append, attributes, by_attribute = changes.context_append, changes.attributes, changes.by_attribute
+        held = self.get_session(session.id, owner=session.owner)
         changed = dict(held.attributes)
         if attributes is not None:
             changed = dict(attributes)
@@ -170,7 +160,7 @@ class InMemorySessions:
         )
         self.sessions[held.id] = committed
         at = iso_utc(call.started_at if call.started_at is not None else self._clock.now())
-        record = ToolCallRecord(
+        stored = ToolCallRecord(
             tool_call_id=call.id,
             tool_name=call.name,
             arguments=call.arguments,
@@ -179,13 +169,13 @@ class InMemorySessions:
             finished_at=at,
             sk=f"tool#{at}#{call.id}",
         )
-        self.tool_calls.setdefault(held.id, []).append(record)
+        self.tool_calls.setdefault(held.id, []).append(stored)
         result = ToolCallResult(
             tool_call_id=call.id,
             tool_name=call.name,
             result=call.result,
             is_error=call.is_error,
-            record_sk=record.sk,
+            record_sk=stored.sk,
             committed_at=at,
             request_hash=call.request_hash,
         )
@@ -349,16 +339,6 @@ class ToolHarness:
             result=result,
             is_error=bool(result and result.get("isError")),
         )
-        self.store.commit_tool_call(
-            session,
-            call,
-            owner=self.principal,
-            append_only=changes.effect == APPEND_ONLY,
-            context_append=changes.context_append,
-            attributes=changes.attributes,
-            by_attribute=changes.by_attribute,
-            extra_puts=changes.extra_puts,
-            condition_checks=changes.condition_checks,
-        )
+        self.store.commit(session, call, changes)
         self.extra_puts.extend(changes.extra_puts)
         self.condition_checks.extend(changes.condition_checks)

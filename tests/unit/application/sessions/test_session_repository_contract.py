@@ -15,7 +15,7 @@ import pytest
 from moto import mock_aws
 
 from mcp_platform.adapters.dynamodb.sessions import SessionStore
-from mcp_platform.application.sessions.changes import AttributeWrites, ConditionCheck, ExtraPut
+from mcp_platform.application.sessions.changes import AttributeWrites, ConditionCheck, ExtraPut, SessionChanges
 from mcp_platform.application.sessions.errors import (
     CallRecordTooLarge,
     DuplicateToolCall,
@@ -28,6 +28,7 @@ from mcp_platform.application.sessions.errors import (
 from mcp_platform.application.sessions.model import Session, ToolCall
 from mcp_platform.application.sessions.retry import Backoff
 from mcp_platform.protocol.clock import ManualClock, iso_utc
+from mcp_platform.protocol.tools import APPEND_ONLY
 from mcp_platform.testing import InMemorySessions
 from tests.support.tables import create_session_table
 
@@ -112,10 +113,6 @@ def call(call_id: str, *, started_at: float = T0, result: Any = None, request_ha
     )
 
 
-def commit(repo: Repository, held: Session, tool_call: ToolCall, **changes: Any) -> Any:
-    return repo.commit_tool_call(held, tool_call, **changes)
-
-
 def unchanged(repo: Repository, before: Session, *call_ids: str) -> None:
     """Nothing of a refused commit is stored: same version and context, no record, no marker."""
     now = repo.get_session(before.id, consistent=True)
@@ -139,7 +136,7 @@ def test_parallel_append_only_calls_never_conflict(repo: Repository) -> None:
 
     def append(i: int) -> None:
         try:
-            commit(repo, held, call(f"c{i}"), append_only=True, context_append=[{"n": i}])
+            repo.commit(held, call(f"c{i}"), SessionChanges(APPEND_ONLY, context_append=[{"n": i}]))
         except BaseException as exc:
             failures.append(exc)
 
@@ -156,8 +153,8 @@ def test_parallel_append_only_calls_never_conflict(repo: Repository) -> None:
 
 def test_an_append_only_commit_from_a_stale_copy_is_a_lower_bound(repo: Repository) -> None:
     held = repo.create_session("alice")
-    commit(repo, held, call("first"), append_only=True, context_append=["a"])
-    done = commit(repo, held, call("second"), append_only=True, context_append=["b"])
+    repo.commit(held, call("first"), SessionChanges(APPEND_ONLY, context_append=["a"]))
+    done = repo.commit(held, call("second"), SessionChanges(APPEND_ONLY, context_append=["b"]))
     assert done.exact is False and done.session.version == held.version + 1  # the stored one is + 2
     assert repo.get_session(held.id, consistent=True).context == ["a", "b"]
 
@@ -167,24 +164,24 @@ def test_an_append_only_commit_needs_the_session_alive(repo: Repository, clock: 
     held = repo.create_session("alice")
     repo.end_session(held.id)
     with pytest.raises(SessionNotFound):
-        commit(repo, held, call("after-end"), append_only=True, context_append=["a"])
+        repo.commit(held, call("after-end"), SessionChanges(APPEND_ONLY, context_append=["a"]))
     other = repo.create_session("alice")
     clock.advance(7200)
     with pytest.raises(SessionNotFound):
-        commit(repo, other, call("after-expiry"), append_only=True, context_append=["a"])
+        repo.commit(other, call("after-expiry"), SessionChanges(APPEND_ONLY, context_append=["a"]))
 
 
 def test_a_read_modify_write_commit_from_a_stale_version_conflicts(repo: Repository) -> None:
     """D2: a commit conditioned on the session's version loses to any commit made since it was
     read, an append too; the error carries the state that won, and nothing of it is stored."""
     held = repo.create_session("alice", attributes={"n": 1})
-    commit(repo, held, call("append"), append_only=True, context_append=["a"])
+    repo.commit(held, call("append"), SessionChanges(APPEND_ONLY, context_append=["a"]))
     current = repo.get_session(held.id, consistent=True)
     with pytest.raises(VersionConflict) as conflict:
-        commit(repo, held, call("rmw"), attributes={"n": 2})
+        repo.commit(held, call("rmw"), SessionChanges(attributes={"n": 2}))
     assert conflict.value.current is not None and conflict.value.current.version == current.version
     unchanged(repo, current, "rmw")
-    done = commit(repo, conflict.value.current, call("rmw"), attributes={"n": 2})
+    done = repo.commit(conflict.value.current, call("rmw"), SessionChanges(attributes={"n": 2}))
     assert done.exact and done.session.version == current.version + 1
     assert repo.get_session(held.id, consistent=True).attributes == {"n": 2}
 
@@ -193,14 +190,20 @@ def test_a_commit_conditioned_on_attributes_conflicts_only_with_writes_to_them(r
     """D2 per attribute: a run that read ``counters`` at version v commits past appends and
     writes to other attributes, and loses (VersionConflict naming it) once ``counters`` changed."""
     held = repo.create_session("alice", attributes={"title": "t"})
-    commit(repo, held, call("append"), append_only=True, context_append=["a"])
-    commit(repo, held, call("title"), by_attribute=AttributeWrites(seen={"title": 0}, values={"title": "u"}))
+    repo.commit(held, call("append"), SessionChanges(APPEND_ONLY, context_append=["a"]))
+    repo.commit(
+        held, call("title"), SessionChanges(by_attribute=AttributeWrites(seen={"title": 0}, values={"title": "u"}))
+    )
     seen = {"counters": held.attribute_version("counters")}
-    done = commit(repo, held, call("inc-1"), by_attribute=AttributeWrites(seen=seen, values={"counters": 1}))
+    done = repo.commit(
+        held, call("inc-1"), SessionChanges(by_attribute=AttributeWrites(seen=seen, values={"counters": 1}))
+    )
     assert done.session.attribute_version("counters") == 1
     before = repo.get_session(held.id, consistent=True)
     with pytest.raises(VersionConflict) as conflict:
-        commit(repo, held, call("inc-2"), by_attribute=AttributeWrites(seen=seen, values={"counters": 1}))
+        repo.commit(
+            held, call("inc-2"), SessionChanges(by_attribute=AttributeWrites(seen=seen, values={"counters": 1}))
+        )
     assert conflict.value.attributes == ("counters",)
     unchanged(repo, before, "inc-2")
     stored = repo.get_session(held.id, consistent=True)
@@ -216,57 +219,65 @@ def test_an_extra_put_if_absent_fails_on_an_existing_item_naming_its_label(repo:
     PreconditionFailed naming the claim; the refused call commits nothing at all."""
     held = repo.create_session("alice")
     claim = ExtraPut({"pk": "resource#r1", "sk": "owner", "by": "alice"}, if_absent=True, label="claim")
-    done = commit(repo, held, call("c1"), extra_puts=[claim])
+    done = repo.commit(held, call("c1"), SessionChanges(extra_puts=[claim]))
     with pytest.raises(PreconditionFailed) as failed:
-        commit(repo, done.session, call("c2"), context_append=["x"], extra_puts=[claim])
+        repo.commit(done.session, call("c2"), SessionChanges(context_append=["x"], extra_puts=[claim]))
     assert failed.value.label == "claim"
     unchanged(repo, repo.get_session(held.id, consistent=True), "c2")
 
 
 def test_an_extra_put_with_expected_values_replaces_only_that_item(repo: Repository) -> None:
     held = repo.create_session("alice")
-    first = commit(repo, held, call("c1"), extra_puts=[ExtraPut({"pk": "r#1", "sk": "x", "by": "alice"})])
+    first = repo.commit(
+        held, call("c1"), SessionChanges(extra_puts=[ExtraPut({"pk": "r#1", "sk": "x", "by": "alice"})])
+    )
     stale = ExtraPut({"pk": "r#1", "sk": "x", "by": "carol"}, expect={"by": "bob"}, label="handover")
     with pytest.raises(PreconditionFailed, match="handover") as failed:
-        commit(repo, first.session, call("c2"), extra_puts=[stale])
+        repo.commit(first.session, call("c2"), SessionChanges(extra_puts=[stale]))
     assert failed.value.label == "handover"
     unchanged(repo, repo.get_session(held.id, consistent=True), "c2")
     missing = ExtraPut({"pk": "r#2", "sk": "x", "by": "carol"}, expect={"by": "alice"}, label="nothing to hand over")
     with pytest.raises(PreconditionFailed, match="nothing to hand over"):
-        commit(repo, first.session, call("c3"), extra_puts=[missing])
+        repo.commit(first.session, call("c3"), SessionChanges(extra_puts=[missing]))
     handover = ExtraPut({"pk": "r#1", "sk": "x", "by": "carol"}, expect={"by": "alice"}, label="handover")
-    second = commit(repo, first.session, call("c4"), extra_puts=[handover])
+    second = repo.commit(first.session, call("c4"), SessionChanges(extra_puts=[handover]))
     # what was written is what the next condition sees
     check = ConditionCheck({"pk": "r#1", "sk": "x"}, expect={"by": "carol"}, label="carol holds it")
-    commit(repo, second.session, call("c5"), condition_checks=[check])
+    repo.commit(second.session, call("c5"), SessionChanges(condition_checks=[check]))
 
 
 def test_condition_checks_fail_naming_their_label_and_commit_nothing(repo: Repository) -> None:
     held = repo.create_session("alice")
     quota = {"pk": "quota#alice", "sk": "q"}
     with pytest.raises(PreconditionFailed) as failed:
-        commit(repo, held, call("c0"), condition_checks=[ConditionCheck(quota, label="quota")])
+        repo.commit(held, call("c0"), SessionChanges(condition_checks=[ConditionCheck(quota, label="quota")]))
     assert failed.value.label == "quota"
     unchanged(repo, held, "c0")
-    done = commit(repo, held, call("c1"), extra_puts=[ExtraPut({**quota, "left": 3}, if_absent=True)])
-    session = commit(repo, done.session, call("c2"), condition_checks=[ConditionCheck(quota, expect={"left": 3})])
+    done = repo.commit(held, call("c1"), SessionChanges(extra_puts=[ExtraPut({**quota, "left": 3}, if_absent=True)]))
+    session = repo.commit(
+        done.session, call("c2"), SessionChanges(condition_checks=[ConditionCheck(quota, expect={"left": 3})])
+    )
     refused = (ConditionCheck(quota, exists=False, label="no quota"), ConditionCheck(quota, expect={"left": 2}))
     for i, check in enumerate(refused):
         before = repo.get_session(held.id, consistent=True)
         with pytest.raises(PreconditionFailed) as failed:
-            commit(repo, session.session, call(f"c-{i}"), context_append=["x"], condition_checks=[check])
+            repo.commit(session.session, call(f"c-{i}"), SessionChanges(context_append=["x"], condition_checks=[check]))
         assert failed.value.label == (check.label or "condition_checks[0]")
         unchanged(repo, before, f"c-{i}")
     absent = ConditionCheck({"pk": "quota#bob", "sk": "q"}, exists=False)
-    commit(repo, session.session, call("c3"), condition_checks=[absent])
+    repo.commit(session.session, call("c3"), SessionChanges(condition_checks=[absent]))
 
 
 def test_a_failed_precondition_writes_none_of_the_calls_other_items(repo: Repository) -> None:
     held = repo.create_session("alice")
     claim = ExtraPut({"pk": "r#1", "sk": "x"}, if_absent=True, label="claim")
     with pytest.raises(PreconditionFailed):
-        commit(repo, held, call("c1"), extra_puts=[claim], condition_checks=[ConditionCheck({"pk": "q", "sk": "q"})])
-    commit(repo, held, call("c2"), extra_puts=[claim])  # the claim of c1 was never written
+        repo.commit(
+            held,
+            call("c1"),
+            SessionChanges(extra_puts=[claim], condition_checks=[ConditionCheck({"pk": "q", "sk": "q"})]),
+        )
+    repo.commit(held, call("c2"), SessionChanges(extra_puts=[claim]))  # the claim of c1 was never written
 
 
 # -- idempotency ----------------------------------------------------------------------------
@@ -277,13 +288,17 @@ def test_a_duplicate_tool_call_id_is_the_original_result_or_a_reused_key(repo: R
     request), IdempotencyKeyReused for another request; neither commits anything. The load
     before a run answers the same way."""
     held = repo.create_session("alice")
-    first = commit(repo, held, call("k", result={"n": 1}, request_hash="digest-a"), context_append=["a"])
+    first = repo.commit(held, call("k", result={"n": 1}, request_hash="digest-a"), SessionChanges(context_append=["a"]))
     after = repo.get_session(held.id, consistent=True)
     with pytest.raises(DuplicateToolCall) as duplicate:
-        commit(repo, first.session, call("k", result={"n": 2}, request_hash="digest-a"), context_append=["b"])
+        repo.commit(
+            first.session, call("k", result={"n": 2}, request_hash="digest-a"), SessionChanges(context_append=["b"])
+        )
     assert duplicate.value.original.result == {"n": 1} == first.result.result
     with pytest.raises(IdempotencyKeyReused):
-        commit(repo, first.session, call("k", result={"n": 3}, request_hash="digest-b"), context_append=["c"])
+        repo.commit(
+            first.session, call("k", result={"n": 3}, request_hash="digest-b"), SessionChanges(context_append=["c"])
+        )
     now = repo.get_session(held.id, consistent=True)
     assert (now.version, now.context, now.tool_calls) == (after.version, after.context, after.tool_calls)
     assert [r.tool_call_id for r in repo.list_tool_calls(held.id, consistent=True).records] == ["k"]
@@ -301,24 +316,24 @@ def test_the_context_budget_refuses_the_append_that_would_pass_it(make_repositor
     held = repo.create_session("alice")
     note = "n" * 400
     for i in range(4):
-        commit(repo, held, call(f"c{i}"), append_only=True, context_append=[note])
+        repo.commit(held, call(f"c{i}"), SessionChanges(APPEND_ONLY, context_append=[note]))
     before = repo.get_session(held.id, consistent=True)
     with pytest.raises(SessionCapacityExceeded, match="context budget of 2048 bytes"):
-        commit(repo, held, call("c4"), append_only=True, context_append=[note, note])
+        repo.commit(held, call("c4"), SessionChanges(APPEND_ONLY, context_append=[note, note]))
     unchanged(repo, before, "c4")
     with pytest.raises(SessionCapacityExceeded, match="needs"):
-        commit(repo, held, call("c5"), append_only=True, context_append=["x" * 3000])
+        repo.commit(held, call("c5"), SessionChanges(APPEND_ONLY, context_append=["x" * 3000]))
 
 
 def test_the_attributes_budget_and_the_call_record_budget(repo: Repository) -> None:
     held = repo.create_session("alice")
     with pytest.raises(SessionCapacityExceeded, match="attributes"):
-        commit(repo, held, call("big"), attributes={"blob": "x" * 70_000})
+        repo.commit(held, call("big"), SessionChanges(attributes={"blob": "x" * 70_000}))
     with pytest.raises(SessionCapacityExceeded, match="attributes"):
         blob = AttributeWrites(seen={"blob": 0}, values={"blob": "x" * 70_000})
-        commit(repo, held, call("big-2"), by_attribute=blob)
+        repo.commit(held, call("big-2"), SessionChanges(by_attribute=blob))
     with pytest.raises(CallRecordTooLarge):
-        commit(repo, held, call("huge", result={"text": "x" * 140_000}))
+        repo.commit(held, call("huge", result={"text": "x" * 140_000}), SessionChanges())
     unchanged(repo, held, "big", "big-2", "huge")
 
 
@@ -329,8 +344,8 @@ def test_the_record_and_its_sort_key_read_back_in_time_order(repo: Repository) -
     """D1: a call's record is keyed ``tool#<ISO8601 start>#<id>``; list_tool_calls returns the
     records in that order (not the order of the commits), paged by a cursor."""
     held = repo.create_session("alice")
-    late = commit(repo, held, call("late", started_at=T0 + 5), append_only=True).result
-    early = commit(repo, held, call("early", started_at=T0 + 1), append_only=True).result
+    late = repo.commit(held, call("late", started_at=T0 + 5), SessionChanges(APPEND_ONLY)).result
+    early = repo.commit(held, call("early", started_at=T0 + 1), SessionChanges(APPEND_ONLY)).result
     first = repo.list_tool_calls(held.id, limit=1, consistent=True)
     (record,) = first.records
     assert record.tool_call_id == "early" and record.sk == f"tool#{iso_utc(T0 + 1)}#early" == early.record_sk

@@ -291,18 +291,7 @@ class ToolCallRunner:
         try:
             # Always in a worker thread: a cancellation posted while the commit runs must be
             # read meanwhile (the call then ends without a response, its event still flushed).
-            done = await asyncio.to_thread(
-                self.sessions.commit_tool_call,
-                session,
-                call_record,
-                owner=call.principal,
-                append_only=changes.effect == APPEND_ONLY,
-                context_append=changes.context_append,
-                attributes=changes.attributes,
-                by_attribute=changes.by_attribute,
-                extra_puts=changes.extra_puts,
-                condition_checks=changes.condition_checks,
-            )
+            done = await asyncio.to_thread(self.sessions.commit, session, call_record, changes)
         except session_errors.DuplicateToolCall as exc:
             # A concurrent copy of this same request committed (and reports) it; a different
             # request under the id is IdempotencyKeyReused, answered -32602 below.

@@ -8,7 +8,7 @@ re-exported here for the store's callers."""
 from mcp_platform.adapters.dynamodb.clients import DynamoClients, build_dynamo_clients
 from mcp_platform.adapters.dynamodb.gateway import DynamoGateway
 from mcp_platform.adapters.dynamodb.sessions.store import SessionStore
-from mcp_platform.application.sessions.changes import AttributeWrites, ConditionCheck, ExtraPut
+from mcp_platform.application.sessions.changes import AttributeWrites, ConditionCheck, ExtraPut, SessionChanges
 from mcp_platform.application.sessions.errors import (
     CallRecordTooLarge,
     CancellationReason,
@@ -64,6 +64,7 @@ __all__ = [
     "Session",
     "SessionAlreadyExists",
     "SessionCapacityExceeded",
+    "SessionChanges",
     "SessionEnded",
     "SessionExpired",
     "SessionNotFound",

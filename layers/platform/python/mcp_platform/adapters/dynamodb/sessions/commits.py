@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -24,7 +24,7 @@ from mcp_platform.adapters.dynamodb.sessions.transaction import (
     client_request_token,
     transact_write,
 )
-from mcp_platform.application.sessions.changes import AttributeWrites, ConditionCheck, ExtraPut
+from mcp_platform.application.sessions.changes import AttributeWrites, SessionChanges
 from mcp_platform.application.sessions.errors import (
     DuplicateToolCall,
     IdempotencyKeyReused,
@@ -38,6 +38,7 @@ from mcp_platform.application.sessions.errors import (
     require_alive,
 )
 from mcp_platform.application.sessions.model import CommitResult, Session, ToolCall, ToolCallPage, ToolCallResult
+from mcp_platform.protocol.tools import APPEND_ONLY, READ_ONLY
 
 RECORD, MARKER = 0, 1  # fixed positions of the store's own transaction actions (METADATA = 2)
 
@@ -113,41 +114,30 @@ class ToolCallCommits:
             return _same_request(self._replayed(session_id, call.id, exc), call)
         return result
 
-    def commit_tool_call(
-        self,
-        session: Session | str,
-        call: ToolCall,
-        *,
-        owner: str | None = None,
-        append_only: bool = False,
-        context_append: Sequence[Any] = (),
-        attributes: Mapping[str, Any] | None = None,
-        by_attribute: AttributeWrites | None = None,
-        extra_puts: Sequence[ExtraPut] = (),
-        condition_checks: Sequence[ConditionCheck] = (),
-    ) -> CommitResult:
+    def commit(self, session: Session, call: ToolCall, changes: SessionChanges) -> CommitResult:
         """D10: one TransactWriteItems: [0] Put record, [1] Put marker (both
         ``attribute_not_exists``), [2] Update metadata (version+1, sliding ttl D7, ``list_append``
         context D3 within its byte budget, ``attributes``), then ``extra_puts`` and
         ``condition_checks``. The metadata condition is "alive", plus (the arithmetic:
         :mod:`.store`):
 
-        * nothing more when ``append_only``: appends commit on top of whatever committed meanwhile;
+        * nothing more when append-only: appends commit on top of whatever committed meanwhile;
         * ``attribute_versions[n] = seen`` for each attribute of ``by_attribute`` (a run that read
           attributes one by one): only writes to those attributes conflict with it;
         * else ``#v = :expected`` (D2): any write to the session conflicts with it.
 
-        A lost race raises VersionConflict carrying the current state. Pass the Session you hold
-        and no read is made; pass an id and one consistent read is made first.
-        ClientRequestToken: derived from the call id and the transaction's content, so a rebuilt
-        (changed) transaction never reuses a token. An id already committed raises
-        DuplicateToolCall for the same request, IdempotencyKeyReused for another one."""
-        if isinstance(session, str):
-            session = self.table.get_session(session, owner=owner, consistent=True)
-        elif owner is not None and session.owner != owner:
-            raise SessionNotFound(session.id)
-        else:
-            require_alive(session, self.table.clock.now())  # known locally: no call needed
+        A lost race raises VersionConflict carrying the current state. ``session`` is the state
+        the run held: no read is made. ClientRequestToken: derived from the call id and the
+        transaction's content, so a rebuilt (changed) transaction never reuses a token. An id
+        already committed raises DuplicateToolCall for the same request, IdempotencyKeyReused
+        for another one."""
+        if changes.effect == READ_ONLY:
+            raise ValueError("a read_only call changes nothing: there is no commit")
+        require_alive(session, self.table.clock.now())  # known locally: no call needed
+        append_only = changes.effect == APPEND_ONLY
+        context_append = changes.context_append
+        attributes, by_attribute = changes.attributes, changes.by_attribute
+        extra_puts, condition_checks = changes.extra_puts, changes.condition_checks
         held_attributes = dict(attributes) if attributes is not None else None
         if by_attribute is not None and session.attribute_versions is None:
             # An item written before attribute versions were kept: this one commit is conditioned
@@ -178,7 +168,7 @@ class ToolCallCommits:
                 self.table.gateway, actions, client_request_token(call.id, actions), self.table.conflict_backoff
             )
         except ConditionFailed as cancel:
-            raise self._commit_failure(session, call, cancel, labels, owner, expected, by_attribute) from cancel
+            raise self._commit_failure(session, call, cancel, labels, expected, by_attribute) from cancel
         except TokenMismatch as exc:
             raise DuplicateToolCall(_same_request(self._replayed(session.id, call.id, exc), call)) from exc
         ttl = int(from_attr(actions[METADATA]["Update"]["ExpressionAttributeValues"][":ttl"]))
@@ -186,9 +176,9 @@ class ToolCallCommits:
         if held_attributes is not None:
             attributes_now, versions_now = held_attributes, session.versions_after(held_attributes)
         elif by_attribute is not None:
-            changes = by_attribute.changes(session.attributes)
-            attributes_now = {**session.attributes, **changes}
-            versions_now = {**(session.attribute_versions or {}), **{n: by_attribute.seen[n] + 1 for n in changes}}
+            written = by_attribute.changes(session.attributes)
+            attributes_now = {**session.attributes, **written}
+            versions_now = {**(session.attribute_versions or {}), **{n: by_attribute.seen[n] + 1 for n in written}}
         updated = replace(
             session,
             version=session.version + 1,
@@ -244,7 +234,6 @@ class ToolCallCommits:
         call: ToolCall,
         cancel: ConditionFailed,
         labels: list[str],
-        owner: str | None,
         expected: int | None,
         by_attribute: AttributeWrites | None,
     ) -> Exception:
@@ -258,7 +247,7 @@ class ToolCallCommits:
         if METADATA in failed:
             item = failed[METADATA].item or self.table.read_item(session.id, consistent=True)
             try:
-                current = self.table.visible(session.id, item, owner)
+                current = self.table.visible(session.id, item, None)
             except SessionNotFound as gone:
                 return gone
             if expected is not None and current.version != expected:
