@@ -16,6 +16,7 @@ from moto import mock_aws
 
 from mcp_platform.adapters.dynamodb.sessions import SessionStore
 from mcp_platform.application.sessions.changes import AttributeWrites, ConditionCheck, ExtraPut, SessionChanges
+from mcp_platform.application.sessions.commit_plan import DEFAULT_CONTEXT_BUDGET_BYTES, Budgets
 from mcp_platform.application.sessions.errors import (
     CallRecordTooLarge,
     DuplicateToolCall,
@@ -35,19 +36,6 @@ from tests.support.tables import create_session_table
 T0 = 1_800_000_000.0
 Repository = Any  # the SessionRepository port, and create_session of both stores
 MakeRepository = Callable[..., Repository]
-NOT_YET_IN_MEMORY = {
-    "test_an_append_only_commit_from_a_stale_copy_is_a_lower_bound",
-    "test_a_read_modify_write_commit_from_a_stale_version_conflicts",
-    "test_a_commit_conditioned_on_attributes_conflicts_only_with_writes_to_them",
-    "test_an_extra_put_if_absent_fails_on_an_existing_item_naming_its_label",
-    "test_an_extra_put_with_expected_values_replaces_only_that_item",
-    "test_condition_checks_fail_naming_their_label_and_commit_nothing",
-    "test_a_failed_precondition_writes_none_of_the_calls_other_items",
-    "test_a_duplicate_tool_call_id_is_the_original_result_or_a_reused_key",
-    "test_the_context_budget_refuses_the_append_that_would_pass_it",
-    "test_the_attributes_budget_and_the_call_record_budget",
-    "test_the_record_and_its_sort_key_read_back_in_time_order",
-}
 
 
 class OneRequestAtATime:
@@ -72,9 +60,11 @@ class OneRequestAtATime:
 def make_repository(request: pytest.FixtureRequest, clock: ManualClock) -> Iterator[MakeRepository]:
     """A factory of one kind of store (``context_budget_bytes``: a smaller context budget)."""
     if request.param == "memory":
-        if request.node.originalname in NOT_YET_IN_MEMORY:
-            request.applymarker(pytest.mark.xfail(strict=True, reason="the in-memory store lacks the commit's rules"))
-        yield lambda **_: InMemorySessions(clock)
+
+        def memory(context_budget_bytes: int = DEFAULT_CONTEXT_BUDGET_BYTES) -> Repository:
+            return InMemorySessions(clock, budgets=Budgets(context_bytes=context_budget_bytes))
+
+        yield memory
         return
     request.getfixturevalue("aws_env")
     with mock_aws():

@@ -86,8 +86,9 @@ from mcp_platform.adapters.dynamodb.clients import build_dynamo_clients
 from mcp_platform.adapters.dynamodb.gateway import DynamoGateway
 from mcp_platform.adapters.dynamodb.sessions.commits import ToolCallCommits
 from mcp_platform.adapters.dynamodb.sessions.lifecycle import SessionLifecycle
-from mcp_platform.adapters.dynamodb.sessions.table import DEFAULT_CONTEXT_BUDGET_BYTES, SessionTable
+from mcp_platform.adapters.dynamodb.sessions.table import SessionTable
 from mcp_platform.application.sessions.changes import SessionChanges
+from mcp_platform.application.sessions.commit_plan import DEFAULT_CONTEXT_BUDGET_BYTES
 from mcp_platform.application.sessions.model import (
     KIND_APPLICATION,
     STATUS_ACTIVE,
