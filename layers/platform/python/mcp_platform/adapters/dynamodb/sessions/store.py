@@ -9,8 +9,10 @@ Construct it once per process and inject the client(s)::
 It is composed of three parts over one :class:`~.table.SessionTable` (table, gateway, clock,
 budgets, the "alive" condition): :class:`~.lifecycle.SessionLifecycle` (create, read, append,
 update, extend, end), :class:`~.commits.ToolCallCommits` (load, record, commit, list tool calls)
-and, inside the latter, :class:`~.actions.CommitActions` (the transaction's actions). The store
-only forwards to them; it implements the application's ``SessionRepository`` port.
+and, inside the latter, :class:`~.actions.CommitActions` (a commit plan as the transaction's
+actions: what a commit writes and checks is decided by ``application.sessions.commit_plan``,
+the rules the in-memory store of ``mcp_platform.testing`` applies too). The store only forwards
+to them; it implements the application's ``SessionRepository`` port.
 
 Which reads may be served by DAX, and which must use ConsistentRead (X4)
 -------------------------------------------------------------------------
