@@ -16,6 +16,7 @@ import logging
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -120,7 +121,8 @@ async def _burst(apps: list[Any], name: str, arguments: dict[str, Any]) -> tuple
 
 def run() -> list[dict[str, Any]]:
     from mcp_platform.adapters.dynamodb.api_keys import ApiKeyStore
-    from mcp_platform.adapters.dynamodb.sessions import SessionStore
+    from mcp_platform.adapters.dynamodb.sessions import SessionChanges, SessionStore
+    from mcp_platform.protocol.tools import READ_MODIFY_WRITE
 
     results: dict[str, tuple[int, float]] = {}
     with _emulator() as dynamodb:
@@ -128,18 +130,18 @@ def run() -> list[dict[str, Any]]:
         apps = [_instance(dynamodb), _instance(dynamodb)]
         for name, arguments in (("append_note", {}), ("increment_counter", {"name": "hits"})):
             results[name] = asyncio.run(_burst(apps, name, arguments))
-        original = SessionStore.commit_tool_call
+        original = SessionStore.commit
 
-        def versioned(self: SessionStore, *args: Any, **kwargs: Any) -> Any:
-            return original(self, *args, **{**kwargs, "append_only": False})
+        def versioned(self: SessionStore, session: Any, record: Any, changes: SessionChanges) -> Any:
+            return original(self, session, record, replace(changes, effect=READ_MODIFY_WRITE))
 
-        SessionStore.commit_tool_call = versioned  # type: ignore[method-assign]
+        SessionStore.commit = versioned  # type: ignore[method-assign]
         quiet = logging.getLogger("mcp_platform")
         level, quiet.level = quiet.level, logging.CRITICAL  # the peer's conflicts log tracebacks
         try:
             results["peer"] = asyncio.run(_burst(apps, "append_note", {}))
         finally:
-            SessionStore.commit_tool_call = original  # type: ignore[method-assign]
+            SessionStore.commit = original  # type: ignore[method-assign]
             quiet.setLevel(level)
     (ok, wall), (peer_ok, peer_wall) = results["append_note"], results["peer"]
     counter_ok, counter_wall = results["increment_counter"]

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from mcp_platform import READ_ONLY, ToolContext, ToolError, tool
-from mcp_platform.adapters.dynamodb.sessions import SessionNotFound
+from mcp_platform import READ_ONLY, ExtraPut, ToolContext, ToolError, tool
+from mcp_platform.adapters.dynamodb.sessions import PreconditionFailed, SessionNotFound
 from mcp_platform.testing import ToolHarness
 from tests.support.sdk_style_tools.orders import Order, Receipt, Size, order_prompt, place_order, price
 
@@ -76,6 +76,28 @@ def test_a_session_tool_commits_what_it_queued_to_the_seeded_session() -> None:
     assert session.context == [{"role": "note", "text": "x"}, {"role": "note", "text": "renamed from 'draft'"}]
     assert asyncio.run(harness.call(title_of))["structuredContent"] == {"result": "final"}
     assert harness.session.version == 2  # read-only: nothing committed
+
+
+@tool(session="required", effect="append_only")
+def claim(resource: str, ctx: ToolContext) -> str:
+    """Claim a resource for the caller: once, whoever claims it first."""
+    ctx.extra_puts.append(
+        ExtraPut({"pk": f"claim#{resource}", "sk": "owner", "by": ctx.principal}, if_absent=True, label="claim")
+    )
+    ctx.append_to_session({"role": "note", "text": f"claimed {resource}"})
+    return resource
+
+
+def test_the_harness_commits_by_the_endpoints_rules() -> None:
+    """The tool's own items are committed and conditioned as in the table: a second claim of a
+    resource is refused with the claim's label, and commits nothing (not even its note)."""
+    harness = ToolHarness(principal="alice")
+    asyncio.run(harness.call(claim, resource="r1"))
+    with pytest.raises(PreconditionFailed) as refused:
+        asyncio.run(harness.call(claim, resource="r1"))
+    assert refused.value.label == "claim"
+    assert harness.session.context == [{"role": "note", "text": "claimed r1"}] and harness.session.tool_calls == 1
+    assert harness.store.items[(None, (("pk", "claim#r1"), ("sk", "owner")))]["by"] == "alice"
 
 
 def test_a_call_may_name_another_session_of_its_principal_only() -> None:

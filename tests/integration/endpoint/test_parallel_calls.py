@@ -18,11 +18,11 @@ import pytest
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.api_keys import ApiKeyStore
-from mcp_platform.adapters.dynamodb.sessions import SessionStore, VersionConflict
+from mcp_platform.adapters.dynamodb.sessions import SessionChanges, SessionStore, VersionConflict
 from mcp_platform.application.sessions.retry import Backoff
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.jsonrpc import CONFLICT, INVALID_PARAMS, TOOL_FAILED, UNAVAILABLE, JsonRpcError
-from mcp_platform.protocol.tools import error_result, to_result
+from mcp_platform.protocol.tools import READ_MODIFY_WRITE, error_result, to_result
 from mcp_platform.protocol.versions import IDEMPOTENCY_KEY_META
 from tests.support import fault_tools
 from tests.support.endpoint import AwsStack, Instance, endpoint_instance, fresh_stack
@@ -117,12 +117,12 @@ def test_control_version_conditioned_appends_fail_the_same_test(
 ) -> None:
     """Control: the same 64 appends committed under the version condition (the naive commit)
     mostly fail, so the test above can detect the defect."""
-    original = SessionStore.commit_tool_call
+    original = SessionStore.commit
 
-    def versioned(self: SessionStore, *args: Any, **kwargs: Any) -> Any:
-        return original(self, *args, **{**kwargs, "append_only": False})
+    def versioned(self: SessionStore, session: Any, record: Any, changes: SessionChanges) -> Any:
+        return original(self, session, record, replace(changes, effect=READ_MODIFY_WRITE))
 
-    monkeypatch.setattr(SessionStore, "commit_tool_call", versioned)
+    monkeypatch.setattr(SessionStore, "commit", versioned)
     handle = open_handle(pair[0].url, api_key)
     before = session_info(pair[0].url, api_key, handle)["version"]
     with pytest.raises(AssertionError, match="calls failed"):

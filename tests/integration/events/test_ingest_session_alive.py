@@ -15,6 +15,7 @@ from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.sessions import Backoff, ManualClock, SessionStore
 from mcp_platform.application.events.ingest import EventIngestor
 from mcp_platform.application.events.schema import ToolCallEvent
+from mcp_platform.application.sessions.changes import SessionChanges
 from mcp_platform.bootstrap.ingest import event_ingestor
 from mcp_platform.protocol.clock import iso_utc
 from tests.support.tables import create_session_table
@@ -123,7 +124,9 @@ def test_d4_a_committed_call_gets_no_second_record_whatever_its_event_says(dynam
 
     sessions = store(dynamodb)
     session = sessions.create_session("alice")
-    sessions.commit_tool_call(session, ToolCall("X", "echo", {}, {"r": 1}, started_at=T0 + 1, finished_at=T0 + 1.1))
+    sessions.commit(
+        session, ToolCall("X", "echo", {}, {"r": 1}, started_at=T0 + 1, finished_at=T0 + 1.1), SessionChanges()
+    )
     late = ToolCallEvent(
         event_id="X",
         principal="alice",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -15,19 +15,19 @@ import pytest
 
 from mcp_platform.application.metrics import ERROR_TYPE, STORE_CONFLICTS, STORE_THROTTLES, TOOL, MetricsWriter
 from mcp_platform.application.services import Services
+from mcp_platform.application.sessions.changes import SessionChanges
 from mcp_platform.application.sessions.errors import (
     SessionNotFound,
     StoreThrottled,
     TransactionConflict,
-    VersionConflict,
 )
-from mcp_platform.application.sessions.model import CommitResult, Session, ToolCall, ToolCallResult
+from mcp_platform.application.sessions.model import CommitResult, Session, ToolCall
 from mcp_platform.application.sessions.ports import SessionRepository
 from mcp_platform.application.sessions.retry import Backoff
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
-from mcp_platform.protocol.context import AttributeWrites, ConditionCheck, ExtraPut, ToolContext
+from mcp_platform.protocol.context import ToolContext
 from mcp_platform.protocol.jsonrpc import (
     CONFLICT,
     SESSION_NOT_FOUND,
@@ -37,78 +37,35 @@ from mcp_platform.protocol.jsonrpc import (
     Request,
 )
 from mcp_platform.protocol.tools import tool
+from mcp_platform.testing import InMemorySessions
 from tests.support.services import make_services
 
 SESSION_ID = "s" * 32
 
 
-class MemorySessions:
-    """The SessionRepository port in memory: per-attribute versions checked like the store's."""
+class MemorySessions(InMemorySessions):
+    """The in-memory store tool authors test with (the DynamoDB store's commit rules), holding
+    one given session, with a hook run before each commit: another writer racing the call."""
 
     def __init__(self, session: Session) -> None:
-        self.session = session
+        super().__init__()
+        self.sessions[session.id] = session
         self.commits: list[ToolCall] = []
         self.before_commit: Callable[[], None] = lambda: None
 
-    def get_session(self, session_id: str, *, owner: str | None = None, consistent: bool) -> Session:
-        if session_id != self.session.id or (owner is not None and owner != self.session.owner):
-            raise SessionNotFound(session_id)
-        return self.session
+    @property
+    def session(self) -> Session:
+        return self.sessions[SESSION_ID]
 
-    def load_for_tool_call(
-        self,
-        session_id: str,
-        tool_call_id: str,
-        *,
-        owner: str | None,
-        request_hash: str | None = None,
-        consistent: bool = True,
-    ) -> tuple[Session, ToolCallResult | None]:
-        return self.get_session(session_id, owner=owner, consistent=consistent), None
+    @session.setter
+    def session(self, session: Session) -> None:
+        self.sessions[SESSION_ID] = session
 
-    def slide_expiry(self, session: Session, *, owner: str | None = None) -> Session:
-        return session
-
-    def update_metadata(
-        self,
-        session_id: str,
-        mutate: Callable[[Session], Session],
-        *,
-        owner: str | None = None,
-        current: Session | None = None,
-    ) -> Session:
-        self.session = mutate(self.session)
-        return self.session
-
-    def commit_tool_call(
-        self,
-        session: Session | str,
-        call: ToolCall,
-        *,
-        owner: str | None = None,
-        append_only: bool = False,
-        context_append: Sequence[Any] = (),
-        attributes: Mapping[str, Any] | None = None,
-        by_attribute: AttributeWrites | None = None,
-        extra_puts: Sequence[ExtraPut] = (),
-        condition_checks: Sequence[ConditionCheck] = (),
-    ) -> CommitResult:
-        assert isinstance(session, Session) and by_attribute is not None
+    def commit(self, session: Session, record: ToolCall, changes: SessionChanges) -> CommitResult:
         self.before_commit()
-        changed = self.session.changed_attributes(by_attribute.seen)
-        if changed:
-            raise VersionConflict(session.id, session.version, self.session, attributes=changed)
-        changes = by_attribute.changes(session.attributes)
-        versions = {**(self.session.attribute_versions or {}), **{n: by_attribute.seen[n] + 1 for n in changes}}
-        self.session = replace(
-            self.session,
-            version=self.session.version + 1,
-            attributes={**self.session.attributes, **changes},
-            attribute_versions=versions,
-        )
-        self.commits.append(call)
-        result = ToolCallResult(call.id, call.name, call.result, call.is_error, "", "")
-        return CommitResult(session=self.session, result=result)
+        done = super().commit(session, record, changes)
+        self.commits.append(record)
+        return done
 
 
 class Events:

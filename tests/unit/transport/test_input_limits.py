@@ -14,6 +14,7 @@ import pytest
 from mcp_platform.adapters.dynamodb.sessions import CallRecordTooLarge
 from mcp_platform.application.effects import store_error
 from mcp_platform.application.invocation import DEFAULT_MAX_CALL_SECONDS
+from mcp_platform.application.sessions.changes import PendingChanges
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.admission import Inadmissible
 from mcp_platform.protocol.call import CallContext
@@ -159,10 +160,11 @@ def test_f8_a_stopped_call_commits_none_of_what_it_queued() -> None:
     """The stop is answered like a ToolError, minus the effects the half-run tool queued."""
     spec = tool(description="d", max_seconds=0.05)(_forever)
     runner = ToolCallRunner(make_services())
-    ctx = ToolContext(principal="p", services=make_services(), effect="append_only")
+    pending = PendingChanges("append_only")
+    ctx = ToolContext(principal="p", services=make_services(), effects=pending)
     prepared = runner.prepare(Request("tools/call", {"name": "_forever"}, 1), MODERN, ToolCatalog([spec]))
     result = asyncio.run(runner._invoke(prepared, ctx))
-    assert result["isError"] and ctx.context_append == []
+    assert result["isError"] and pending.context_append == []
 
 
 def _slow_sync(ctx: ToolContext, seconds: float) -> str:
@@ -176,7 +178,8 @@ def test_f8_a_sync_tool_stopped_at_its_limit_commits_nothing_its_thread_queues_a
     stop was answered. What the commit reads (the call's context) must not receive it."""
     spec = tool_spec(tool(description="d", max_seconds=0.05)(_slow_sync))
     runner = ToolCallRunner(make_services())
-    ctx = ToolContext(principal="p", services=make_services(), effect="append_only")
+    pending = PendingChanges("append_only")
+    ctx = ToolContext(principal="p", services=make_services(), effects=pending)
     params = {"name": "_slow_sync", "arguments": {"seconds": 0.3}}
     prepared = runner.prepare(Request("tools/call", params, 1), MODERN, ToolCatalog([spec]))
 
@@ -187,18 +190,19 @@ def test_f8_a_sync_tool_stopped_at_its_limit_commits_nothing_its_thread_queues_a
 
     result = asyncio.run(stopped_then_thread_finishes())
     assert result["isError"] and "0.05 s limit" in result["content"][0]["text"]
-    assert ctx.context_append == []
+    assert pending.context_append == []
 
 
 def test_a_sync_tool_that_returns_in_time_has_its_effects_committed() -> None:
     spec = tool_spec(tool(description="d")(_slow_sync))
     runner = ToolCallRunner(make_services())
-    ctx = ToolContext(principal="p", services=make_services(), effect="append_only")
+    pending = PendingChanges("append_only")
+    ctx = ToolContext(principal="p", services=make_services(), effects=pending)
     params = {"name": "_slow_sync", "arguments": {"seconds": 0}}
     prepared = runner.prepare(Request("tools/call", params, 1), MODERN, ToolCatalog([spec]))
     result = asyncio.run(runner._invoke(prepared, ctx))
     assert result["structuredContent"] == {"result": "done"}
-    assert ctx.context_append == [{"text": "queued by the worker thread"}]
+    assert pending.context_append == [{"text": "queued by the worker thread"}]
 
 
 @pytest.mark.parametrize("max_seconds", [0, -1, 901])

@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # what the names are, for type checkers and editors
     from mcp_platform.application.services import Services as Services
     from mcp_platform.application.services import ToolContext as ToolContext
+    from mcp_platform.application.sessions.changes import ConditionCheck as ConditionCheck
+    from mcp_platform.application.sessions.changes import ExtraPut as ExtraPut
     from mcp_platform.application.sessions.errors import SessionNotFound as SessionNotFound
     from mcp_platform.application.sessions.model import Session as Session
     from mcp_platform.bootstrap.runtime import AppEnvironment as AppEnvironment
     from mcp_platform.protocol.apps import ResourceCsp as ResourceCsp
     from mcp_platform.protocol.apps import ResourcePermissions as ResourcePermissions
-    from mcp_platform.protocol.context import ConditionCheck as ConditionCheck
-    from mcp_platform.protocol.context import ExtraPut as ExtraPut
     from mcp_platform.protocol.prompts import PromptArgumentError as PromptArgumentError
     from mcp_platform.protocol.prompts import assistant as assistant
     from mcp_platform.protocol.prompts import prompt as prompt
@@ -63,8 +63,8 @@ _FACADE: dict[str, str] = {
     "PromptArgumentError": "mcp_platform.protocol.prompts",
     "user": "mcp_platform.protocol.prompts",
     "assistant": "mcp_platform.protocol.prompts",
-    "ExtraPut": "mcp_platform.protocol.context",
-    "ConditionCheck": "mcp_platform.protocol.context",
+    "ExtraPut": "mcp_platform.application.sessions.changes",
+    "ConditionCheck": "mcp_platform.application.sessions.changes",
 }
 __all__ = sorted(_FACADE)
 

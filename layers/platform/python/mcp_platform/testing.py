@@ -9,9 +9,12 @@ Arguments go the way a client's would: to JSON (an Enum member, a model instance
 checked against the tool's input schema (a refusal is the endpoint's ``Invalid arguments``
 isError result), converted to the declared types. The tool gets a real
 :class:`~mcp_platform.protocol.context.ToolContext`; what it queues for its session (context entries,
-attributes, extra items) is applied to an in-memory session as the endpoint's commit would. A
-:class:`ToolError`, or the ``max_seconds`` limit, is an isError result; any other exception is
-raised as it is (the endpoint would answer -31007), so the test shows its traceback.
+attributes, extra items, condition checks) is committed to an in-memory store by the rules of the
+endpoint's commit (:class:`InMemorySessions`). A :class:`ToolError`, or the ``max_seconds`` limit,
+is an isError result; any other exception is raised as it is (the endpoint would answer -31007),
+so the test shows its traceback. A commit the store refuses raises the store's error as it is
+(``PreconditionFailed`` naming the label of the tool's condition that failed,
+``SessionCapacityExceeded``...), which the endpoint answers with its error code.
 
 A tool's dependencies are fakes the test passes: the app's own (``deps=``, the tool's
 ``ctx.services.deps``) and the platform's read sides (``audit_trail=``, ``recent_events=``);
@@ -23,6 +26,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import math
+import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -30,7 +35,16 @@ from typing import Any
 from mcp_platform.application.audit.trail import AuditTrailReader
 from mcp_platform.application.events.ports import RecentToolEvents
 from mcp_platform.application.services import Services, ToolContext
-from mcp_platform.application.sessions.errors import SessionNotFound
+from mcp_platform.application.sessions.changes import ConditionCheck, ExtraPut, PendingChanges, SessionChanges
+from mcp_platform.application.sessions.commit_plan import Budgets, CommitPlan, MetadataWrite, plan_commit
+from mcp_platform.application.sessions.cursors import decode_cursor, encode_cursor
+from mcp_platform.application.sessions.errors import (
+    IdempotencyKeyReused,
+    SessionAlreadyExists,
+    SessionNotFound,
+    SessionStoreError,
+    require_alive,
+)
 from mcp_platform.application.sessions.model import (
     KIND_APPLICATION,
     STATUS_ACTIVE,
@@ -42,9 +56,9 @@ from mcp_platform.application.sessions.model import (
     ToolCallRecord,
     ToolCallResult,
 )
+from mcp_platform.protocol.admission import check_storable
 from mcp_platform.protocol.catalog import spec_of
 from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock, iso_utc
-from mcp_platform.protocol.context import AttributeWrites, ConditionCheck, ExtraPut
 from mcp_platform.protocol.conversion import jsonable
 from mcp_platform.protocol.prompts import PromptSpec, messages
 from mcp_platform.protocol.resources import ResourceSpec, ResourceTemplateSpec, contents, expand_template
@@ -57,16 +71,36 @@ SESSION_SECONDS = 3600
 
 class InMemorySessions:
     """The session store (``application.sessions.ports.SessionRepository``) in memory, for unit
-    tests: another principal's session, an unknown one and an expired one are all
-    ``SessionNotFound``, as in the table (D6); a commit applies the call's effects as the
-    table's transaction does (context appended, attributes, version and call count, D2/D3),
-    without its conditions: one test runs one call at a time."""
+    tests, with the table's semantics: another principal's session, an unknown one and an
+    expired one are all ``SessionNotFound`` (D6), and a commit follows the same rules as the
+    DynamoDB store's, because it is the same plan (``application.sessions.commit_plan``), applied
+    here all at once or not at all, under a lock: a read-modify-write commit from a stale state is
+    VersionConflict, a tool's extra puts and condition checks hold or fail with
+    PreconditionFailed, a committed call id is DuplicateToolCall or IdempotencyKeyReused, the
+    budgets apply, and the records list in the order of their sort keys.
 
-    def __init__(self, clock: Clock = SYSTEM_CLOCK) -> None:
+    The tool's own items (``ExtraPut``) are kept in :attr:`items`, keyed by their table (None:
+    the session table) and key attributes: ``pk`` and ``sk`` unless ``key_attributes`` names
+    another table's (an ``ExtraPut``'s ``partition_key`` replaces ``pk``)."""
+
+    def __init__(
+        self,
+        clock: Clock = SYSTEM_CLOCK,
+        *,
+        budgets: Budgets | None = None,
+        ttl_seconds: int = SESSION_SECONDS,
+        key_attributes: Mapping[str, Sequence[str]] | None = None,
+    ) -> None:
         self.sessions: dict[str, Session] = {}
-        self.tool_calls: dict[str, list[ToolCallRecord]] = {}
+        self.items: dict[tuple[str | None, tuple[tuple[str, Any], ...]], dict[str, Any]] = {}
+        """The tools' extra items (``ExtraPut``), by table and key."""
+        self.budgets = budgets or Budgets()
+        self.ttl_seconds = ttl_seconds
+        self._key_attributes = dict(key_attributes or {})
+        self._records: dict[str, dict[str, ToolCallRecord]] = {}
         self._results: dict[tuple[str, str], ToolCallResult] = {}
         self._clock = clock
+        self._lock = threading.RLock()
 
     def create_session(
         self,
@@ -77,28 +111,41 @@ class InMemorySessions:
         attributes: dict[str, Any] | None = None,
         context: list[Any] | None = None,
     ) -> Session:
+        now = self._clock.now()
         session = Session(
             id=session_id or uuid.uuid4().hex,
             owner=owner,
             status=STATUS_ACTIVE,
             version=1,
-            ttl=int(self._clock.now()) + SESSION_SECONDS,
+            ttl=math.floor(now) + self.ttl_seconds,
             context=list(context or []),
             kind=kind,
             attributes=dict(attributes or {}),
+            created_at=iso_utc(now),
+            updated_at=iso_utc(now),
+            context_bytes=check_storable(list(context)) if context else None,
+            attribute_versions={},
         )
-        self.sessions[session.id] = session
+        with self._lock:
+            if session.id in self.sessions:
+                raise SessionAlreadyExists(session.id)
+            self.sessions[session.id] = session
         return session
 
     def get_session(self, session_id: str, *, owner: str | None = None, consistent: bool = True) -> Session:
         found = self.sessions.get(session_id)
-        if found is None or (owner is not None and found.owner != owner) or not found.is_alive(self._clock.now()):
+        if found is None or (owner is not None and found.owner != owner):
             raise SessionNotFound(session_id)
+        require_alive(found, self._clock.now())
         return found
 
     def end_session(self, session_id: str, *, owner: str | None = None) -> None:
-        session = self.get_session(session_id, owner=owner)
-        self.sessions[session_id] = dataclasses.replace(session, status=STATUS_ENDED)
+        with self._lock:
+            session = self.get_session(session_id, owner=owner)
+            ended = dataclasses.replace(
+                session, status=STATUS_ENDED, version=session.version + 1, updated_at=iso_utc(self._clock.now())
+            )
+            self.sessions[session_id] = ended
 
     def list_tool_calls(
         self,
@@ -109,12 +156,18 @@ class InMemorySessions:
         cursor: str | None = None,
         consistent: bool = True,
     ) -> ToolCallPage:
+        """A page of the session's records in the order of their sort keys (start time, then id),
+        as the table's Query returns them; the cursor is the table store's."""
+        if not 1 <= limit <= 1000:
+            raise ValueError(f"limit must be 1..1000, got {limit}")
+        after = decode_cursor(cursor) if cursor else None
         self.get_session(session_id, owner=owner)
-        start = int(cursor or 0)
-        records = self.tool_calls.get(session_id, [])[start : start + limit]
-        after = start + len(records)
-        more = after < len(self.tool_calls.get(session_id, []))
-        return ToolCallPage(records=records, next_cursor=str(after) if more else None)
+        records = sorted(self._records.get(session_id, {}).values(), key=lambda record: record.sk)
+        if after is not None:
+            records = [record for record in records if record.sk > after]
+        page = records[:limit]
+        more = len(records) > limit
+        return ToolCallPage(records=page, next_cursor=encode_cursor(page[-1].sk) if more else None)
 
     def load_for_tool_call(
         self,
@@ -125,7 +178,11 @@ class InMemorySessions:
         request_hash: str | None = None,
         consistent: bool = True,
     ) -> tuple[Session, ToolCallResult | None]:
-        return self.get_session(session_id, owner=owner), self._results.get((session_id, tool_call_id))
+        session = self.get_session(session_id, owner=owner)
+        prior = self._results.get((session_id, tool_call_id))
+        if prior is not None and request_hash is not None and not prior.answers(request_hash):
+            raise IdempotencyKeyReused(tool_call_id)
+        return session, prior
 
     def slide_expiry(self, session: Session, *, owner: str | None = None) -> Session:
         return session
@@ -138,59 +195,59 @@ class InMemorySessions:
         owner: str | None = None,
         current: Session | None = None,
     ) -> Session:
-        updated = mutate(self.get_session(session_id, owner=owner))
-        self.sessions[session_id] = dataclasses.replace(updated, version=updated.version + 1)
-        return self.sessions[session_id]
+        with self._lock:
+            stored = self.get_session(session_id, owner=owner)
+            updated = mutate(stored)
+            self.sessions[session_id] = dataclasses.replace(
+                updated,
+                version=stored.version + 1,
+                attribute_versions=stored.versions_after(updated.attributes),
+                updated_at=iso_utc(self._clock.now()),
+            )
+            return self.sessions[session_id]
 
-    def commit_tool_call(
-        self,
-        session: Session | str,
-        call: ToolCall,
-        *,
-        owner: str | None = None,
-        append_only: bool = False,
-        context_append: Sequence[Any] = (),
-        attributes: Mapping[str, Any] | None = None,
-        by_attribute: AttributeWrites | None = None,
-        extra_puts: Sequence[ExtraPut] = (),
-        condition_checks: Sequence[ConditionCheck] = (),
-    ) -> CommitResult:
-        held = self.get_session(session if isinstance(session, str) else session.id, owner=owner)
-        changed = dict(held.attributes)
-        if attributes is not None:
-            changed = dict(attributes)
-        elif by_attribute is not None:
-            changed.update(by_attribute.changes(held.attributes))
-        committed = dataclasses.replace(
-            held,
-            context=[*held.context, *context_append],
-            attributes=changed,
-            version=held.version + 1,
-            tool_calls=held.tool_calls + 1,
+    def commit(self, session: Session, record: ToolCall, changes: SessionChanges) -> CommitResult:
+        """The plan of the commit (what the DynamoDB store sends as one transaction), applied
+        whole under the lock, or refused by the same rules with nothing applied."""
+        now = self._clock.now()
+        plan = plan_commit(
+            session, record, changes, now=now, ttl=math.floor(now) + self.ttl_seconds, budgets=self.budgets
         )
-        self.sessions[held.id] = committed
-        at = iso_utc(call.started_at if call.started_at is not None else self._clock.now())
-        record = ToolCallRecord(
-            tool_call_id=call.id,
-            tool_name=call.name,
-            arguments=call.arguments,
-            is_error=call.is_error,
-            started_at=at,
-            finished_at=at,
-            sk=f"tool#{at}#{call.id}",
-        )
-        self.tool_calls.setdefault(held.id, []).append(record)
-        result = ToolCallResult(
-            tool_call_id=call.id,
-            tool_name=call.name,
-            result=call.result,
-            is_error=call.is_error,
-            record_sk=record.sk,
-            committed_at=at,
-            request_hash=call.request_hash,
-        )
-        self._results[(held.id, call.id)] = result
-        return CommitResult(session=committed, result=result)
+        with self._lock:
+            refusal = plan.refusal(_Held(self, plan))
+            if refusal is not None:
+                raise refusal
+            self.sessions[session.id] = plan.metadata.apply(self.sessions[session.id])
+            self._records.setdefault(session.id, {})[plan.record.record.sk] = plan.record.record
+            self._results[(session.id, record.id)] = plan.record.marker
+            for put in plan.extra_puts:
+                self.items[self.key_of(put)] = dict(put.item)
+        return plan.outcome()
+
+    def key_of(self, intent: ExtraPut | ConditionCheck) -> tuple[str | None, tuple[tuple[str, Any], ...]]:
+        """Where an extra put writes, or a condition check looks: its table and key."""
+        if isinstance(intent, ConditionCheck):
+            return intent.table, tuple(sorted(intent.key.items()))
+        names = list(self._key_attributes.get(intent.table or "", ("pk", "sk")))
+        if intent.partition_key is not None:
+            names[0] = intent.partition_key
+        return intent.table, tuple(sorted((name, intent.item[name]) for name in names if name in intent.item))
+
+
+class _Held:
+    """What an in-memory store holds where a plan writes (``commit_plan.Found``)."""
+
+    def __init__(self, store: InMemorySessions, plan: CommitPlan) -> None:
+        self.store, self.plan = store, plan
+
+    def committed(self) -> ToolCallResult | None:
+        return self.store._results.get((self.plan.session.id, self.plan.record.call.id))
+
+    def metadata_failure(self, metadata: MetadataWrite) -> SessionStoreError | None:
+        return metadata.failure(self.store.sessions.get(metadata.session_id))
+
+    def refused(self, index: int, intent: ExtraPut | ConditionCheck) -> bool:
+        return not intent.holds(self.store.items.get(self.store.key_of(intent)))
 
 
 @dataclasses.dataclass
@@ -242,7 +299,8 @@ class ToolHarness:
         except ValueError as exc:
             return error_result(f"Invalid arguments: {exc}")
         session = self._session_of(spec, wire)
-        ctx = self._context(spec, session)
+        pending = PendingChanges(spec.effect, session)
+        ctx = self._context(spec, session, pending)
         limit = asyncio.timeout(spec.max_seconds)
         try:
             async with limit:
@@ -256,7 +314,7 @@ class ToolHarness:
                 raise  # the tool's own timeout (a slow dependency): not the limit
             return error_result(f"Tool {spec.name} was stopped at its {spec.max_seconds:g} s limit (max_seconds)")
         if session is not None and spec.effect != READ_ONLY:
-            self._commit(session, ctx, spec, wire, result)
+            self._commit(session, ctx, pending, spec, wire, result)
         return result
 
     async def value(self, tool: Callable[..., Any], /, **arguments: Any) -> Any:
@@ -266,12 +324,13 @@ class ToolHarness:
         wire = jsonable(arguments)
         spec.validate_arguments(wire)
         session = self._session_of(spec, wire)
-        ctx = self._context(spec, session)
+        pending = PendingChanges(spec.effect, session)
+        ctx = self._context(spec, session, pending)
         try:
             return await spec.run(ctx, **wire)
         finally:
             if session is not None and spec.effect != READ_ONLY:
-                self._commit(session, ctx, spec, wire, None)
+                self._commit(session, ctx, pending, spec, wire, None)
 
     # -- resources and prompts ------------------------------------------------------------------
 
@@ -279,7 +338,7 @@ class ToolHarness:
         """The ``resources/read`` contents of a resource, or of a template at ``uri`` (or with
         its ``variables`` given as the strings a URI holds)."""
         spec = spec_of(resource)
-        ctx = self._context(None, None)
+        ctx = self._context(None, None, None)
         if isinstance(spec, ResourceSpec):
             return spec.contents(await spec.run(ctx))
         if not isinstance(spec, ResourceTemplateSpec):
@@ -298,11 +357,11 @@ class ToolHarness:
         spec = spec_of(prompt)
         if not isinstance(spec, PromptSpec):
             raise TypeError(f"{prompt!r} is not a prompt: decorate it with @prompt")
-        return messages(await spec.run(self._context(None, None), **spec.bind(arguments)))
+        return messages(await spec.run(self._context(None, None, None), **spec.bind(arguments)))
 
     # -- the endpoint's part --------------------------------------------------------------------
 
-    def _context(self, spec: ToolSpec | None, session: Session | None) -> ToolContext:
+    def _context(self, spec: ToolSpec | None, session: Session | None, effects: PendingChanges | None) -> ToolContext:
         return ToolContext(
             principal=self.principal,
             services=self.services,
@@ -311,8 +370,8 @@ class ToolHarness:
             progress_token="harness",  # noqa: S106 (not a secret: every progress report is recorded)
             log_level=self.log_level,
             notify=self._record,
-            effect=spec.effect if spec is not None else None,
             client_capabilities=self.client_capabilities,
+            effects=effects,
         )
 
     async def _record(self, message: dict[str, Any]) -> None:
@@ -331,14 +390,16 @@ class ToolHarness:
         self,
         session: Session,
         ctx: ToolContext,
+        pending: PendingChanges,
         spec: ToolSpec,
         arguments: dict[str, Any],
         result: dict[str, Any] | None,
     ) -> None:
-        """What the endpoint's transaction writes (the store's commit): the call's record, the
-        context appended (D3), the attributes a read-modify-write tool set (the whole map, or
-        attribute by attribute), the version and call count incremented (D2)."""
-        whole, by_attribute = ctx.attribute_commit()
+        """The endpoint's commit: the run's changes (``PendingChanges.changes``) with the call's
+        record, through the store's ``commit``: the context appended (D3), the attributes a
+        read-modify-write tool set (the whole map, or attribute by attribute), the tool's own
+        items and checks (D10), the version and call count incremented (D2)."""
+        changes = pending.changes()
         call = ToolCall(
             id=ctx.tool_call_id,
             name=spec.name,
@@ -346,15 +407,6 @@ class ToolHarness:
             result=result,
             is_error=bool(result and result.get("isError")),
         )
-        self.store.commit_tool_call(
-            session,
-            call,
-            owner=self.principal,
-            context_append=ctx.context_append,
-            attributes=whole,
-            by_attribute=by_attribute,
-            extra_puts=ctx.extra_puts,
-            condition_checks=ctx.condition_checks,
-        )
-        self.extra_puts.extend(ctx.extra_puts)
-        self.condition_checks.extend(ctx.condition_checks)
+        self.store.commit(session, call, changes)
+        self.extra_puts.extend(changes.extra_puts)
+        self.condition_checks.extend(changes.condition_checks)

@@ -18,6 +18,7 @@ from mcp_platform.adapters.dynamodb.sessions import (
     ToolCall,
     build_dynamo_clients,
 )
+from mcp_platform.application.sessions.changes import SessionChanges
 from mcp_platform.config import Settings
 from tests.support.tables import create_session_table
 
@@ -62,7 +63,7 @@ def test_x3_item_operations_go_through_dax_and_table_operations_through_plain(
     session = store.create_session("alice")
     store.append_context(session.id, ["m"])
     held, _ = store.load_for_tool_call(session.id, "c1", owner="alice")
-    store.commit_tool_call(held, ToolCall("c1", "echo", {}, "r"))
+    store.commit(held, ToolCall("c1", "echo", {}, "r"), SessionChanges())
     store.list_tool_calls(session.id, consistent=False)
     store.expiring_within(60)
     store.extend_expiry(session.id)

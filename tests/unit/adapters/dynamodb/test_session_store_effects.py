@@ -19,6 +19,8 @@ from mcp_platform.adapters.dynamodb.sessions import (
     VersionConflict,
 )
 from mcp_platform.adapters.dynamodb.sessions.items import session_from_item
+from mcp_platform.application.sessions.changes import SessionChanges
+from mcp_platform.protocol.tools import APPEND_ONLY
 
 
 def call(call_id: str) -> ToolCall:
@@ -32,9 +34,9 @@ def test_append_only_commit_has_no_version_condition_and_lands_on_a_newer_versio
     commit is made from the stale copy, Then it succeeds (condition "alive" + budget only),
     and the stored version counts both writes."""
     held = recorded_store.create_session("alice")
-    recorded_store.commit_tool_call(held, call("first"), append_only=True, context_append=["a"])
+    recorded_store.commit(held, call("first"), SessionChanges(APPEND_ONLY, context_append=["a"]))
     recording.calls.clear()
-    done = recorded_store.commit_tool_call(held, call("second"), append_only=True, context_append=["b"])
+    done = recorded_store.commit(held, call("second"), SessionChanges(APPEND_ONLY, context_append=["b"]))
     update = recording.calls[0][1]["TransactItems"][2]["Update"]
     assert ":expected" not in update["ExpressionAttributeValues"]
     assert "#v = :expected" not in update["ConditionExpression"]
@@ -48,11 +50,11 @@ def test_read_modify_write_commit_writes_attributes_under_the_version_condition(
     """D2: attributes computed from a stale copy are refused with VersionConflict carrying the
     current state; from the current state they are committed."""
     held = store.create_session("alice")
-    first = store.commit_tool_call(held, call("one"), attributes={"counters": {"c": 1}})
+    first = store.commit(held, call("one"), SessionChanges(attributes={"counters": {"c": 1}}))
     with pytest.raises(VersionConflict) as conflict:
-        store.commit_tool_call(held, call("two"), attributes={"counters": {"c": 1}})
+        store.commit(held, call("two"), SessionChanges(attributes={"counters": {"c": 1}}))
     assert conflict.value.current is not None and conflict.value.current.attributes == {"counters": {"c": 1}}
-    second = store.commit_tool_call(conflict.value.current, call("two"), attributes={"counters": {"c": 2}})
+    second = store.commit(conflict.value.current, call("two"), SessionChanges(attributes={"counters": {"c": 2}}))
     assert first.exact and second.session.attributes == {"counters": {"c": 2}}
     assert store.get_session(held.id, consistent=True).attributes == {"counters": {"c": 2}}
 
@@ -60,7 +62,7 @@ def test_read_modify_write_commit_writes_attributes_under_the_version_condition(
 def test_attributes_are_never_written_without_the_version_condition(store: SessionStore) -> None:
     held = store.create_session("alice")
     with pytest.raises(ValueError, match="version condition"):
-        store.commit_tool_call(held, call("x"), append_only=True, attributes={"a": 1})
+        store.commit(held, call("x"), SessionChanges(APPEND_ONLY, attributes={"a": 1}))
 
 
 def counter_write(held: Session, value: int) -> AttributeWrites:
@@ -77,10 +79,10 @@ def test_a_commit_conditioned_on_the_attributes_it_read_ignores_appends_and_othe
     ``attributes.counters`` and ``attribute_versions.counters = seen + 1``, bumps the session's
     version, and leaves the other attribute and its version as they were."""
     held = recorded_store.create_session("alice", attributes={"title": "t"})
-    recorded_store.commit_tool_call(held, call("append"), append_only=True, context_append=["a"])
+    recorded_store.commit(held, call("append"), SessionChanges(APPEND_ONLY, context_append=["a"]))
     recorded_store.update_metadata(held.id, lambda s: replace(s, attributes={**s.attributes, "title": "u"}))
     recording.calls.clear()
-    done = recorded_store.commit_tool_call(held, call("inc"), by_attribute=counter_write(held, 1))
+    done = recorded_store.commit(held, call("inc"), SessionChanges(by_attribute=counter_write(held, 1)))
     update = recording.calls[0][1]["TransactItems"][2]["Update"]
     assert "#v = :expected" not in update["ConditionExpression"]
     assert update["ConditionExpression"].endswith("AND attribute_not_exists(#avs.#a0)")
@@ -98,14 +100,16 @@ def test_a_commit_conditioned_on_an_attribute_conflicts_when_that_attribute_chan
     rerun from that state it commits at attribute version 2. An unchanged value is conditioned
     on but neither written nor counted."""
     held = store.create_session("alice")
-    store.commit_tool_call(held, call("one"), by_attribute=counter_write(held, 1))
+    store.commit(held, call("one"), SessionChanges(by_attribute=counter_write(held, 1)))
     with pytest.raises(VersionConflict) as conflict:
-        store.commit_tool_call(held, call("two"), by_attribute=counter_write(held, 1))
+        store.commit(held, call("two"), SessionChanges(by_attribute=counter_write(held, 1)))
     current = conflict.value.current
     assert conflict.value.attributes == ("counters",) and current is not None
     assert current.attributes == {"counters": {"c": 1}} and current.attribute_version("counters") == 1
-    second = store.commit_tool_call(current, call("two"), by_attribute=counter_write(current, 2))
-    unchanged = store.commit_tool_call(second.session, call("three"), by_attribute=counter_write(second.session, 2))
+    second = store.commit(current, call("two"), SessionChanges(by_attribute=counter_write(current, 2)))
+    unchanged = store.commit(
+        second.session, call("three"), SessionChanges(by_attribute=counter_write(second.session, 2))
+    )
     stored = store.get_session(held.id, consistent=True)
     assert stored.attribute_versions == {"counters": 2} == unchanged.session.attribute_versions
     assert stored.attributes == {"counters": {"c": 2}}
@@ -120,9 +124,9 @@ def test_a_whole_map_write_counts_each_changed_attribute_once(store: SessionStor
     assert updated.attribute_versions == {"change": 1, "drop": 1, "add": 1}
     stored = store.get_session(held.id, consistent=True)
     assert (stored.attributes, stored.attribute_versions) == (updated.attributes, updated.attribute_versions)
-    done = store.commit_tool_call(held, call("reads-keep"), by_attribute=AttributeWrites(seen={"keep": 0}))
+    done = store.commit(held, call("reads-keep"), SessionChanges(by_attribute=AttributeWrites(seen={"keep": 0})))
     with pytest.raises(VersionConflict):
-        store.commit_tool_call(held, call("reads-change"), by_attribute=AttributeWrites(seen={"change": 0}))
+        store.commit(held, call("reads-change"), SessionChanges(by_attribute=AttributeWrites(seen={"change": 0})))
     assert done.session.version == held.version + 1  # a lower bound: the stored version is + 2
 
 
@@ -136,11 +140,11 @@ def test_an_item_without_attribute_versions_commits_once_under_its_version(
     ddb.update_item(TableName=table, Key=key, UpdateExpression="REMOVE attribute_versions")
     old = store.get_session(held.id, consistent=True)
     assert old.attribute_versions is None
-    store.commit_tool_call(old, call("append"), append_only=True, context_append=["a"])
+    store.commit(old, call("append"), SessionChanges(APPEND_ONLY, context_append=["a"]))
     with pytest.raises(VersionConflict):  # under the version: the append conflicts, this once
-        store.commit_tool_call(old, call("inc"), by_attribute=counter_write(old, 1))
+        store.commit(old, call("inc"), SessionChanges(by_attribute=counter_write(old, 1)))
     fresh = store.get_session(held.id, consistent=True)
-    store.commit_tool_call(fresh, call("inc"), by_attribute=counter_write(fresh, 1))
+    store.commit(fresh, call("inc"), SessionChanges(by_attribute=counter_write(fresh, 1)))
     migrated = store.get_session(held.id, consistent=True)
     assert migrated.attribute_versions == {"counters": 1} and migrated.attributes == {"counters": {"c": 1}}
 
@@ -179,9 +183,9 @@ def test_two_states_of_a_session_combine_into_the_newest_of_each_part() -> None:
 def test_written_attributes_must_be_conditioned_on_the_version_read(store: SessionStore) -> None:
     held = store.create_session("alice")
     with pytest.raises(ValueError, match="conditioned"):
-        store.commit_tool_call(held, call("x"), by_attribute=AttributeWrites(seen={}, values={"a": 1}))
+        store.commit(held, call("x"), SessionChanges(by_attribute=AttributeWrites(seen={}, values={"a": 1})))
     with pytest.raises(ValueError, match="not both"):
-        store.commit_tool_call(held, call("x"), attributes={"a": 1}, by_attribute=AttributeWrites(seen={"a": 0}))
+        store.commit(held, call("x"), SessionChanges(attributes={"a": 1}, by_attribute=AttributeWrites(seen={"a": 0})))
 
 
 def test_context_budget_refuses_the_append_that_would_pass_it_with_a_specific_error(
@@ -194,9 +198,9 @@ def test_context_budget_refuses_the_append_that_would_pass_it_with_a_specific_er
     held = store.create_session("alice")
     note = "n" * 400
     for i in range(4):
-        store.commit_tool_call(held, call(f"c{i}"), append_only=True, context_append=[note])
+        store.commit(held, call(f"c{i}"), SessionChanges(APPEND_ONLY, context_append=[note]))
     with pytest.raises(SessionCapacityExceeded, match="context budget of 2048 bytes"):
-        store.commit_tool_call(held, call("c4"), append_only=True, context_append=[note, note])
+        store.commit(held, call("c4"), SessionChanges(APPEND_ONLY, context_append=[note, note]))
     current = store.get_session(held.id, consistent=True)
     assert len(current.context) == 4 and current.version == held.version + 4
     with pytest.raises(SessionCapacityExceeded):  # the plain append API keeps the same budget
@@ -210,5 +214,5 @@ def test_one_append_larger_than_the_whole_budget_is_refused_before_any_call(
     held = store.create_session("alice")
     recording.calls.clear()
     with pytest.raises(SessionCapacityExceeded, match="needs"):
-        store.commit_tool_call(held, call("big"), append_only=True, context_append=["x" * 2000])
+        store.commit(held, call("big"), SessionChanges(APPEND_ONLY, context_append=["x" * 2000]))
     assert recording.calls == []

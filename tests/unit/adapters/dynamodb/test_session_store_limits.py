@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
-from mcp_platform.adapters.dynamodb.sessions import InvalidCursor, SessionNotFound, SessionStore, ToolCall
+from mcp_platform.adapters.dynamodb.sessions import InvalidCursor, Session, SessionNotFound, SessionStore, ToolCall
+from mcp_platform.application.sessions.changes import SessionChanges
 
 
 def call(call_id: str = "call-1", result: Any = None, arguments: dict[str, Any] | None = None) -> ToolCall:
@@ -23,7 +24,7 @@ def test_f3_the_result_is_stored_once_in_the_marker_and_the_record_points_at_it(
     BatchGetItem as the session) and the record holds the arguments, the marker's key and the
     result's size: never a second copy of the result."""
     session = store.create_session("alice")
-    done = store.commit_tool_call(session, call(result={"notes": ["n"] * 50}))
+    done = store.commit(session, call(result={"notes": ["n"] * 50}), SessionChanges())
     pk = ts.session_pk(session.id)
     record = peek.item(pk, done.result.record_sk)
     marker = peek.item(pk, ts.tool_call_marker_sk("call-1"))
@@ -48,7 +49,7 @@ def test_f3_a_call_over_the_record_budget_is_refused_before_any_write(
     recording.calls.clear()
     big = {"text": "x" * CALL_RECORD_BUDGET_BYTES}
     with pytest.raises(CallRecordTooLarge) as refused:
-        recorded_store.commit_tool_call(session, call(result=big))
+        recorded_store.commit(session, call(result=big), SessionChanges())
     assert refused.value.budget_bytes == CALL_RECORD_BUDGET_BYTES
     assert refused.value.requested_bytes > CALL_RECORD_BUDGET_BYTES
     with pytest.raises(CallRecordTooLarge):
@@ -70,7 +71,9 @@ def test_f6_an_id_that_cannot_have_been_minted_is_not_found_with_zero_aws_calls(
         lambda: recorded_store.get_session(session_id, consistent=True),
         lambda: recorded_store.get_session(session_id, consistent=False),
         lambda: recorded_store.load_for_tool_call(session_id, "call-1", owner="alice"),
-        lambda: recorded_store.commit_tool_call(session_id, call()),
+        lambda: recorded_store.commit(
+            Session(session_id, "alice", "active", 1, ttl=2_000_000_000), call(), SessionChanges()
+        ),
         lambda: recorded_store.record_tool_call(session_id, call()),
         lambda: recorded_store.append_context(session_id, [{"text": "x"}]),
         lambda: recorded_store.extend_expiry(session_id),

@@ -30,6 +30,7 @@ from mcp_platform.adapters.dynamodb.sessions import (
     VersionConflict,
 )
 from mcp_platform.adapters.dynamodb.sessions.transaction import client_request_token
+from mcp_platform.application.sessions.changes import SessionChanges
 
 
 def call(call_id: str = "call-1", result: Any = None, started_at: float | None = None) -> ToolCall:
@@ -55,7 +56,7 @@ def test_budget_tools_call_is_one_read_plus_one_transaction(recorded_store: Sess
     recorded_store.gateway.reset_counts()
     recording.calls.clear()
     held, replay = recorded_store.load_for_tool_call(session.id, "call-1", owner="alice")
-    done = recorded_store.commit_tool_call(held, call(), context_append=[{"role": "tool", "text": "hi"}])
+    done = recorded_store.commit(held, call(), SessionChanges(context_append=[{"role": "tool", "text": "hi"}]))
     assert replay is None and recorded_store.gateway.calls == {"batch_get_item": 1, "transact_write_items": 1}
     assert recording.calls[0][1]["RequestItems"][recorded_store.table_name]["ConsistentRead"] is True
     assert done.session.version == 2 and done.session.context == [{"role": "tool", "text": "hi"}]
@@ -72,7 +73,7 @@ def test_d10_commit_writes_record_marker_and_update_in_one_transaction(
     session = recorded_store.create_session("alice")
     clock.advance(100)
     recording.calls.clear()
-    done = recorded_store.commit_tool_call(session, call(started_at=clock.now() - 1))
+    done = recorded_store.commit(session, call(started_at=clock.now() - 1), SessionChanges())
     ((op, params),) = recording.calls
     assert op == "transact_write_items"
     assert params["ClientRequestToken"] == client_request_token("call-1", params["TransactItems"])
@@ -95,7 +96,7 @@ def test_d10_token_is_36_chars_and_changes_with_the_content(recorded_store: Sess
     session = recorded_store.create_session("alice")
     recording.calls.clear()
     long_id = "x" * 80
-    done = recorded_store.commit_tool_call(session, call(long_id))
+    done = recorded_store.commit(session, call(long_id), SessionChanges())
     items = recording.calls[0][1]["TransactItems"]
     token = recording.calls[0][1]["ClientRequestToken"]
     assert len(token) == 36 and token != long_id[:36] and done.result.tool_call_id == long_id
@@ -111,10 +112,10 @@ def test_d4_d10_replayed_tool_call_yields_one_record_and_the_original_result(
     re-ran the tool later, with another result), Then DuplicateToolCall carries the ORIGINAL
     result, one record exists, and load_for_tool_call reports the replay."""
     session = store.create_session("alice")
-    first = store.commit_tool_call(session, call(result={"n": 1}))
+    first = store.commit(session, call(result={"n": 1}), SessionChanges())
     clock.advance(5)
     with pytest.raises(DuplicateToolCall) as dup:
-        store.commit_tool_call(first.session, call(result={"n": 2}))
+        store.commit(first.session, call(result={"n": 2}), SessionChanges())
     assert dup.value.original.result == {"n": 1} and dup.value.original == first.result
     assert [sk for sk in peek.sks() if sk.startswith("tool#")] == [first.result.record_sk]
     _, replay = store.load_for_tool_call(session.id, "call-1", owner="alice")
@@ -141,16 +142,16 @@ def test_d4_an_id_taken_by_another_request_never_answers_with_its_result(
     replay, record_tool_call) while the same request still replays the original; nothing of
     the second request is stored."""
     session = recorded_store.create_session("alice")
-    first = recorded_store.commit_tool_call(session, replace(call("k"), request_hash="digest-a"))
+    first = recorded_store.commit(session, replace(call("k"), request_hash="digest-a"), SessionChanges())
     other = replace(call("k", result={"text": "other"}), arguments={"text": "other"}, request_hash="digest-b")
     with pytest.raises(IdempotencyKeyReused):
         recorded_store.load_for_tool_call(session.id, "k", owner="alice", request_hash="digest-b")
     _, replay = recorded_store.load_for_tool_call(session.id, "k", owner="alice", request_hash="digest-a")
     assert replay == first.result
     with pytest.raises(IdempotencyKeyReused):  # the race: loaded before the winner committed
-        recorded_store.commit_tool_call(session, other)
+        recorded_store.commit(session, other, SessionChanges())
     with pytest.raises(DuplicateToolCall) as same:
-        recorded_store.commit_tool_call(session, replace(call("k", result="rerun"), request_hash="digest-a"))
+        recorded_store.commit(session, replace(call("k", result="rerun"), request_hash="digest-a"), SessionChanges())
     assert same.value.original == first.result
     with pytest.raises(IdempotencyKeyReused):
         recorded_store.record_tool_call(session.id, other)
@@ -160,7 +161,7 @@ def test_d4_an_id_taken_by_another_request_never_answers_with_its_result(
 
     recording.before["transact_write_items"] = mismatch  # the token replay path
     with pytest.raises(IdempotencyKeyReused):
-        recorded_store.commit_tool_call(first.session, other)
+        recorded_store.commit(first.session, other, SessionChanges())
     with pytest.raises(IdempotencyKeyReused):
         recorded_store.record_tool_call(session.id, other)
     records = [peek.item(item["pk"]["S"], item["sk"]["S"]) for item in peek.items() if item["sk"]["S"] != "metadata"]
@@ -185,7 +186,7 @@ def test_d10_commit_on_session_ended_elsewhere_fails_on_alive_condition(
     store.end_session(session.id)
     recording.calls.clear()
     with pytest.raises(SessionEnded):
-        recorded_store.commit_tool_call(session, call())
+        recorded_store.commit(session, call(), SessionChanges())
     assert recording.ops() == ["transact_write_items"]
 
 
@@ -196,7 +197,7 @@ def test_d10_commit_on_expired_held_session_makes_no_call(recorded_store: Sessio
     clock.advance(601)
     recorded_store.gateway.reset_counts()
     with pytest.raises(SessionExpired):
-        recorded_store.commit_tool_call(session, call())
+        recorded_store.commit(session, call(), SessionChanges())
     assert recorded_store.gateway.total_calls == 0
 
 
@@ -210,10 +211,10 @@ def test_d10_version_conflict_is_not_retried_and_carries_current(
     store.append_context(session.id, ["meanwhile"])
     recording.calls.clear()
     with pytest.raises(VersionConflict) as err:
-        recorded_store.commit_tool_call(session, call())
+        recorded_store.commit(session, call(), SessionChanges())
     assert recording.ops() == ["transact_write_items"] and sleeps == []
     assert err.value.current is not None and err.value.current.version == 2
-    done = recorded_store.commit_tool_call(err.value.current, call(), context_append=["tool said hi"])
+    done = recorded_store.commit(err.value.current, call(), SessionChanges(context_append=["tool said hi"]))
     assert done.session.context == ["meanwhile", "tool said hi"] and done.session.version == 3
 
 
@@ -226,11 +227,13 @@ def test_d10_failed_condition_check_names_the_precondition_and_is_not_retried(
     recording.calls.clear()
     before = peek.sks()
     with pytest.raises(PreconditionFailed) as err:
-        recorded_store.commit_tool_call(
+        recorded_store.commit(
             session,
             call(),
-            extra_puts=[ExtraPut({"pk": "resource#r1", "sk": "owner", "by": "alice"}, label="claim")],
-            condition_checks=[ConditionCheck({"pk": "quota#alice", "sk": "metadata"}, exists=True, label="quota")],
+            SessionChanges(
+                extra_puts=[ExtraPut({"pk": "resource#r1", "sk": "owner", "by": "alice"}, label="claim")],
+                condition_checks=[ConditionCheck({"pk": "quota#alice", "sk": "metadata"}, exists=True, label="quota")],
+            ),
         )
     assert (err.value.index, err.value.label, err.value.code) == (4, "quota", "ConditionalCheckFailed")
     assert recording.ops() == ["transact_write_items"] and sleeps == [] and peek.sks() == before
@@ -242,10 +245,10 @@ def test_d10_extra_put_is_written_atomically_and_its_condition_reported(store: S
     claim's label and writes nothing."""
     session = store.create_session("alice")
     claim = ExtraPut({"pk": "resource#r1", "sk": "owner"}, if_absent=True, label="claim")
-    done = store.commit_tool_call(session, call("c1"), extra_puts=[claim])
+    done = store.commit(session, call("c1"), SessionChanges(extra_puts=[claim]))
     assert peek.item("resource#r1", "owner") is not None
     with pytest.raises(PreconditionFailed) as err:
-        store.commit_tool_call(done.session, call("c2"), extra_puts=[claim])
+        store.commit(done.session, call("c2"), SessionChanges(extra_puts=[claim]))
     assert (err.value.label, err.value.index) == ("claim", 3)
     assert peek.item(f"session#{session.id}", "toolcall#c2") is None
 
@@ -257,17 +260,17 @@ def test_d10_limits_checked_before_sending(recorded_store: SessionStore) -> None
     recorded_store.gateway.reset_counts()
     many = [ExtraPut({"pk": f"r#{i}", "sk": "x"}) for i in range(98)]
     with pytest.raises(TransactionTooLarge):
-        recorded_store.commit_tool_call(session, call(), extra_puts=many)
+        recorded_store.commit(session, call(), SessionChanges(extra_puts=many))
     big = [ExtraPut({"pk": f"r#{i}", "sk": "x", "blob": "a" * 380_000}) for i in range(12)]
     with pytest.raises(TransactionTooLarge):
-        recorded_store.commit_tool_call(session, call(), extra_puts=big)
+        recorded_store.commit(session, call(), SessionChanges(extra_puts=big))
     with pytest.raises(ValueError, match="one item"):
-        recorded_store.commit_tool_call(
-            session, call(), extra_puts=[ExtraPut({"pk": f"session#{session.id}", "sk": "metadata"})]
+        recorded_store.commit(
+            session, call(), SessionChanges(extra_puts=[ExtraPut({"pk": f"session#{session.id}", "sk": "metadata"})])
         )
     assert recorded_store.gateway.total_calls == 0
     assert len(many) + 3 == 101  # 97 extras + 3 own actions would be exactly 100: allowed
-    recorded_store.commit_tool_call(session, call(), extra_puts=many[:97])
+    recorded_store.commit(session, call(), SessionChanges(extra_puts=many[:97]))
 
 
 def test_d10_transaction_conflict_is_retried_via_botocore_hook(
@@ -288,7 +291,7 @@ def test_d10_transaction_conflict_is_retried_via_botocore_hook(
 
     ddb.meta.events.register("before-call.dynamodb.TransactWriteItems", conflict)
     store.gateway.reset_counts()
-    done = store.commit_tool_call(session, call())
+    done = store.commit(session, call(), SessionChanges())
     assert done.session.version == 2 and sleeps == [0.05, 0.1]
     assert store.gateway.calls == {"transact_write_items": 3}
 
@@ -305,7 +308,7 @@ def test_d10_transaction_conflict_exhausted_raises_typed_error(
 
     recording.before["transact_write_items"] = always
     with pytest.raises(TransactionConflict):
-        recorded_store.commit_tool_call(session, call())
+        recorded_store.commit(session, call(), SessionChanges())
     assert recording.ops().count("transact_write_items") == 4 and sleeps == [0.05, 0.1, 0.2]
 
 
@@ -316,7 +319,7 @@ def test_d10_dax_error_shape_is_understood(
     none in .response, no items), When a conflict then a marker condition failure arrive, Then
     the conflict is retried and the failure becomes DuplicateToolCall via one consistent read."""
     session = recorded_store.create_session("alice")
-    original = store.commit_tool_call(session, call(result="orig"))
+    original = store.commit(session, call(result="orig"), SessionChanges())
     errors = [
         DaxServiceError(
             "TransactWriteItems",
@@ -345,7 +348,7 @@ def test_d10_dax_error_shape_is_understood(
     recording.before["transact_write_items"] = dax
     recording.calls.clear()
     with pytest.raises(DuplicateToolCall) as dup:
-        recorded_store.commit_tool_call(original.session, call(result="rerun"))
+        recorded_store.commit(original.session, call(result="rerun"), SessionChanges())
     assert dup.value.original.result == "orig" and sleeps == [0.05]
     assert recording.ops() == ["transact_write_items", "transact_write_items", "get_item"]
     assert recording.calls[-1][1]["ConsistentRead"] is True
@@ -355,16 +358,16 @@ def test_d10_idempotent_parameter_mismatch(recorded_store: SessionStore, recordi
     """D10: Given DynamoDB reports the token was used with other parameters, When the marker
     exists Then DuplicateToolCall, and when it does not Then IdempotencyTokenReused."""
     session = recorded_store.create_session("alice")
-    done = recorded_store.commit_tool_call(session, call("c1"))
+    done = recorded_store.commit(session, call("c1"), SessionChanges())
 
     def mismatch(_: dict[str, Any]) -> None:
         raise ClientError({"Error": {"Code": "IdempotentParameterMismatchException", "Message": "m"}}, "Tx")
 
     recording.before["transact_write_items"] = mismatch
     with pytest.raises(DuplicateToolCall):
-        recorded_store.commit_tool_call(done.session, call("c1"))
+        recorded_store.commit(done.session, call("c1"), SessionChanges())
     with pytest.raises(IdempotencyTokenReused):
-        recorded_store.commit_tool_call(done.session, call("c2"))
+        recorded_store.commit(done.session, call("c2"), SessionChanges())
 
 
 def test_list_tool_calls_paginates_in_time_order(store: SessionStore, clock: ManualClock) -> None:
@@ -373,7 +376,7 @@ def test_list_tool_calls_paginates_in_time_order(store: SessionStore, clock: Man
     held = store.create_session("alice")
     for i in range(5):
         clock.advance(1)
-        held = store.commit_tool_call(held, call(f"c{i}")).session
+        held = store.commit(held, call(f"c{i}"), SessionChanges()).session
     ids, cursor, pages = [], None, 0
     while True:
         page = store.list_tool_calls(held.id, owner="alice", limit=2, cursor=cursor, consistent=True)

@@ -14,6 +14,7 @@ from mcp_platform.adapters.dynamodb.sessions import (
     SessionStore,
     ToolCall,
 )
+from mcp_platform.application.sessions.changes import SessionChanges
 
 
 def call(call_id: str) -> ToolCall:
@@ -23,15 +24,17 @@ def call(call_id: str) -> ToolCall:
 def test_extra_put_expect_writes_only_over_the_expected_values(store: SessionStore, peek: Any) -> None:
     # Given a resource item owned by alice
     session = store.create_session("alice")
-    done = store.commit_tool_call(session, call("c1"), extra_puts=[ExtraPut({"pk": "r#1", "sk": "x", "by": "alice"})])
+    done = store.commit(
+        session, call("c1"), SessionChanges(extra_puts=[ExtraPut({"pk": "r#1", "sk": "x", "by": "alice"})])
+    )
     # When a commit overwrites it expecting bob as the owner / Then it fails, naming its label
     handover = ExtraPut({"pk": "r#1", "sk": "x", "by": "carol"}, expect={"by": "bob"}, label="handover")
     with pytest.raises(PreconditionFailed) as refused:
-        store.commit_tool_call(done.session, call("c2"), extra_puts=[handover])
+        store.commit(done.session, call("c2"), SessionChanges(extra_puts=[handover]))
     assert refused.value.label == "handover"
     # When it expects alice / Then the write goes through
     handover = ExtraPut({"pk": "r#1", "sk": "x", "by": "carol"}, expect={"by": "alice"}, label="handover")
-    store.commit_tool_call(done.session, call("c3"), extra_puts=[handover])
+    store.commit(done.session, call("c3"), SessionChanges(extra_puts=[handover]))
     assert peek.item("r#1", "x")["by"] == {"S": "carol"}
 
 
@@ -39,19 +42,21 @@ def test_condition_check_exists_absent_and_expected_values(store: SessionStore) 
     # Given a quota item of alice with 3 calls left
     session = store.create_session("alice")
     quota = {"pk": "quota#alice", "sk": "q"}
-    session = store.commit_tool_call(
-        session, call("c0"), extra_puts=[ExtraPut({**quota, "left": 3}, if_absent=True)]
+    session = store.commit(
+        session, call("c0"), SessionChanges(extra_puts=[ExtraPut({**quota, "left": 3}, if_absent=True)])
     ).session
     # Then a check that it exists with left=3 passes, and one that it is absent or holds 2 fails
-    session = store.commit_tool_call(
-        session, call("c1"), condition_checks=[ConditionCheck(quota, expect={"left": 3})]
+    session = store.commit(
+        session, call("c1"), SessionChanges(condition_checks=[ConditionCheck(quota, expect={"left": 3})])
     ).session
     for check in (ConditionCheck(quota, exists=False, label="no quota"), ConditionCheck(quota, expect={"left": 2})):
         with pytest.raises(PreconditionFailed):
-            store.commit_tool_call(session, call(f"c-{check.label}"), condition_checks=[check])
+            store.commit(session, call(f"c-{check.label}"), SessionChanges(condition_checks=[check]))
     # And a check that another item is absent passes
-    store.commit_tool_call(
-        session, call("c2"), condition_checks=[ConditionCheck({"pk": "quota#bob", "sk": "q"}, exists=False)]
+    store.commit(
+        session,
+        call("c2"),
+        SessionChanges(condition_checks=[ConditionCheck({"pk": "quota#bob", "sk": "q"}, exists=False)]),
     )
 
 
@@ -59,11 +64,13 @@ def test_intent_builds_conditions_with_placeholders_only(recorded_store: Session
     # Given a commit with each kind of intent
     session = recorded_store.create_session("alice")
     recording.calls.clear()
-    recorded_store.commit_tool_call(
+    recorded_store.commit(
         session,
         call("c1"),
-        extra_puts=[ExtraPut({"pk": "r#1", "sk": "x"}, if_absent=True), ExtraPut({"pk": "r#2", "sk": "x"})],
-        condition_checks=[ConditionCheck({"pk": "session#" + session.id, "sk": "other"}, exists=False)],
+        SessionChanges(
+            extra_puts=[ExtraPut({"pk": "r#1", "sk": "x"}, if_absent=True), ExtraPut({"pk": "r#2", "sk": "x"})],
+            condition_checks=[ConditionCheck({"pk": "session#" + session.id, "sk": "other"}, exists=False)],
+        ),
     )
     # Then each condition names attributes and values through placeholders, never inline
     actions = recording.calls[0][1]["TransactItems"]

@@ -8,14 +8,15 @@ from typing import Any
 
 import pytest
 
-from mcp_platform.adapters.dynamodb.sessions import AttributeWrites, Session, SessionExpired, StoreThrottled
+from mcp_platform.adapters.dynamodb.sessions import Session, SessionExpired, StoreThrottled
 from mcp_platform.application.services import Services
+from mcp_platform.application.sessions.changes import AttributeWrites, PendingChanges, SessionChanges
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.context import ToolContext, ToolEffectViolation
 from mcp_platform.protocol.jsonrpc import Request
-from mcp_platform.protocol.tools import READ_MODIFY_WRITE, READ_ONLY, tool, tool_spec
+from mcp_platform.protocol.tools import APPEND_ONLY, READ_MODIFY_WRITE, READ_ONLY, Effect, tool, tool_spec
 from tests.support import platform_tools
 from tests.support.services import make_services
 
@@ -60,9 +61,21 @@ def test_every_platform_session_tool_declares_a_consistent_effect() -> None:
     ],
 )
 def test_a_tool_doing_what_its_effect_excludes_is_stopped(effect: str, action: Any) -> None:
-    ctx = ToolContext(principal="p", services=make_services(), effect=effect)
+    ctx = ToolContext(principal="p", services=make_services(), effects=PendingChanges(effect))
     with pytest.raises(ToolEffectViolation):
         action(ctx)
+
+
+def test_a_context_without_a_unit_of_work_changes_no_session() -> None:
+    """A resource's or a prompt's context (no tools/call behind it) refuses every effect."""
+    ctx = ToolContext(principal="p", services=make_services())
+    for action in (
+        lambda: ctx.append_to_session({"text": "x"}),
+        lambda: ctx.extra_puts,
+        lambda: ctx.set_attributes({}),
+    ):
+        with pytest.raises(ToolEffectViolation):
+            action()
 
 
 class SlidingStore:
@@ -114,7 +127,7 @@ def test_d7_a_read_only_call_slides_the_expiry_and_a_failed_slide_never_fails_th
     assert answer["expires_at"] == (4_600 if extended else 1_000) and answer["version"] == 3
 
 
-def counter_context(*, effect: str = READ_MODIFY_WRITE) -> ToolContext:
+def counter_context(*, effect: Effect = READ_MODIFY_WRITE) -> tuple[ToolContext, PendingChanges]:
     session = Session(
         id="s" * 32,
         owner="alice",
@@ -124,43 +137,62 @@ def counter_context(*, effect: str = READ_MODIFY_WRITE) -> ToolContext:
         attributes={"counters": {"c": 1}, "title": "t"},
         attribute_versions={"counters": 4},
     )
-    return ToolContext("alice", make_services(), session, effect=effect)
+    pending = PendingChanges(effect, session)
+    return ToolContext("alice", make_services(), session, effects=pending), pending
 
 
 def test_d2_a_tool_that_reads_attributes_one_by_one_commits_under_their_versions_alone() -> None:
     """D2 per attribute: Given a run that reads ``counters`` through ``attribute`` and sets it,
     Then its commit is conditioned on the version it saw (4) and writes the new value; an
     attribute never read and never written is not conditioned on."""
-    ctx = counter_context()
+    ctx, pending = counter_context()
     counters = ctx.attribute("counters")
     ctx.set_attribute("counters", {**counters, "c": counters["c"] + 1})
     assert ctx.attribute("counters") == {"c": 2}  # the run sees its own write
-    assert ctx.attribute_commit() == (None, AttributeWrites(seen={"counters": 4}, values={"counters": {"c": 2}}))
-    blind = counter_context()
+    writes = AttributeWrites(seen={"counters": 4}, values={"counters": {"c": 2}})
+    assert pending.changes() == SessionChanges(READ_MODIFY_WRITE, by_attribute=writes)
+    blind, blind_pending = counter_context()
     blind.set_attribute("other", 1)  # a write is conditioned on the version it replaces (0)
-    assert blind.attribute_commit() == (None, AttributeWrites(seen={"other": 0}, values={"other": 1}))
+    assert blind_pending.changes().by_attribute == AttributeWrites(seen={"other": 0}, values={"other": 1})
 
 
 def test_d2_a_tool_that_reads_the_session_commits_its_attributes_under_the_session_version() -> None:
     """D2: Given a run that read ``ctx.session`` (anything: context, status, attributes), Then
     its attribute writes commit as the whole map under the session's version, whichever API
     wrote them; a run that wrote none commits no attributes."""
-    ctx = counter_context()
+    ctx, pending = counter_context()
     assert ctx.session.version == 7
     ctx.set_attribute("counters", {"c": 5})
-    assert ctx.attribute_commit() == ({"counters": {"c": 5}, "title": "t"}, None)
-    replaced = counter_context()
+    assert pending.changes() == SessionChanges(READ_MODIFY_WRITE, attributes={"counters": {"c": 5}, "title": "t"})
+    assert pending.changes().on_version
+    replaced, replaced_pending = counter_context()
     replaced.set_attributes({"title": "u"})
-    assert replaced.attribute_commit() == ({"title": "u"}, None)
-    only_read = counter_context()
-    assert only_read.session.attributes["title"] == "t" and only_read.attribute_commit() == (None, None)
+    assert replaced_pending.changes().attributes == {"title": "u"}
+    only_read, only_read_pending = counter_context()
+    assert only_read.session.attributes["title"] == "t"
+    assert only_read_pending.changes() == SessionChanges(READ_MODIFY_WRITE)  # under the version, no attributes
 
 
 def test_attribute_writes_need_read_modify_write_and_a_session() -> None:
     with pytest.raises(ToolEffectViolation):
-        counter_context(effect="append_only").set_attribute("counters", {})
-    assert counter_context(effect="read_only").attribute("title") == "t"  # reading is always allowed
+        counter_context(effect=APPEND_ONLY)[0].set_attribute("counters", {})
+    assert counter_context(effect=READ_ONLY)[0].attribute("title") == "t"  # reading is always allowed
+    no_session = ToolContext("alice", make_services(), effects=PendingChanges(READ_MODIFY_WRITE))
     with pytest.raises(ToolEffectViolation):
-        ToolContext("alice", make_services(), effect=READ_MODIFY_WRITE).attribute("counters")
+        no_session.attribute("counters")
     with pytest.raises(ToolEffectViolation):
-        counter_context().set_attribute("", 1)
+        counter_context()[0].set_attribute("", 1)
+
+
+def test_the_changes_of_a_run_say_what_its_effect_allows() -> None:
+    """SessionChanges refuses what no store may commit: attributes outside read-modify-write,
+    both conditions at once, a write not conditioned on the version it replaces."""
+    assert SessionChanges(APPEND_ONLY, context_append=["a"]).context_append == ("a",)
+    with pytest.raises(ValueError, match="version condition"):
+        SessionChanges(APPEND_ONLY, attributes={"a": 1})
+    with pytest.raises(ValueError, match="not both"):
+        SessionChanges(attributes={"a": 1}, by_attribute=AttributeWrites(seen={"a": 0}))
+    with pytest.raises(ValueError, match="conditioned"):
+        SessionChanges(by_attribute=AttributeWrites(seen={}, values={"a": 1}))
+    with pytest.raises(ValueError, match="changes nothing"):
+        SessionChanges(READ_ONLY, context_append=["a"])

@@ -15,6 +15,7 @@ from mcp_platform.adapters.dynamodb.sessions import DynamoGateway, ManualClock, 
 from mcp_platform.adapters.dynamodb.stream_images import diff_stream_images, read_stream_change
 from mcp_platform.adapters.dynamodb.tasks import TaskStore
 from mcp_platform.application.events.schema import ToolCallEvent
+from mcp_platform.application.sessions.changes import SessionChanges
 from mcp_platform.protocol import trace_context
 from mcp_platform.protocol.tasks import TaskRequest
 from tests.support.session_stream import AUDIT_TABLE, SESSION_TABLE, MotoSessionTable
@@ -46,7 +47,7 @@ def test_a_commit_stamps_its_items_and_the_audit_names_the_trace_of_each_change(
     audit(tables)  # the creation: untraced
     # When a traced request commits a call in it
     span = trace_context.new_span_id()
-    store.commit_tool_call(session, traced_call("call-1", span), owner="alice")
+    store.commit(session, traced_call("call-1", span), SessionChanges())
     # Then the record, its marker and the session's metadata carry the request's trace and span
     items = {item[ts.SK]["S"].split("#")[0]: item for item in tables.session_items(session.id)}
     for kind in ("tool", "toolcall", ts.METADATA_SK):
@@ -61,7 +62,7 @@ def test_an_untraced_write_after_a_traced_one_is_attributed_to_no_trace(tables: 
     # Given a session whose last commit was traced (its metadata holds that request's ids)
     store = SessionStore(SESSION_TABLE, client=tables.client, clock=ManualClock(1_800_000_000.0))
     session = store.create_session("alice")
-    store.commit_tool_call(session, traced_call("call-1", trace_context.new_span_id()), owner="alice")
+    store.commit(session, traced_call("call-1", trace_context.new_span_id()), SessionChanges())
     audit(tables)
     # When the session is changed by writes that set no trace (extended, then ended)
     store.extend_expiry(session.id, owner="alice")
@@ -77,10 +78,10 @@ def test_a_second_request_of_the_same_trace_is_its_own_change(tables: MotoSessio
     # Given a session committed to by a request of a trace
     store = SessionStore(SESSION_TABLE, client=tables.client, clock=ManualClock(1_800_000_000.0))
     session = store.create_session("alice")
-    done = store.commit_tool_call(session, traced_call("call-1", trace_context.new_span_id()), owner="alice")
+    done = store.commit(session, traced_call("call-1", trace_context.new_span_id()), SessionChanges())
     audit(tables)
     # When a second request of the same trace (a new span) commits again
-    store.commit_tool_call(done.session, traced_call("call-2", trace_context.new_span_id()), owner="alice")
+    store.commit(done.session, traced_call("call-2", trace_context.new_span_id()), SessionChanges())
     # Then the metadata's change is that request's: it names the trace
     metadata = [c for c in audit(tables) if c["item"] == ts.METADATA_SK]
     assert [c["trace_id"] for c in metadata] == [TRACE_ID]

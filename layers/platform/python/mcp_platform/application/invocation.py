@@ -78,10 +78,8 @@ async def invoke(
     except Exception as exc:
         if isinstance(exc, TimeoutError) and budget.expired():
             # The request's budget, not a failure of the tool: only the outcome is recorded.
-            ctx.context_append.clear()
-            ctx.extra_puts.clear()
-            ctx.condition_checks.clear()
-            ctx.attributes = None
+            if ctx.effects is not None:
+                ctx.effects.discard()
             limit = call_limit(spec, cap)
             return error_result(f"Tool {spec.name} was stopped at its {limit:g} s limit (max_seconds)")
         # Unexpected (a throttle, a timeout, a bug): logged with its trace and answered as a

@@ -40,6 +40,7 @@ from mcp_platform.application.invocation import DEFAULT_MAX_CALL_SECONDS, admit_
 from mcp_platform.application.metrics import ERROR_TYPE, STORE_THROTTLES, TOOL, MetricsWriter
 from mcp_platform.application.services import Services, ToolContext
 from mcp_platform.application.sessions import errors as session_errors
+from mcp_platform.application.sessions.changes import PendingChanges
 from mcp_platform.application.sessions.model import KIND_TRANSPORT, Session, ToolCall
 from mcp_platform.application.sessions.ports import SessionRepository
 from mcp_platform.application.sessions.retry import Backoff
@@ -142,11 +143,12 @@ class ToolCallRunner:
             if session is not None:
                 session = await self._slide_expiry(prepared, session, call)
             started = self._clock.now()
-            result = await self._invoke(prepared, self._context(prepared, call, session))
+            ctx = self._context(prepared, call, session, PendingChanges(prepared.spec.effect, session))
+            result = await self._invoke(prepared, ctx)
             self._record_event(prepared, call, result, started, self._clock.now())
             return result
         if prepared.spec.effect == APPEND_ONLY:
-            return await self._run_and_commit(prepared, call, session, append_only=True)
+            return await self._run_and_commit(prepared, call, session)
         async with self._locks.hold(session.id):
             return await self._run_read_modify_write(prepared, call, session)
 
@@ -187,7 +189,7 @@ class ToolCallRunner:
         session = self._locks.newest(session)
         while True:
             try:
-                return await self._run_and_commit(prepared, call, session, append_only=False)
+                return await self._run_and_commit(prepared, call, session)
             except session_errors.VersionConflict as exc:
                 delay = next(delays, None)
                 if delay is None or exc.current is None:
@@ -203,18 +205,14 @@ class ToolCallRunner:
         except session_errors.SessionStoreError as exc:
             raise self._store_error(prepared, exc) from exc
 
-    async def _run_and_commit(
-        self, prepared: PreparedCall, call: CallContext, session: Session, *, append_only: bool
-    ) -> dict[str, Any]:
+    async def _run_and_commit(self, prepared: PreparedCall, call: CallContext, session: Session) -> dict[str, Any]:
         started = self._clock.now()
-        ctx = self._context(prepared, call, session)
-        result = await self._invoke(prepared, ctx)
+        pending = PendingChanges(prepared.spec.effect, session)
+        result = await self._invoke(prepared, self._context(prepared, call, session, pending))
         finished = self._clock.now()
         # The commit and its event are one unit: a cancellation arriving now must not leave a
         # committed call without its event, so the pair runs shielded (``settle`` awaits it).
-        commit = asyncio.ensure_future(
-            self._commit(prepared, call, ctx, session, result, started, finished, append_only)
-        )
+        commit = asyncio.ensure_future(self._commit(prepared, call, pending, session, result, started, finished))
         self._pending.add(commit)
         commit.add_done_callback(self._pending.discard)
         try:
@@ -223,7 +221,9 @@ class ToolCallRunner:
             commit.add_done_callback(_log_orphaned_failure)
             raise
 
-    def _context(self, prepared: PreparedCall, call: CallContext, session: Session | None) -> ToolContext[object]:
+    def _context(
+        self, prepared: PreparedCall, call: CallContext, session: Session | None, effects: PendingChanges
+    ) -> ToolContext[object]:
         # The class itself, not the typed alias: an alias call also tries to record its type
         # arguments on the instance, on every call.
         return context.ToolContext(
@@ -235,9 +235,9 @@ class ToolCallRunner:
             log_level=call.log_level,
             notify=call.notify,
             cancelled=call.cancelled,
-            effect=prepared.spec.effect,
             interaction=call.interaction,  # per request: a rerun after a lost race reuses its answers
             client_capabilities=call.client_capabilities,
+            effects=effects,
         )
 
     def call_limit(self, spec: ToolSpec) -> float:
@@ -264,12 +264,11 @@ class ToolCallRunner:
         self,
         prepared: PreparedCall,
         call: CallContext,
-        ctx: ToolContext[object],
+        pending: PendingChanges,
         session: Session,
         result: dict[str, Any],
         started: float,
         finished: float,
-        append_only: bool,
     ) -> dict[str, Any]:
         """Commit, then queue the event. VersionConflict propagates (the caller reruns the
         tool); every other store error is answered by its code (``effects.store_error``)."""
@@ -288,22 +287,11 @@ class ToolCallRunner:
         )
         # Read-modify-write: under the session's version when the run read the session as a
         # whole, else under the versions of the attributes it read (appends never conflict).
-        attributes, by_attribute = (None, None) if append_only else ctx.attribute_commit()
+        changes = pending.changes()
         try:
             # Always in a worker thread: a cancellation posted while the commit runs must be
             # read meanwhile (the call then ends without a response, its event still flushed).
-            done = await asyncio.to_thread(
-                self.sessions.commit_tool_call,
-                session,
-                call_record,
-                owner=call.principal,
-                append_only=append_only,
-                context_append=ctx.context_append,
-                attributes=attributes,
-                by_attribute=by_attribute,
-                extra_puts=ctx.extra_puts,
-                condition_checks=ctx.condition_checks,
-            )
+            done = await asyncio.to_thread(self.sessions.commit, session, call_record, changes)
         except session_errors.DuplicateToolCall as exc:
             # A concurrent copy of this same request committed (and reports) it; a different
             # request under the id is IdempotencyKeyReused, answered -32602 below.
@@ -312,7 +300,7 @@ class ToolCallRunner:
             raise  # counted by the caller, which reruns the tool or gives up
         except session_errors.SessionStoreError as exc:
             raise self._store_error(prepared, exc) from exc
-        if not append_only:  # exact, or exact attribute by attribute (SessionLocks.newest)
+        if changes.effect != APPEND_ONLY:  # exact, or exact attribute by attribute (SessionLocks.newest)
             self._locks.remember(done.session)
         self._record_event(prepared, call, result, started, finished)
         return result

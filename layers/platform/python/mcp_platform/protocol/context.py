@@ -8,7 +8,7 @@ import asyncio
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar
 
 from mcp_platform.protocol.call import Notify, discard_notification
 from mcp_platform.protocol.jsonrpc import (
@@ -25,64 +25,6 @@ if TYPE_CHECKING:  # the interactive API loads on a tool's first question, not a
 # DynamoDB allows longer attribute names; a tool's attribute is a short key.
 MAX_ATTRIBUTE_NAME = 255
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-
-
-@dataclass(frozen=True)
-class ExtraPut:
-    """An item a tool writes inside the commit transaction (D10), in plain values.
-
-    What must hold for the write is said as intent, never as a condition expression (the store
-    builds that): ``if_absent`` writes only when no item with its key exists; ``expect`` only
-    when the stored item has each of these attribute values. ``label`` names it in
-    PreconditionFailed; ``table`` defaults to the session table, and ``partition_key`` (which
-    ``if_absent`` tests) to that table's partition key.
-    """
-
-    item: Mapping[str, Any]
-    if_absent: bool = False
-    expect: Mapping[str, Any] = field(default_factory=dict)
-    label: str = ""
-    table: str | None = None
-    partition_key: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.if_absent and self.expect:
-            raise ValueError("an item written only if absent has no attributes to expect")
-
-
-@dataclass(frozen=True)
-class ConditionCheck:
-    """A precondition on an item the transaction does not otherwise touch (D10): the item at
-    ``key`` must exist (``exists=True``) or must not (``exists=False``), and when it exists, have
-    each attribute value of ``expect``. ``label`` names it in PreconditionFailed; ``table``
-    defaults to the session table."""
-
-    key: Mapping[str, Any]
-    exists: bool = True
-    expect: Mapping[str, Any] = field(default_factory=dict)
-    label: str = ""
-    table: str | None = None
-
-    def __post_init__(self) -> None:
-        if not self.key:
-            raise ValueError("a condition check needs the key of the item it checks")
-        if not self.exists and self.expect:
-            raise ValueError("an item that must not exist has no attributes to expect")
-
-
-@dataclass(frozen=True)
-class AttributeWrites:
-    """A read-modify-write commit conditioned attribute by attribute instead of on the session's
-    version: ``seen`` is the version of each attribute the run read or writes (0: never
-    changed), ``values`` the new value of each attribute it writes (the store's arithmetic)."""
-
-    seen: Mapping[str, int]
-    values: Mapping[str, Any] = field(default_factory=dict)
-
-    def changes(self, held: Mapping[str, Any]) -> dict[str, Any]:
-        """The written values that differ from ``held`` (the attributes the run read): only these
-        are stored and counted; an unchanged value is still conditioned on, not written."""
-        return {name: value for name, value in self.values.items() if name not in held or held[name] != value}
 
 
 class ChangeNotifier(Protocol):
@@ -136,6 +78,39 @@ class SessionState(Protocol):
     def attribute_version(self, name: str) -> int: ...
 
 
+class SessionEffects(Protocol):
+    """The unit of work a context's tool-facing effects go to: what one run queues for its
+    session's commit and what it read (the application's ``sessions.changes.PendingChanges``,
+    which turns them into the commit's changes). The context is the tool's API; this is the
+    unit of work behind it."""
+
+    @property
+    def extra_puts(self) -> list[Any]:
+        """``ExtraPut`` intents: items written in the same transaction as the call record."""
+        ...
+
+    @property
+    def condition_checks(self) -> list[Any]:
+        """``ConditionCheck`` intents: conditions on items the transaction does not touch."""
+        ...
+
+    def append(self, messages: Sequence[dict[str, Any]]) -> None: ...
+
+    def replace_attributes(self, attributes: Mapping[str, Any]) -> None: ...
+
+    def read_session(self) -> None: ...
+
+    def read_attribute(self, name: str, default: Any) -> Any: ...
+
+    def write_attribute(self, name: str, value: Any) -> None: ...
+
+    def fork(self) -> Self: ...
+
+    def adopt(self, worker: Self) -> None: ...
+
+    def discard(self) -> None: ...
+
+
 ServicesT = TypeVar("ServicesT", bound=ToolServices, covariant=True)
 
 
@@ -156,27 +131,15 @@ class ToolContext(Generic[ServicesT]):
     """Minimum level of log notifications; None = the caller did not opt in (2026), send none."""
     notify: Notify = discard_notification
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
-    effect: str | None = None
-    """The tool's declared effect on its session (``mcp.tools.EFFECTS``)."""
     interaction: Interaction | None = None
     """How this request's questions reach the client; None: this request cannot ask."""
     client_capabilities: dict[str, Any] | None = None
     """What the client declared (None: unknown, nothing refused); see ``supports``."""
-    context_append: list[dict[str, Any]] = field(default_factory=list)
-    extra_puts: list[ExtraPut] = field(default_factory=list)
-    """Items written in the same transaction as the call record (D10)."""
-    condition_checks: list[ConditionCheck] = field(default_factory=list)
-    """Conditions on items the transaction does not otherwise touch (D10)."""
-    attributes: dict[str, Any] | None = None
-    """New session attributes to commit (read-modify-write tools only), see set_attributes."""
+    effects: SessionEffects | None = None
+    """Where this run's session effects go: the tools/call's unit of work (None: a context that
+    changes no session, as a resource's or a prompt's)."""
     questions_asked: int = 0
     """Questions of this run so far: an unnamed question's key is ``<kind>-<n>``."""
-    read_whole_session: bool = False
-    """The run read ``session``: its commit is conditioned on the session's version (D2)."""
-    attribute_reads: dict[str, int] = field(default_factory=dict)
-    """Attributes read or written one by one (``attribute``, ``set_attribute``): the version seen."""
-    attribute_writes: dict[str, Any] = field(default_factory=dict)
-    """Attributes written one by one (``set_attribute``): the new value."""
 
     @property
     def session(self) -> SessionState:
@@ -188,7 +151,8 @@ class ToolContext(Generic[ServicesT]):
         conflicts only with writes to those."""
         if self.loaded_session is None:
             raise ToolEffectViolation("only a tool declared with session='required' has a session")
-        self.read_whole_session = True
+        if self.effects is not None:
+            self.effects.read_session()
         return self.loaded_session
 
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
@@ -291,27 +255,33 @@ class ToolContext(Generic[ServicesT]):
         """This context with effects of its own, for a sync tool's worker thread: a stop at
         ``max_seconds`` cannot interrupt a thread, so what the tool queues reaches this context
         only when it returns in time (:meth:`adopt_effects`), never after the stop."""
-        return dataclasses.replace(self, context_append=[], extra_puts=[], condition_checks=[], attributes=None)
+        return dataclasses.replace(self, effects=self.effects.fork() if self.effects is not None else None)
 
     def adopt_effects(self, worker: ToolContext[ServicesT]) -> None:
-        self.context_append.extend(worker.context_append)
-        self.extra_puts.extend(worker.extra_puts)
-        self.condition_checks.extend(worker.condition_checks)
-        if worker.attributes is not None:
-            self.attributes = worker.attributes
+        if self.effects is not None and worker.effects is not None:
+            self.effects.adopt(worker.effects)
+
+    # -- effects on the session (committed with the call, by its declared effect) ---------------
+    @property
+    def extra_puts(self) -> list[Any]:
+        """``ExtraPut`` items written in the same transaction as the call record (D10): append
+        to this list."""
+        return self._effects().extra_puts
+
+    @property
+    def condition_checks(self) -> list[Any]:
+        """``ConditionCheck`` conditions on items the transaction does not otherwise touch (D10):
+        append to this list."""
+        return self._effects().condition_checks
 
     def append_to_session(self, *messages: dict[str, Any]) -> None:
         """Queue context messages, committed atomically with the tool-call record (D3, D10)."""
-        if self.effect == "read_only":
-            raise ToolEffectViolation("a read_only tool cannot append to its session")
-        self.context_append.extend(messages)
+        self._effects().append(messages)
 
     def set_attributes(self, attributes: dict[str, Any]) -> None:
         """Replace the session's attributes, committed under the version condition (D2): the
         value must be computed from ``self.session``, which is fresh on every run of the tool."""
-        if self.effect != "read_modify_write":
-            raise ToolEffectViolation(f"set_attributes needs effect 'read_modify_write', not {self.effect!r}")
-        self.attributes = dict(attributes)
+        self._effects().replace_attributes(attributes)
 
     def attribute(self, name: str, default: Any = None) -> Any:
         """One session attribute (this run's own write of it, if any), its read recorded: a
@@ -319,32 +289,22 @@ class ToolContext(Generic[ServicesT]):
         so appends and writes to other attributes never make the tool run again. Build new
         values from what it returns; never change it in place."""
         session = self._session_for(name)
-        self.attribute_reads.setdefault(name, session.attribute_version(name))
-        if name in self.attribute_writes:
-            return self.attribute_writes[name]
-        return session.attributes.get(name, default)
+        if self.effects is None:
+            return session.attributes.get(name, default)
+        return self.effects.read_attribute(name, default)
 
     def set_attribute(self, name: str, value: Any) -> None:
         """Set one session attribute, committed with the call (read-modify-write tools only),
         conditioned on its version as loaded and on those of the attributes read: the value
         must be computed from what :meth:`attribute` returned in this run."""
-        if self.effect != "read_modify_write":
-            raise ToolEffectViolation(f"set_attribute needs effect 'read_modify_write', not {self.effect!r}")
-        session = self._session_for(name)
-        self.attribute_reads.setdefault(name, session.attribute_version(name))
-        self.attribute_writes[name] = value
+        effects = self._effects()
+        self._session_for(name)
+        effects.write_attribute(name, value)
 
-    def attribute_commit(self) -> tuple[dict[str, Any] | None, AttributeWrites | None]:
-        """How this run's attributes commit: ``(whole map, None)``, under the session's version,
-        when the run read ``session`` or replaced the attributes (``set_attributes``), with its
-        ``set_attribute`` writes on top; else ``(None, writes)``, conditioned attribute by
-        attribute on what it read (``sessions.store`` describes the arithmetic)."""
-        if self.read_whole_session or self.attributes is not None:
-            if self.attributes is None and not self.attribute_writes:
-                return None, None
-            base = self.attributes if self.attributes is not None else self.session.attributes  # read already
-            return {**base, **self.attribute_writes}, None
-        return None, AttributeWrites(seen=dict(self.attribute_reads), values=dict(self.attribute_writes))
+    def _effects(self) -> SessionEffects:
+        if self.effects is None:
+            raise ToolEffectViolation("only a tools/call changes a session: this context commits nothing")
+        return self.effects
 
     def _session_for(self, name: str) -> SessionState:
         if self.loaded_session is None:

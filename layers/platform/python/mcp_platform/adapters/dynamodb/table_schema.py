@@ -69,6 +69,10 @@ from mcp_platform.application.sessions.model import KIND_APPLICATION as KIND_APP
 from mcp_platform.application.sessions.model import KIND_TRANSPORT as KIND_TRANSPORT
 from mcp_platform.application.sessions.model import STATUS_ACTIVE as STATUS_ACTIVE
 from mcp_platform.application.sessions.model import STATUS_ENDED as STATUS_ENDED
+from mcp_platform.application.sessions.model import TOOL_CALL_MARKER_PREFIX as TOOL_CALL_MARKER_PREFIX
+from mcp_platform.application.sessions.model import TOOL_RECORD_PREFIX as TOOL_RECORD_PREFIX
+from mcp_platform.application.sessions.model import tool_call_marker_sk as tool_call_marker_sk
+from mcp_platform.application.sessions.model import tool_record_sk as tool_record_sk
 from mcp_platform.protocol import trace_context
 
 # -- session table -------------------------------------------------------------------------
@@ -94,8 +98,6 @@ SPAN_ID = trace_context.SPAN_ID
 
 SESSION_PREFIX = "session#"
 METADATA_SK = "metadata"
-TOOL_RECORD_PREFIX = "tool#"
-TOOL_CALL_MARKER_PREFIX = "toolcall#"
 CANCEL_FLAG_PREFIX = "cancel#"
 API_KEY_PREFIX = "apikey#"
 USAGE_PREFIX = "usage#"
@@ -109,7 +111,9 @@ SUBSCRIPTION_STREAM_SK = "stream"
 STATUS_TTL_INDEX = "status-ttl-index"
 
 # The values of ``status`` (STATUS_ACTIVE, STATUS_ENDED) and ``kind`` (KIND_APPLICATION,
-# KIND_TRANSPORT) are the session domain's, imported above: one spelling, there.
+# KIND_TRANSPORT), and the sort keys of a tool call's record and marker (TOOL_RECORD_PREFIX,
+# tool_record_sk, TOOL_CALL_MARKER_PREFIX, tool_call_marker_sk) are the session domain's,
+# imported above: one spelling, there.
 
 # -- audit table (A3) ------------------------------------------------------------------------
 # pk = "session#<id>", sk = "<ISO8601 change time>#<stream SequenceNumber>": a session's trail
@@ -141,14 +145,6 @@ def session_id_from_pk(pk: str) -> str:
     if not pk.startswith(SESSION_PREFIX):
         raise ValueError(f"not a session key: {pk!r}")
     return pk[len(SESSION_PREFIX) :]
-
-
-def tool_record_sk(started_at_iso: str, tool_call_id: str) -> str:
-    return f"{TOOL_RECORD_PREFIX}{started_at_iso}#{tool_call_id}"
-
-
-def tool_call_marker_sk(tool_call_id: str) -> str:
-    return f"{TOOL_CALL_MARKER_PREFIX}{tool_call_id}"
 
 
 def cancel_flag_sk(request_id: str | int) -> str:

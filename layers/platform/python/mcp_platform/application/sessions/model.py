@@ -20,6 +20,22 @@ KIND_APPLICATION = "application"
 KIND_TRANSPORT = "transport"
 SESSION_KINDS = (KIND_APPLICATION, KIND_TRANSPORT)
 
+# A tool call's two immutable items are keyed within their session (D1, D4): the record by its
+# start and id, so a session's records sort in time order; the marker by the id alone, so a
+# replay finds it (the layout of the table: ``adapters.dynamodb.table_schema``).
+TOOL_RECORD_PREFIX = "tool#"
+TOOL_CALL_MARKER_PREFIX = "toolcall#"
+
+
+def tool_record_sk(started_at_iso: str, tool_call_id: str) -> str:
+    """The sort key of a call's record: ``tool#<ISO8601 start>#<id>`` (D1)."""
+    return f"{TOOL_RECORD_PREFIX}{started_at_iso}#{tool_call_id}"
+
+
+def tool_call_marker_sk(tool_call_id: str) -> str:
+    """The sort key of a call's idempotency marker: ``toolcall#<id>`` (D4)."""
+    return f"{TOOL_CALL_MARKER_PREFIX}{tool_call_id}"
+
 
 @dataclass(frozen=True)
 class Session:

@@ -8,9 +8,10 @@ the adapter translates the SDK's errors, so the use case never sees one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from typing import Any, Protocol
 
+from mcp_platform.application.sessions.changes import SessionChanges
 from mcp_platform.application.sessions.model import (
     KIND_APPLICATION,
     CommitResult,
@@ -19,7 +20,6 @@ from mcp_platform.application.sessions.model import (
     ToolCallPage,
     ToolCallResult,
 )
-from mcp_platform.protocol.context import AttributeWrites, ConditionCheck, ExtraPut
 
 
 class SessionRepository(Protocol):
@@ -70,19 +70,10 @@ class SessionRepository(Protocol):
         """``mutate`` applied under the session's version (D2), retried on a lost race."""
         ...
 
-    def commit_tool_call(
-        self,
-        session: Session | str,
-        call: ToolCall,
-        *,
-        owner: str | None = None,
-        append_only: bool = False,
-        context_append: Sequence[Any] = (),
-        attributes: Mapping[str, Any] | None = None,
-        by_attribute: AttributeWrites | None = None,
-        extra_puts: Sequence[ExtraPut] = (),
-        condition_checks: Sequence[ConditionCheck] = (),
-    ) -> CommitResult:
-        """The call and its effects in one atomic commit (D10); a lost race is VersionConflict,
-        an id committed already DuplicateToolCall (same request) or IdempotencyKeyReused."""
+    def commit(self, session: Session, record: ToolCall, changes: SessionChanges) -> CommitResult:
+        """The call's ``record`` and its ``changes`` to ``session`` (as this run held it) in one
+        atomic commit (D10), by the rules of ``sessions.commit_plan``: a lost race is
+        VersionConflict, an id committed already DuplicateToolCall (same request) or
+        IdempotencyKeyReused, a tool's own condition PreconditionFailed; a refused commit
+        stores nothing."""
         ...

@@ -1,12 +1,14 @@
 """Session store: DynamoDB session state with optimistic locking, idempotent tool calls,
 transactions, TTL and optional DAX (SPEC.md D1-D11, X3-X5). See :mod:`.store`.
 
-The values and errors are the application's and the tool-facing effect types the protocol's;
-they are re-exported here for the store's callers."""
+The values, the errors and what a tool call changes (``SessionChanges`` and its intents,
+``ExtraPut``, ``ConditionCheck``, ``AttributeWrites``) are the application's; they are
+re-exported here for the store's callers."""
 
 from mcp_platform.adapters.dynamodb.clients import DynamoClients, build_dynamo_clients
 from mcp_platform.adapters.dynamodb.gateway import DynamoGateway
 from mcp_platform.adapters.dynamodb.sessions.store import SessionStore
+from mcp_platform.application.sessions.changes import AttributeWrites, ConditionCheck, ExtraPut, SessionChanges
 from mcp_platform.application.sessions.errors import (
     CallRecordTooLarge,
     CancellationReason,
@@ -39,7 +41,6 @@ from mcp_platform.application.sessions.model import (
 )
 from mcp_platform.application.sessions.retry import Backoff
 from mcp_platform.protocol.clock import Clock, ManualClock, SystemClock
-from mcp_platform.protocol.context import AttributeWrites, ConditionCheck, ExtraPut
 
 __all__ = [
     "AttributeWrites",
@@ -63,6 +64,7 @@ __all__ = [
     "Session",
     "SessionAlreadyExists",
     "SessionCapacityExceeded",
+    "SessionChanges",
     "SessionEnded",
     "SessionExpired",
     "SessionNotFound",

@@ -1,80 +1,79 @@
-"""Building the store's TransactWriteItems actions, and the opaque list cursor."""
+"""A commit plan (``application.sessions.commit_plan``) as the store's TransactWriteItems actions."""
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
-from mcp_platform.adapters.dynamodb.codec import AttributeValue, attr_size, to_attr, to_item
+from mcp_platform.adapters.dynamodb.codec import AttributeValue, to_attr, to_item
 from mcp_platform.adapters.dynamodb.sessions.items import meta_key
-from mcp_platform.adapters.dynamodb.sessions.table import ATTRIBUTES_BUDGET_BYTES, CONTEXT_HAS_ROOM, SessionTable
-from mcp_platform.application.sessions.errors import CallRecordTooLarge, InvalidCursor, SessionCapacityExceeded
-from mcp_platform.application.sessions.model import Session, ToolCall, ToolCallResult
-from mcp_platform.protocol.clock import iso_utc
-from mcp_platform.protocol.context import AttributeWrites, ConditionCheck, ExtraPut
+from mcp_platform.adapters.dynamodb.sessions.table import (
+    CONTEXT_HAS_ROOM,
+    SessionTable,
+    alive_condition,
+    context_clause,
+)
+from mcp_platform.application.sessions.changes import ConditionCheck, ExtraPut
+from mcp_platform.application.sessions.commit_plan import CommitPlan, MetadataWrite, RecordWrite
 
-METADATA = 2  # position of the metadata Update after the record [0] and marker [1] Puts
 _NOT_EXISTS = "attribute_not_exists(#pk)"
 
 
 class CommitActions:
-    """The TransactWriteItems actions of a tool-call commit: the record and marker Puts, the
-    metadata Update (the version arithmetic: :mod:`.store`), and the tool's own writes and checks,
-    whose intent (``ExtraPut``, ``ConditionCheck``) becomes condition expressions here."""
+    """The TransactWriteItems actions of a commit plan, in the plan's order: the record and
+    marker Puts, the metadata Update (the version arithmetic: :mod:`.store`), and the tool's own
+    writes and checks, whose intent (``ExtraPut``, ``ConditionCheck``) becomes condition
+    expressions here. What is written and under which conditions is the plan's: this is only
+    how DynamoDB spells it."""
 
     def __init__(self, table: SessionTable) -> None:
         self.table = table
 
-    def tool_puts(self, session_id: str, call: ToolCall) -> tuple[list[dict[str, Any]], ToolCallResult]:
-        if not call.id:
-            raise ValueError("tool call id is required")
-        now = self.table.clock.now()
-        started = iso_utc(call.started_at if call.started_at is not None else now)
-        record_sk = ts.tool_record_sk(started, call.id)
-        committed = iso_utc(now)
-        # The result is stored once, in the marker (what replay reads, in the same BatchGetItem
-        # as the session); the record keeps the arguments and points at it.
-        arguments, stored_result = to_attr(call.arguments), to_attr(call.result)
-        result_bytes = attr_size(stored_result)
-        stored = attr_size(arguments) + result_bytes
-        if stored > self.table.record_budget_bytes:
-            raise CallRecordTooLarge(call.id, self.table.record_budget_bytes, stored)
-        marker_sk = ts.tool_call_marker_sk(call.id)
-        common = {ts.PK: ts.session_pk(session_id), ts.TOOL_CALL_ID: call.id, ts.TOOL_NAME: call.name}
+    def commit(self, plan: CommitPlan) -> list[dict[str, Any]]:
+        call = plan.record.call
+        actions = self.record_puts(plan.record)
+        actions.append(self.metadata_update(plan.metadata, trace_id=call.trace_id, span_id=call.span_id))
+        actions.extend(self.extra_put(put) for put in plan.extra_puts)
+        actions.extend(self.condition_check(check) for check in plan.condition_checks)
+        return actions
+
+    def record_puts(self, write: RecordWrite) -> list[dict[str, Any]]:
+        """The record and marker Puts, each ``attribute_not_exists`` (D4). The result is stored
+        once, in the marker (what replay reads, in the same BatchGetItem as the session); the
+        record keeps the arguments and points at it."""
+        call, record, marker = write.call, write.record, write.marker
+        common = {ts.PK: ts.session_pk(write.session_id), ts.TOOL_CALL_ID: call.id, ts.TOOL_NAME: call.name}
         common.update(trace_attributes(call.trace_id, call.span_id))
-        record = to_item(
+        record_item = to_item(
             {
                 **common,
-                ts.SK: record_sk,
+                ts.SK: record.sk,
                 ts.IS_ERROR: call.is_error,
-                ts.RESULT_SK: marker_sk,
-                ts.RESULT_BYTES: result_bytes,
-                ts.STARTED_AT: started,
-                ts.FINISHED_AT: iso_utc(call.finished_at if call.finished_at is not None else now),
+                ts.RESULT_SK: record.result_sk,
+                ts.RESULT_BYTES: record.result_bytes,
+                ts.STARTED_AT: record.started_at,
+                ts.FINISHED_AT: record.finished_at,
             }
         )
-        record[ts.ARGUMENTS] = arguments
-        marker = to_item(
+        record_item[ts.ARGUMENTS] = to_attr(call.arguments)
+        marker_item = to_item(
             {
                 **common,
-                ts.SK: marker_sk,
+                ts.SK: record.result_sk,
                 ts.IS_ERROR: call.is_error,
-                ts.RECORD_SK: record_sk,
-                ts.COMMITTED_AT: committed,
-                ts.REQUEST_HASH: call.request_hash,
+                ts.RECORD_SK: marker.record_sk,
+                ts.COMMITTED_AT: marker.committed_at,
+                ts.REQUEST_HASH: marker.request_hash,
             }
         )
-        marker[ts.RESULT] = stored_result
+        marker_item[ts.RESULT] = to_attr(call.result)
         names = {"#pk": ts.PK}
-        actions = [
+        return [
             {
                 "Put": {
                     "TableName": self.table.table_name,
-                    "Item": record,
+                    "Item": record_item,
                     "ConditionExpression": _NOT_EXISTS,
                     "ExpressionAttributeNames": names,
                 }
@@ -82,48 +81,25 @@ class CommitActions:
             {
                 "Put": {
                     "TableName": self.table.table_name,
-                    "Item": marker,
+                    "Item": marker_item,
                     "ConditionExpression": _NOT_EXISTS,
                     "ExpressionAttributeNames": names,
                     "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
                 }
             },
         ]
-        result = ToolCallResult(call.id, call.name, call.result, call.is_error, record_sk, committed, call.request_hash)
-        return actions, result
 
     def metadata_update(
-        self,
-        session: Session,
-        context_append: list[Any],
-        *,
-        expected_version: int | None,
-        attributes: dict[str, Any] | None = None,
-        by_attribute: AttributeWrites | None = None,
-        trace_id: str | None = None,
-        span_id: str | None = None,
+        self, write: MetadataWrite, *, trace_id: str | None = None, span_id: str | None = None
     ) -> dict[str, Any]:
-        """The metadata Update of a commit (the version arithmetic: :mod:`.store`).
-
-        ``expected_version`` None and no ``by_attribute``: append-only, conditioned on "alive"
-        (and the context budget) alone, so parallel calls never conflict. An int: read-modify-
-        write under the D2 version condition, which ``attributes`` (the whole map) requires.
-        ``by_attribute``: read-modify-write conditioned on the version of each attribute the run
-        read, so appends and writes to other attributes never conflict with it.
-
-        ``trace_id``/``span_id``: the committing request's, set on the metadata (the trace of its
-        last commit), so the audit record of this change names the trace."""
-        if by_attribute is not None and (expected_version is not None or attributes is not None):
-            raise ValueError("a commit is conditioned on the session's version or on attributes, not both")
-        condition, names, values = self.table.alive()
+        """The metadata Update of a commit: its condition is "alive" at the plan's time, plus
+        ``#v = :expected`` (D2), each attribute version read, and the context's room when it
+        appends (D3). ``trace_id``/``span_id``: the committing request's, set on the metadata
+        (the trace of its last commit), so the audit record of this change names the trace."""
+        condition, names, values = alive_condition(write.now)
         names.update({"#v": ts.VERSION, "#ua": ts.UPDATED_AT, "#tc": ts.TOOL_CALLS})
         values.update(
-            {
-                ":one": to_attr(1),
-                ":zero": to_attr(0),
-                ":ttl": to_attr(self.table.next_ttl()),
-                ":ua": to_attr(self.table.iso_now()),
-            }
+            {":one": to_attr(1), ":zero": to_attr(0), ":ttl": to_attr(write.ttl), ":ua": to_attr(write.updated_at)}
         )
         # The committed-call counter rides in the same Update (no extra write, exact under retry:
         # a replayed id never reaches this action because its marker Put fails first).
@@ -132,31 +108,32 @@ class CommitActions:
             expression += ", #trace = :trace, #span = :span"
             names.update({"#trace": ts.TRACE_ID, "#span": ts.SPAN_ID})
             values.update({":trace": to_attr(trace_id), ":span": to_attr(span_id)})
-        if context_append:
-            clause, more_names, more_values = self.table.context_growth(session.id, context_append)
+        if write.context_room is not None:
+            clause, more_names, more_values = context_clause(
+                to_attr(list(write.context_append)), write.context_bytes, write.context_room
+            )
             expression += ", " + clause
             names.update(more_names)
             values.update(more_values)
             condition += f" AND {CONTEXT_HAS_ROOM}"
-        if expected_version is not None:
+        if write.expected_version is not None:
             condition += " AND #v = :expected"
-            values[":expected"] = to_attr(expected_version)
-        if attributes is not None:
-            if expected_version is None:
-                raise ValueError("attributes are written only under the version condition (read-modify-write)")
-            stored = self._admit_attributes(session.id, attributes)
+            values[":expected"] = to_attr(write.expected_version)
+        if write.attributes is not None:
             expression += ", #at = :at, #avs = :avs"
             names.update({"#at": ts.ATTRIBUTES, "#avs": ts.ATTRIBUTE_VERSIONS})
             # Exact under ``#v = :expected``: the held attributes are the stored ones.
-            values.update({":at": stored, ":avs": to_attr(session.versions_after(attributes))})
-        if by_attribute is not None:
-            checks, sets = self._attribute_clauses(session, by_attribute, names, values)
+            values.update(
+                {":at": to_attr(dict(write.attributes)), ":avs": to_attr(dict(write.attribute_versions or {}))}
+            )
+        if write.seen:
+            checks, sets = _attribute_clauses(write, names, values)
             condition = " AND ".join([condition, *checks])
             expression = ", ".join([expression, *sets])
         return {
             "Update": {
                 "TableName": self.table.table_name,
-                "Key": meta_key(session.id),
+                "Key": meta_key(write.session_id),
                 "UpdateExpression": expression,
                 "ConditionExpression": condition,
                 "ExpressionAttributeNames": names,
@@ -164,47 +141,6 @@ class CommitActions:
                 "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
             }
         }
-
-    def _attribute_clauses(
-        self, session: Session, writes: AttributeWrites, names: dict[str, str], values: dict[str, Any]
-    ) -> tuple[list[str], list[str]]:
-        """Conditions and SET clauses of a commit conditioned attribute by attribute: for each
-        attribute read, ``attribute_versions[n]`` still at the version seen (absent when 0); for
-        each attribute changed, its value and ``attribute_versions[n] = seen + 1``."""
-        if session.attribute_versions is None:
-            raise ValueError("the session item keeps no attribute versions: commit under its version")
-        unconditioned = writes.values.keys() - writes.seen.keys()
-        if unconditioned:
-            raise ValueError(f"written attributes must be conditioned on the version read: {sorted(unconditioned)}")
-        changes = writes.changes(session.attributes)
-        # The whole map as this run knows it: exact for what it read; attributes written
-        # meanwhile by other runs are counted as loaded (DynamoDB's item limit bounds the rest).
-        self._admit_attributes(session.id, {**session.attributes, **changes})
-        if writes.seen:
-            names["#avs"] = ts.ATTRIBUTE_VERSIONS
-        if changes:
-            names["#at"] = ts.ATTRIBUTES
-        checks: list[str] = []
-        sets: list[str] = []
-        for i, (name, seen) in enumerate(sorted(writes.seen.items())):
-            names[f"#a{i}"] = name
-            if seen:
-                checks.append(f"#avs.#a{i} = :seen{i}")
-                values[f":seen{i}"] = to_attr(seen)
-            else:
-                checks.append(f"attribute_not_exists(#avs.#a{i})")
-            if name in changes:
-                sets.append(f"#at.#a{i} = :new{i}, #avs.#a{i} = :next{i}")
-                values[f":new{i}"] = to_attr(changes[name])
-                values[f":next{i}"] = to_attr(seen + 1)
-        return checks, sets
-
-    @staticmethod
-    def _admit_attributes(session_id: str, attributes: Mapping[str, Any]) -> AttributeValue:
-        stored = to_attr(dict(attributes))
-        if attr_size(stored) > ATTRIBUTES_BUDGET_BYTES:
-            raise SessionCapacityExceeded(session_id, "attributes", ATTRIBUTES_BUDGET_BYTES, attr_size(stored))
-        return stored
 
     def extra_put(self, put: ExtraPut) -> dict[str, Any]:
         body: dict[str, Any] = {"TableName": put.table or self.table.table_name, "Item": to_item(put.item)}
@@ -250,6 +186,31 @@ class CommitActions:
         return {"ConditionCheck": body}
 
 
+def _attribute_clauses(
+    write: MetadataWrite, names: dict[str, str], values: dict[str, Any]
+) -> tuple[list[str], list[str]]:
+    """Conditions and SET clauses of a commit conditioned attribute by attribute: for each
+    attribute read, ``attribute_versions[n]`` still at the version seen (absent when 0); for
+    each attribute changed, its value and ``attribute_versions[n] = seen + 1``."""
+    names["#avs"] = ts.ATTRIBUTE_VERSIONS
+    if write.attribute_changes:
+        names["#at"] = ts.ATTRIBUTES
+    checks: list[str] = []
+    sets: list[str] = []
+    for i, (name, seen) in enumerate(sorted(write.seen.items())):
+        names[f"#a{i}"] = name
+        if seen:
+            checks.append(f"#avs.#a{i} = :seen{i}")
+            values[f":seen{i}"] = to_attr(seen)
+        else:
+            checks.append(f"attribute_not_exists(#avs.#a{i})")
+        if name in write.attribute_changes:
+            sets.append(f"#at.#a{i} = :new{i}, #avs.#a{i} = :next{i}")
+            values[f":new{i}"] = to_attr(write.attribute_changes[name])
+            values[f":next{i}"] = to_attr(write.next_versions[name])
+    return checks, sets
+
+
 def trace_attributes(trace_id: str | None, span_id: str | None) -> dict[str, str]:
     """The trace attributes of an item written for a traced request (none for an untraced one)."""
     if trace_id is None or span_id is None:
@@ -291,19 +252,3 @@ def reject_repeated_keys(actions: list[dict[str, Any]]) -> None:
 def _key_value(attr: Any) -> Any:
     """A key attribute (``{"S": "..."}``) as a hashable value, without encoding it."""
     return tuple(attr.items()) if isinstance(attr, dict) else attr
-
-
-def encode_cursor(sk: str) -> str:
-    return base64.urlsafe_b64encode(json.dumps({"sk": sk}).encode()).decode()
-
-
-def decode_cursor(cursor: str) -> str:
-    try:
-        sk = json.loads(base64.urlsafe_b64decode(cursor.encode()))["sk"]
-    except (ValueError, KeyError, TypeError, binascii.Error) as exc:
-        raise InvalidCursor("malformed cursor") from exc
-    # A record key is about 70 characters; a longer one was never issued (and real DynamoDB
-    # refuses sort keys over 1,024 bytes in ExclusiveStartKey).
-    if not isinstance(sk, str) or not sk.startswith(ts.TOOL_RECORD_PREFIX) or len(sk) > 256:
-        raise InvalidCursor("malformed cursor")
-    return sk

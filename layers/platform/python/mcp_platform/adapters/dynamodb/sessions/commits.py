@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
-from mcp_platform.adapters.dynamodb.codec import AttributeValue, attr_size, from_attr, item_size, to_attr, to_item
-from mcp_platform.adapters.dynamodb.sessions.actions import (
-    METADATA,
-    CommitActions,
-    decode_cursor,
-    encode_cursor,
-    reject_repeated_keys,
+from mcp_platform.adapters.dynamodb.codec import AttributeValue, item_size, to_attr, to_item
+from mcp_platform.adapters.dynamodb.sessions.actions import CommitActions, reject_repeated_keys
+from mcp_platform.adapters.dynamodb.sessions.items import (
+    marker_from_item,
+    marker_key,
+    meta_key,
+    record_from_item,
+    session_from_item,
 )
-from mcp_platform.adapters.dynamodb.sessions.items import marker_from_item, marker_key, meta_key, record_from_item
 from mcp_platform.adapters.dynamodb.sessions.table import SessionTable
 from mcp_platform.adapters.dynamodb.sessions.transaction import (
     ConditionFailed,
@@ -24,22 +22,25 @@ from mcp_platform.adapters.dynamodb.sessions.transaction import (
     client_request_token,
     transact_write,
 )
+from mcp_platform.application.sessions.changes import ConditionCheck, ExtraPut, SessionChanges
+from mcp_platform.application.sessions.commit_plan import (
+    MARKER,
+    METADATA,
+    RECORD,
+    CommitPlan,
+    MetadataWrite,
+    plan_commit,
+    plan_record,
+)
+from mcp_platform.application.sessions.cursors import decode_cursor, encode_cursor
 from mcp_platform.application.sessions.errors import (
-    DuplicateToolCall,
     IdempotencyKeyReused,
     IdempotencyTokenReused,
-    PreconditionFailed,
-    SessionCapacityExceeded,
-    SessionNotFound,
+    SessionStoreError,
     StoreThrottled,
     TransactionFailed,
-    VersionConflict,
-    require_alive,
 )
 from mcp_platform.application.sessions.model import CommitResult, Session, ToolCall, ToolCallPage, ToolCallResult
-from mcp_platform.protocol.context import AttributeWrites, ConditionCheck, ExtraPut
-
-RECORD, MARKER = 0, 1  # fixed positions of the store's own transaction actions (METADATA = 2)
 
 
 class ToolCallCommits:
@@ -93,7 +94,8 @@ class ToolCallCommits:
         """D4: write the record and its marker with ``attribute_not_exists`` (plus a
         ConditionCheck that the session is alive). A replayed id is a silent success that
         returns the original result (for the same request; another one: IdempotencyKeyReused)."""
-        actions, result = self.actions.tool_puts(session_id, call)
+        write = plan_record(session_id, call, now=self.table.clock.now(), budget=self.table.record_budget_bytes)
+        actions = self.actions.record_puts(write)
         condition, names, values = self.table.alive(owner)
         actions.append(self.actions.check_item(meta_key(session_id), condition, names, values))
         try:
@@ -111,66 +113,25 @@ class ToolCallCommits:
             raise TransactionFailed(cancel.reasons) from cancel
         except TokenMismatch as exc:
             return _same_request(self._replayed(session_id, call.id, exc), call)
-        return result
+        return write.marker
 
-    def commit_tool_call(
-        self,
-        session: Session | str,
-        call: ToolCall,
-        *,
-        owner: str | None = None,
-        append_only: bool = False,
-        context_append: Sequence[Any] = (),
-        attributes: Mapping[str, Any] | None = None,
-        by_attribute: AttributeWrites | None = None,
-        extra_puts: Sequence[ExtraPut] = (),
-        condition_checks: Sequence[ConditionCheck] = (),
-    ) -> CommitResult:
-        """D10: one TransactWriteItems: [0] Put record, [1] Put marker (both
-        ``attribute_not_exists``), [2] Update metadata (version+1, sliding ttl D7, ``list_append``
-        context D3 within its byte budget, ``attributes``), then ``extra_puts`` and
-        ``condition_checks``. The metadata condition is "alive", plus (the arithmetic:
-        :mod:`.store`):
+    def commit(self, session: Session, call: ToolCall, changes: SessionChanges) -> CommitResult:
+        """D10: the commit plan (``application.sessions.commit_plan``: what is written, under
+        which conditions, within which budgets) as one TransactWriteItems: [0] Put record, [1]
+        Put marker (both ``attribute_not_exists``), [2] Update metadata (version+1, sliding ttl
+        D7, ``list_append`` context D3 within its byte budget, attributes), then the tool's extra
+        puts and condition checks. ``session`` is the state the run held: no read is made.
 
-        * nothing more when ``append_only``: appends commit on top of whatever committed meanwhile;
-        * ``attribute_versions[n] = seen`` for each attribute of ``by_attribute`` (a run that read
-          attributes one by one): only writes to those attributes conflict with it;
-        * else ``#v = :expected`` (D2): any write to the session conflicts with it.
-
-        A lost race raises VersionConflict carrying the current state. Pass the Session you hold
-        and no read is made; pass an id and one consistent read is made first.
-        ClientRequestToken: derived from the call id and the transaction's content, so a rebuilt
-        (changed) transaction never reuses a token. An id already committed raises
-        DuplicateToolCall for the same request, IdempotencyKeyReused for another one."""
-        if isinstance(session, str):
-            session = self.table.get_session(session, owner=owner, consistent=True)
-        elif owner is not None and session.owner != owner:
-            raise SessionNotFound(session.id)
-        else:
-            require_alive(session, self.table.clock.now())  # known locally: no call needed
-        held_attributes = dict(attributes) if attributes is not None else None
-        if by_attribute is not None and session.attribute_versions is None:
-            # An item written before attribute versions were kept: this one commit is conditioned
-            # on the session's version, and writes the map (every later one can use it).
-            held_attributes = {**session.attributes, **by_attribute.values} if by_attribute.values else None
-            by_attribute = None
-        expected = None if append_only or by_attribute is not None else session.version
-        actions, result = self.actions.tool_puts(session.id, call)
-        actions.append(
-            self.actions.metadata_update(
-                session,
-                list(context_append),
-                expected_version=expected,
-                attributes=held_attributes,
-                by_attribute=by_attribute,
-                trace_id=call.trace_id,
-                span_id=call.span_id,
-            )
+        A cancelled transaction is explained by the plan's rules from DynamoDB's verdict on each
+        action: a lost race is VersionConflict carrying the current state, an id committed
+        already DuplicateToolCall (same request) or IdempotencyKeyReused, a tool's own condition
+        PreconditionFailed. ClientRequestToken: derived from the call id and the transaction's
+        content, so a rebuilt (changed) transaction never reuses a token."""
+        now = self.table.clock.now()
+        plan = plan_commit(
+            session, call, changes, now=now, ttl=self.table.next_ttl(now=now), budgets=self.table.budgets
         )
-        actions.extend(self.actions.extra_put(put) for put in extra_puts)
-        actions.extend(self.actions.condition_check(check) for check in condition_checks)
-        labels = [p.label or f"extra_puts[{i}]" for i, p in enumerate(extra_puts)]
-        labels += [c.label or f"condition_checks[{i}]" for i, c in enumerate(condition_checks)]
+        actions = self.actions.commit(plan)
         reject_repeated_keys(actions)
         check_limits(actions, extra_bytes=_held_bytes(session))
         try:
@@ -178,33 +139,11 @@ class ToolCallCommits:
                 self.table.gateway, actions, client_request_token(call.id, actions), self.table.conflict_backoff
             )
         except ConditionFailed as cancel:
-            raise self._commit_failure(session, call, cancel, labels, owner, expected, by_attribute) from cancel
+            refusal = plan.refusal(_Verdicts(self, plan, cancel))
+            raise (refusal if refusal is not None else TransactionFailed(cancel.reasons)) from cancel
         except TokenMismatch as exc:
-            raise DuplicateToolCall(_same_request(self._replayed(session.id, call.id, exc), call)) from exc
-        ttl = int(from_attr(actions[METADATA]["Update"]["ExpressionAttributeValues"][":ttl"]))
-        attributes_now, versions_now = session.attributes, session.attribute_versions
-        if held_attributes is not None:
-            attributes_now, versions_now = held_attributes, session.versions_after(held_attributes)
-        elif by_attribute is not None:
-            changes = by_attribute.changes(session.attributes)
-            attributes_now = {**session.attributes, **changes}
-            versions_now = {**(session.attribute_versions or {}), **{n: by_attribute.seen[n] + 1 for n in changes}}
-        updated = replace(
-            session,
-            version=session.version + 1,
-            ttl=ttl,
-            context=[*session.context, *context_append],
-            attributes=attributes_now,
-            attribute_versions=versions_now,
-            updated_at=result.committed_at,
-            tool_calls=session.tool_calls + 1,
-            context_bytes=_grown_bytes(session.context_bytes, context_append),
-        )
-        # Under the version condition ``updated`` is exactly what is stored. Otherwise calls
-        # committed in between are not in it: version and context are lower bounds then, and
-        # each attribute's value is exact together with its version (what a commit conditioned
-        # on that version needs).
-        return CommitResult(session=updated, result=result, exact=expected is not None)
+            raise plan.duplicate(self._replayed(session.id, call.id, exc)) from exc
+        return plan.outcome()
 
     def list_tool_calls(
         self,
@@ -238,42 +177,6 @@ class ToolCallCommits:
         return ToolCallPage(records=records, next_cursor=encode_cursor(last[ts.SK]["S"]) if last else None)
 
     # -- interpreting failures -------------------------------------------------------------------
-    def _commit_failure(
-        self,
-        session: Session,
-        call: ToolCall,
-        cancel: ConditionFailed,
-        labels: list[str],
-        owner: str | None,
-        expected: int | None,
-        by_attribute: AttributeWrites | None,
-    ) -> Exception:
-        failed = {r.index: r for r in cancel.failed()}
-        original = self._original(session.id, call.id, failed)
-        if original is not None:
-            # The marker decides before the metadata: whatever else failed, the id is taken.
-            if not original.answers(call.request_hash):
-                return IdempotencyKeyReused(call.id)
-            return DuplicateToolCall(original)
-        if METADATA in failed:
-            item = failed[METADATA].item or self.table.read_item(session.id, consistent=True)
-            try:
-                current = self.table.visible(session.id, item, owner)
-            except SessionNotFound as gone:
-                return gone
-            if expected is not None and current.version != expected:
-                return VersionConflict(session.id, session.version, current)
-            changed = current.changed_attributes(by_attribute.seen) if by_attribute is not None else []
-            if changed:
-                return VersionConflict(session.id, session.version, current, attributes=changed)
-            # Alive and at the versions expected: the context budget refused it.
-            return SessionCapacityExceeded(session.id, "context", self.table.context_budget_bytes)
-        extras = sorted(index for index in failed if index > METADATA)
-        if extras:
-            reason = failed[extras[0]]
-            return PreconditionFailed(reason.index, labels[reason.index - METADATA - 1], reason.code, reason.message)
-        return TransactionFailed(cancel.reasons)
-
     def _original(self, session_id: str, call_id: str, failed: dict[int, Any]) -> ToolCallResult | None:
         """The committed result when the marker (or record) condition failed, else None."""
         if MARKER in failed and failed[MARKER].item:
@@ -296,6 +199,28 @@ class ToolCallCommits:
         return marker_from_item(item) if item else None
 
 
+class _Verdicts:
+    """A cancelled commit as the plan's rules read it (``commit_plan.Found``): which actions
+    DynamoDB found failing, and the items their conditions failed on."""
+
+    def __init__(self, commits: ToolCallCommits, plan: CommitPlan, cancel: ConditionFailed) -> None:
+        self.commits, self.plan = commits, plan
+        self.failed = {reason.index: reason for reason in cancel.failed()}
+
+    def committed(self) -> ToolCallResult | None:
+        return self.commits._original(self.plan.session.id, self.plan.record.call.id, self.failed)
+
+    def metadata_failure(self, metadata: MetadataWrite) -> SessionStoreError | None:
+        if METADATA not in self.failed:
+            return None
+        table = self.commits.table
+        item = self.failed[METADATA].item or table.read_item(metadata.session_id, consistent=True)
+        return metadata.failure(session_from_item(item) if item else None)
+
+    def refused(self, index: int, intent: ExtraPut | ConditionCheck) -> bool:
+        return index in self.failed
+
+
 def _same_request(original: ToolCallResult, call: ToolCall) -> ToolCallResult:
     """``original`` when it answers ``call`` (a replay of the same request), else
     IdempotencyKeyReused: another request's result is never returned for this one."""
@@ -311,10 +236,3 @@ def _held_bytes(session: Session) -> int:
     if session.context_bytes is None:
         held[ts.CONTEXT] = session.context  # an item from before context_bytes was kept
     return item_size(to_item(held)) + (session.context_bytes or 0)
-
-
-def _grown_bytes(recorded: int | None, appended: Sequence[Any]) -> int | None:
-    """``context_bytes`` as the metadata update stores it: ``if_not_exists(0) + appended size``."""
-    if not appended:
-        return recorded
-    return (recorded or 0) + attr_size(to_attr(list(appended)))

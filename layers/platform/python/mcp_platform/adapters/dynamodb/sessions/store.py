@@ -9,8 +9,10 @@ Construct it once per process and inject the client(s)::
 It is composed of three parts over one :class:`~.table.SessionTable` (table, gateway, clock,
 budgets, the "alive" condition): :class:`~.lifecycle.SessionLifecycle` (create, read, append,
 update, extend, end), :class:`~.commits.ToolCallCommits` (load, record, commit, list tool calls)
-and, inside the latter, :class:`~.actions.CommitActions` (the transaction's actions). The store
-only forwards to them; it implements the application's ``SessionRepository`` port.
+and, inside the latter, :class:`~.actions.CommitActions` (a commit plan as the transaction's
+actions: what a commit writes and checks is decided by ``application.sessions.commit_plan``,
+the rules the in-memory store of ``mcp_platform.testing`` applies too). The store only forwards
+to them; it implements the application's ``SessionRepository`` port.
 
 Which reads may be served by DAX, and which must use ConsistentRead (X4)
 -------------------------------------------------------------------------
@@ -45,8 +47,8 @@ Must use ConsistentRead (bypasses the cache; DAX passes it through to DynamoDB):
     would only produce a guaranteed conflict;
   * ``load_for_tool_call``: the version it returns is the commit's expected version, the
     expiry decides whether the call may run, and the marker decides whether it is a replay;
-  * ``commit_tool_call`` given an id instead of a held Session, and every read that explains
-    a failed condition (is the marker there, is the session gone, which version won);
+  * every read that explains a failed commit (is the marker there, is the session gone, which
+    version won);
   * ``get_session(..., consistent=True)`` wherever the caller decides on the latest value
     right after a write (session existence after create/end, D6/X4).
 Writes carry their own conditions (alive, version, attribute_not_exists), so the final
@@ -79,14 +81,16 @@ is None): its first per-attribute commit falls back to ``version = :expected`` a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from mcp_platform.adapters.dynamodb.clients import build_dynamo_clients
 from mcp_platform.adapters.dynamodb.gateway import DynamoGateway
 from mcp_platform.adapters.dynamodb.sessions.commits import ToolCallCommits
 from mcp_platform.adapters.dynamodb.sessions.lifecycle import SessionLifecycle
-from mcp_platform.adapters.dynamodb.sessions.table import DEFAULT_CONTEXT_BUDGET_BYTES, SessionTable
+from mcp_platform.adapters.dynamodb.sessions.table import SessionTable
+from mcp_platform.application.sessions.changes import SessionChanges
+from mcp_platform.application.sessions.commit_plan import DEFAULT_CONTEXT_BUDGET_BYTES
 from mcp_platform.application.sessions.model import (
     KIND_APPLICATION,
     STATUS_ACTIVE,
@@ -100,7 +104,6 @@ from mcp_platform.application.sessions.model import (
 from mcp_platform.application.sessions.retry import CONFLICT_BACKOFF, Backoff
 from mcp_platform.config import Settings
 from mcp_platform.protocol.clock import Clock, SystemClock
-from mcp_platform.protocol.context import AttributeWrites, ConditionCheck, ExtraPut
 from mcp_platform.protocol.preparation import CALL_RECORD_BUDGET_BYTES
 
 
@@ -250,30 +253,8 @@ class SessionStore:
     def record_tool_call(self, session_id: str, call: ToolCall, *, owner: str | None = None) -> ToolCallResult:
         return self.commits.record_tool_call(session_id, call, owner=owner)
 
-    def commit_tool_call(
-        self,
-        session: Session | str,
-        call: ToolCall,
-        *,
-        owner: str | None = None,
-        append_only: bool = False,
-        context_append: Sequence[Any] = (),
-        attributes: Mapping[str, Any] | None = None,
-        by_attribute: AttributeWrites | None = None,
-        extra_puts: Sequence[ExtraPut] = (),
-        condition_checks: Sequence[ConditionCheck] = (),
-    ) -> CommitResult:
-        return self.commits.commit_tool_call(
-            session,
-            call,
-            owner=owner,
-            append_only=append_only,
-            context_append=context_append,
-            attributes=attributes,
-            by_attribute=by_attribute,
-            extra_puts=extra_puts,
-            condition_checks=condition_checks,
-        )
+    def commit(self, session: Session, record: ToolCall, changes: SessionChanges) -> CommitResult:
+        return self.commits.commit(session, record, changes)
 
     def list_tool_calls(
         self,

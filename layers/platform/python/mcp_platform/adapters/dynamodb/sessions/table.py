@@ -8,10 +8,11 @@ import secrets
 from typing import Any, NoReturn
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
-from mcp_platform.adapters.dynamodb.codec import AttributeValue, attr_size, from_attr, require_epoch_seconds, to_attr
+from mcp_platform.adapters.dynamodb.codec import AttributeValue, from_attr, require_epoch_seconds, to_attr
 from mcp_platform.adapters.dynamodb.gateway import DynamoGateway
 from mcp_platform.adapters.dynamodb.sessions.items import meta_key, session_from_item
-from mcp_platform.application.sessions.errors import SessionCapacityExceeded, SessionNotFound, require_alive
+from mcp_platform.application.sessions.commit_plan import DEFAULT_CONTEXT_BUDGET_BYTES, Budgets, context_growth
+from mcp_platform.application.sessions.errors import SessionNotFound, require_alive
 from mcp_platform.application.sessions.model import SESSION_KINDS, STATUS_ACTIVE, STATUS_ENDED, Session
 from mcp_platform.application.sessions.retry import Backoff
 from mcp_platform.protocol.clock import Clock, iso_utc
@@ -22,16 +23,19 @@ Expression = tuple[str, dict[str, str], dict[str, AttributeValue]]
 # D7/D10 "session alive" as a condition: the item exists, and ``Session.is_alive`` holds of it
 # (the status is :data:`STATUS_ACTIVE`, bound as ``:active``; the ttl is after ``:now``).
 ALIVE = "attribute_exists(#pk) AND #ttl > :now AND #st = :active"
-# The context list lives in the metadata item and every call reads it: its stored size is
-# capped (tracked in ``context_bytes``, checked atomically by the write that grows it) so the
-# item stays far from DynamoDB's 400 KB limit, with room left for attributes and keys. 160 KiB,
-# not more: the emulator of the local platform (moto) sizes an update as the old item plus the
-# new value, counting the context twice, so 2 x context + attributes must stay below its 405 KB
-# limit too (at 256 KiB every append past ~200 KB failed there); and a smaller item is a
-# cheaper consistent read on every call (at most 40 read units instead of 64).
-DEFAULT_CONTEXT_BUDGET_BYTES = 160 * 1024
-ATTRIBUTES_BUDGET_BYTES = 64 * 1024
+# The context's byte budget (DEFAULT_CONTEXT_BUDGET_BYTES, why that size: commit_plan) holds
+# atomically: the write that grows the context is conditioned on the size stored before it.
 CONTEXT_HAS_ROOM = "(attribute_not_exists(#cb) OR #cb <= :room)"
+
+
+def context_clause(new: AttributeValue, size: int, room: int) -> Expression:
+    """SET clause and placeholders that append the list ``new`` (``size`` bytes) to the context
+    and count it in ``context_bytes``; ``:room`` is what CONTEXT_HAS_ROOM compares the stored
+    size with (D3: no read, the condition makes the budget exact under parallel calls)."""
+    clause = "#ctx = list_append(if_not_exists(#ctx, :empty), :new), #cb = if_not_exists(#cb, :zero) + :cbytes"
+    names = {"#ctx": ts.CONTEXT, "#cb": ts.CONTEXT_BYTES}
+    values = {":new": new, ":empty": {"L": []}, ":zero": to_attr(0), ":cbytes": to_attr(size), ":room": to_attr(room)}
+    return clause, names, values
 
 
 def alive_condition(now: int, owner: str | None = None) -> Expression:
@@ -82,8 +86,13 @@ class SessionTable:
     def iso_now(self) -> str:
         return iso_utc(self.clock.now())
 
-    def next_ttl(self, seconds: int | None = None) -> int:
-        return require_epoch_seconds(self.now() + (self.ttl_seconds if seconds is None else seconds))
+    def next_ttl(self, seconds: int | None = None, *, now: float | None = None) -> int:
+        start = self.now() if now is None else math.floor(now)
+        return require_epoch_seconds(start + (self.ttl_seconds if seconds is None else seconds))
+
+    @property
+    def budgets(self) -> Budgets:
+        return Budgets(context_bytes=self.context_budget_bytes, record_bytes=self.record_budget_bytes)
 
     # -- ids and conditions ----------------------------------------------------------------
     @staticmethod
@@ -106,21 +115,9 @@ class SessionTable:
 
     def context_growth(self, session_id: str, entries: list[Any]) -> Expression:
         """SET clause, condition and placeholders that append ``entries`` to the context within
-        its byte budget (D3: no read; the condition makes the budget exact under parallel calls)."""
-        new = to_attr(entries)
-        size = attr_size(new)
-        if size > self.context_budget_bytes:
-            raise SessionCapacityExceeded(session_id, "context", self.context_budget_bytes, size)
-        clause = "#ctx = list_append(if_not_exists(#ctx, :empty), :new), #cb = if_not_exists(#cb, :zero) + :cbytes"
-        names = {"#ctx": ts.CONTEXT, "#cb": ts.CONTEXT_BYTES}
-        values = {
-            ":new": new,
-            ":empty": {"L": []},
-            ":zero": to_attr(0),
-            ":cbytes": to_attr(size),
-            ":room": to_attr(self.context_budget_bytes - size),
-        }
-        return clause, names, values
+        its byte budget (``commit_plan.context_growth``: the same rule as a commit's)."""
+        size, room = context_growth(session_id, entries, self.context_budget_bytes)
+        return context_clause(to_attr(entries), size, room)
 
     # -- visibility (D6, auth) ---------------------------------------------------------------
     def read_item(self, session_id: str, *, consistent: bool) -> dict[str, AttributeValue] | None:
