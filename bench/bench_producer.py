@@ -80,7 +80,7 @@ def _ours(requests: list[list[ToolCallEvent]]) -> tuple[float, ZeroLatencyKinesi
     start = time.process_time()
     for events in requests:  # one request: its events, then the flush before its last byte
         for event in events:
-            producer.add(event)
+            producer.emit(event)
         producer.flush()
     return time.process_time() - start, client
 

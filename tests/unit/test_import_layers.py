@@ -120,3 +120,22 @@ def test_only_the_root_reads_the_environment() -> None:
             ):
                 readers.append(f"{relative}:{node.lineno}")
     assert not readers, readers
+
+
+# The paths that run in a worker thread whatever the root's blocking strategy, each named with
+# its reason in application/blocking.py; everything else goes through the strategy.
+WORKER_THREAD_PATHS = {
+    "protocol/signature.py",  # a plain def tool's own code
+    "adapters/kinesis/producer.py",  # the shared group flush
+    "adapters/jwks.py",  # one key refresh shared by the requests waiting for it
+    "application/tool_calls.py",  # a commit a cancellation must not wait for
+}
+
+
+def test_blocking_calls_go_through_the_roots_strategy() -> None:
+    callers = set()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr == "to_thread":
+                callers.add(path.relative_to(PACKAGE).as_posix())
+    assert callers - {"application/blocking.py"} == WORKER_THREAD_PATHS

@@ -77,7 +77,7 @@ class NaiveProducer:
     def __init__(self, kinesis, stream: str) -> None:
         self.kinesis, self.stream, self.buffer = kinesis, stream, []
 
-    def add(self, event: ToolCallEvent) -> None:
+    def emit(self, event: ToolCallEvent) -> None:
         self.buffer.append({"Data": event.to_bytes(), "PartitionKey": partition_key_for(event)})
 
     def flush(self) -> None:
@@ -140,7 +140,7 @@ def test_k1_k2_injected_partial_failures_lose_nothing(kinesis, sqs):
     producer = EventProducer(kinesis, stream, dlq, sleep=sleeps.append)
     events = make_events(EVENTS)
     for event in events:
-        producer.add(event)
+        producer.emit(event)
     # When flushed
     result = producer.flush()
     # Then every event is in the stream exactly once or in the DLQ with its last error code
@@ -164,7 +164,7 @@ def test_k2_control_naive_producer_fails_the_same_check(kinesis, sqs):
     naive = NaiveProducer(kinesis, stream)
     events = make_events(EVENTS)
     for event in events:
-        naive.add(event)
+        naive.emit(event)
     # When flushed
     naive.flush()
     # Then the check catches the loss: about 31 % of the events are neither in the stream nor the DLQ

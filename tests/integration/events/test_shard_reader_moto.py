@@ -68,7 +68,7 @@ def publish(kinesis, sqs, stream: str, events: list[ToolCallEvent]) -> None:
     url = sqs.create_queue(QueueName="dlq")["QueueUrl"]
     producer = EventProducer(kinesis, stream, DeadLetterQueue(sqs, url), sleep=lambda s: None)
     for e in events:
-        producer.add(e)
+        producer.emit(e)
     producer.flush()
 
 

@@ -24,7 +24,7 @@ def test_the_event_round_trips_through_ingests_validation() -> None:
     # Given a call that ran 25 ms and returned an error result
     result = {"content": [{"type": "text", "text": "nope é"}], "isError": True}
     # When its event is written and read back as ingest reads it
-    data = call_event(_prepared(), CALL, result, 1_800_000_000.0, 1_800_000_000.025)  # type: ignore[arg-type]
+    data = call_event(_prepared(), CALL, result, 1_800_000_000.0, 1_800_000_000.025).to_bytes()  # type: ignore[arg-type]
     event = ToolCallEvent.from_bytes(data)
     # Then ingest accepts it, the same bytes a ToolCallEvent of those values writes, emitted as the
     # call finished, sized as the result's UTF-8 JSON
@@ -39,7 +39,7 @@ def test_the_event_round_trips_through_ingests_validation() -> None:
 
 def test_a_wall_clock_stepped_back_during_the_call_still_gives_a_valid_event() -> None:
     # Given a call whose wall clock stepped back 2 s while it ran (an NTP correction)
-    data = call_event(_prepared(), CALL, {"content": []}, 1_800_000_002.0, 1_800_000_000.0)  # type: ignore[arg-type]
+    data = call_event(_prepared(), CALL, {"content": []}, 1_800_000_002.0, 1_800_000_000.0).to_bytes()  # type: ignore[arg-type]
     # When ingest reads it / Then it is valid: no time before its start, zero duration
     parsed = ToolCallEvent.from_bytes(data)
     assert parsed.finished_at == parsed.started_at
@@ -50,7 +50,9 @@ def test_a_session_calls_event_names_its_session() -> None:
     # Given a call in session "s-1" / When its event is written and read back
     prepared = _prepared()
     prepared.session_id = "s-1"
-    event = ToolCallEvent.from_bytes(call_event(prepared, CALL, {"content": []}, 1_800_000_000.0, 1_800_000_000.0))  # type: ignore[arg-type]
+    event = ToolCallEvent.from_bytes(
+        call_event(prepared, CALL, {"content": []}, 1_800_000_000.0, 1_800_000_000.0).to_bytes()
+    )  # type: ignore[arg-type]
     # Then it carries the session, as ingest needs to record it under the session
     assert event.session_id == "s-1"
 
@@ -60,7 +62,9 @@ def test_a_traced_calls_event_carries_its_trace_and_span() -> None:
     trace = trace_context.request_trace({"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"})
     call = SimpleNamespace(principal="alice", trace=trace)
     # When its event is written and read back as ingest reads it
-    event = ToolCallEvent.from_bytes(call_event(_prepared(), call, {"content": []}, 1_800_000_000.0, 1_800_000_000.0))  # type: ignore[arg-type]
+    event = ToolCallEvent.from_bytes(
+        call_event(_prepared(), call, {"content": []}, 1_800_000_000.0, 1_800_000_000.0).to_bytes()
+    )  # type: ignore[arg-type]
     # Then it names the caller's trace and the request's own span (not the caller's)
     assert event.trace_id == "4bf92f3577b34da6a3ce929d0e0e4736"
     assert event.span_id == trace.span_id != "00f067aa0ba902b7"

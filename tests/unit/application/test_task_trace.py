@@ -62,8 +62,8 @@ class MemoryTasks:
 class Events:
     records: list[bytes] = field(default_factory=list)
 
-    def add_record(self, data: bytes, partition_key: str) -> None:
-        self.records.append(data)
+    def emit(self, event: ToolCallEvent) -> None:
+        self.records.append(event.to_bytes())
 
 
 def run_task(traceparent: str | None, spans: Spans | None = None) -> tuple[ToolCallEvent, dict[str, Any], MemoryTasks]:

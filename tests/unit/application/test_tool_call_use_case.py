@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from mcp_platform.application.events.schema import ToolCallEvent
 from mcp_platform.application.metrics import ERROR_TYPE, STORE_CONFLICTS, STORE_THROTTLES, TOOL, MetricsWriter
 from mcp_platform.application.services import Services
 from mcp_platform.application.sessions.changes import SessionChanges
@@ -72,8 +73,8 @@ class Events:
     def __init__(self) -> None:
         self.records: list[dict[str, Any]] = []
 
-    def add_record(self, data: bytes, partition_key: str) -> None:
-        self.records.append(json.loads(data))
+    def emit(self, event: ToolCallEvent) -> None:
+        self.records.append(event.to_dict())
 
 
 @tool(description="Adds one to the session's counter.", session="required", effect="read_modify_write")

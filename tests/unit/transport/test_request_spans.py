@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from mcp_platform.application.auth.loopback import LoopbackAuthenticator
+from mcp_platform.application.events.schema import ToolCallEvent
 from mcp_platform.application.metrics import JsonLogFormatter
 from mcp_platform.application.server import McpServer
 from mcp_platform.application.services import Services
@@ -67,7 +68,7 @@ class TimelineExporter:
 
 
 class NoEvents:
-    def add_record(self, data: bytes, partition_key: str) -> None:
+    def emit(self, event: ToolCallEvent) -> None:
         return None
 
 

@@ -49,8 +49,8 @@ class Events:
 
     records: list[bytes] = field(default_factory=list)
 
-    def add_record(self, data: bytes, partition_key: str) -> None:
-        self.records.append(data)
+    def emit(self, event: ToolCallEvent) -> None:
+        self.records.append(event.to_bytes())
 
 
 @dataclass

@@ -28,7 +28,7 @@ def test_k1_ten_thousand_small_events_go_in_calls_of_500(make_event):
     kinesis = FakeKinesis()
     p = producer(kinesis)
     for _ in range(10_000):
-        p.add(make_event())
+        p.emit(make_event())
     # When flushed
     result = p.flush()
     # Then 20 PutRecords calls of exactly 500 records carry them all, in order
@@ -86,6 +86,6 @@ def test_flush_async_runs_the_blocking_flush_in_a_worker_thread(make_event):
     kinesis = FakeKinesis()
     p = producer(kinesis)
     for _ in range(3):
-        p.add(make_event())
+        p.emit(make_event())
     result = asyncio.run(p.flush_async())
     assert result.sent == 3 and len(kinesis.accepted) == 3

@@ -11,14 +11,16 @@ chosen once, at the composition root, and handed to whatever makes such calls.
   connect and read timeouts bound it.
 
 Every use case, store and stream that makes such calls takes the strategy in its constructor
-(``blocking=``) from the root. Three paths run in a worker thread whatever the strategy, each for
+(``blocking=``) from the root. Four paths run in a worker thread whatever the strategy, each for
 a reason the strategy cannot serve:
 
 * a tool written as a plain ``def`` (``protocol.signature``): the tool's own code, which may
   block for as long as it likes, while its call streams progress and keep-alives;
 * the event flush shared by concurrent requests (``EventProducer.flush_async``) and the lifespan's
   shutdown flush: one group commit that every waiting request joins, bounded by the loop's timers;
-* the JWKS download (``adapters.jwks``): one refresh shared by the requests that need the keys.
+* the JWKS download (``adapters.jwks``): one refresh shared by the requests that need the keys;
+* a tool call's commit (``application.tool_calls``): a cancellation posted while it runs must
+  still be read, and the commit then finishes shielded, its event flushed.
 """
 
 from __future__ import annotations

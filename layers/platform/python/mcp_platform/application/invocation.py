@@ -94,10 +94,10 @@ async def invoke(
 
 def call_event(
     prepared: PreparedCall, call: CallContext, result: dict[str, Any], started: float, finished: float
-) -> bytes:
-    """The tool-call event of a finished call, as the record data the stream carries: a
-    :class:`~mcp_platform.application.events.schema.ToolCallEvent` (the one writer of the format),
-    built from typed values and therefore not re-validated per call (ingest validates it).
+) -> ToolCallEvent:
+    """The tool-call event of a finished call (:class:`~mcp_platform.application.events.schema.ToolCallEvent`,
+    the one writer of the stream's format), built from typed values and therefore not re-validated
+    per call (ingest validates it).
     ``emitted_at`` is ``finished_at`` (one timestamp formatted less). A wall clock stepped back
     during the call gives a zero duration, never an event that ingest would refuse
     (``finished_at`` before ``started_at``). The request's trace and span ids ride along
@@ -106,7 +106,7 @@ def call_event(
         finished = started
     finished_at = iso_utc(finished)
     trace = call.trace
-    event = ToolCallEvent(
+    return ToolCallEvent(
         event_id=prepared.tool_call_id,
         principal=call.principal,
         tool=prepared.spec.name,
@@ -121,4 +121,3 @@ def call_event(
         trace_id=trace.trace_id if trace is not None else None,
         span_id=trace.span_id if trace is not None else None,
     )
-    return event.to_bytes()

@@ -25,7 +25,7 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from mcp_platform.application.blocking import IN_THREAD, Blocking
 from mcp_platform.application.effects import (
@@ -35,7 +35,7 @@ from mcp_platform.application.effects import (
     store_counter,
     store_error,
 )
-from mcp_platform.application.events.batching import partition_key
+from mcp_platform.application.events.ports import EventSink
 from mcp_platform.application.invocation import DEFAULT_MAX_CALL_SECONDS, admit_result, call_event, call_limit, invoke
 from mcp_platform.application.metrics import ERROR_TYPE, STORE_THROTTLES, TOOL, MetricsWriter
 from mcp_platform.application.services import Services, ToolContext
@@ -52,10 +52,6 @@ from mcp_platform.protocol.preparation import PreparedCall, prepare_call
 from mcp_platform.protocol.tools import APPEND_ONLY, READ_ONLY, ToolSpec, error_result
 
 logger = logging.getLogger(__name__)
-
-
-class EventSink(Protocol):
-    def add_record(self, data: bytes, partition_key: str) -> None: ...
 
 
 class TransportSessionNotFound(Exception):
@@ -101,7 +97,7 @@ class ToolCallRunner:
             return dataclasses.replace(current, attributes={**current.attributes, "log_level": level})
 
         # D2 optimistic lock; the session read by this request is the starting version.
-        await asyncio.to_thread(self.sessions.update_metadata, session.id, apply, owner=principal, current=session)
+        await self.blocking(self.sessions.update_metadata, session.id, apply, owner=principal, current=session)
 
     async def load(self, prepared: PreparedCall, call: CallContext) -> None:
         """One consistent BatchGetItem (X4): the session and the call's idempotency marker."""
@@ -324,8 +320,7 @@ class ToolCallRunner:
         self, prepared: PreparedCall, call: CallContext, result: dict[str, Any], started: float, finished: float
     ) -> None:
         if self.events is not None:
-            data = call_event(prepared, call, result, started, finished)
-            self.events.add_record(data, partition_key(prepared.session_id, prepared.tool_call_id))
+            self.events.emit(call_event(prepared, call, result, started, finished))
 
 
 def _log_orphaned_failure(commit: asyncio.Future[dict[str, Any]]) -> None:

@@ -114,8 +114,9 @@ class EventProducer:
     def __len__(self) -> int:
         return len(self._buffer)
 
-    def add(self, event: ToolCallEvent) -> None:
-        """Serialize and buffer; raises RecordTooLargeError now rather than losing it later."""
+    def emit(self, event: ToolCallEvent) -> None:
+        """Serialize and buffer (``EventSink``); raises RecordTooLargeError now rather than losing
+        it later. Its partition key is its session's, else its own id (K3)."""
         self.add_record(event.to_bytes(), partition_key_for(event))
 
     def add_record(self, data: bytes, partition_key: str) -> None:

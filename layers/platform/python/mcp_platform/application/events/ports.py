@@ -51,3 +51,10 @@ class RecentToolEvents(Protocol):
     Kinesis adapter reads only the shards that hold the session's partition key."""
 
     def session_events(self, session_id: str, *, lookback: timedelta, max_events: int) -> RecentEvents: ...
+
+
+class EventSink(Protocol):
+    """Where a finished call's event goes (the Kinesis producer): buffered, and on the stream
+    before the response's last byte (the transport's flush)."""
+
+    def emit(self, event: ToolCallEvent) -> None: ...
