@@ -56,7 +56,9 @@ from mcp_platform.application.sessions.model import (
     ToolCallRecord,
     ToolCallResult,
 )
+from mcp_platform.protocol import context as protocol_context
 from mcp_platform.protocol.admission import check_storable
+from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import spec_of
 from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock, iso_utc
 from mcp_platform.protocol.conversion import jsonable
@@ -64,7 +66,7 @@ from mcp_platform.protocol.prompts import PromptSpec, messages
 from mcp_platform.protocol.resources import ResourceSpec, ResourceTemplateSpec, contents, expand_template
 from mcp_platform.protocol.signature import ArgumentError
 from mcp_platform.protocol.tools import READ_ONLY, ToolError, ToolSpec, error_result, tool_spec
-from mcp_platform.protocol.versions import SESSION_HANDLE_ARGUMENT
+from mcp_platform.protocol.versions import MODERN_VERSIONS, SESSION_HANDLE_ARGUMENT
 
 SESSION_SECONDS = 3600
 
@@ -362,15 +364,20 @@ class ToolHarness:
     # -- the endpoint's part --------------------------------------------------------------------
 
     def _context(self, spec: ToolSpec | None, session: Session | None, effects: PendingChanges | None) -> ToolContext:
-        return ToolContext(
-            principal=self.principal,
-            services=self.services,
+        request = CallContext(
+            self.principal,
+            MODERN_VERSIONS[0],
+            modern=True,
+            log_level=self.log_level,
+            client_capabilities=self.client_capabilities,
+            notify=self._record,
+        )
+        return protocol_context.ToolContext.for_request(
+            request,
+            self.services,
             loaded_session=session,
             tool_call_id=uuid.uuid4().hex,
             progress_token="harness",  # noqa: S106 (not a secret: every progress report is recorded)
-            log_level=self.log_level,
-            notify=self._record,
-            client_capabilities=self.client_capabilities,
             effects=effects,
         )
 

@@ -17,12 +17,12 @@ from collections.abc import Awaitable, Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from mcp_platform.application.services import Services, ToolContext
+from mcp_platform.application.services import Services
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.binding import BoundRequest, Work, refusal
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
-from mcp_platform.protocol.context import LOG_LEVELS
+from mcp_platform.protocol.context import LOG_LEVELS, ToolContext
 from mcp_platform.protocol.dispatch import Dispatch
 from mcp_platform.protocol.features import FEATURES, Feature, Handler, ResourcesFeature
 from mcp_platform.protocol.handshake import Initialized
@@ -168,12 +168,7 @@ class McpServer:
         answers: dict[str, dict[str, Any]] = {}
         if prepared.spec.ask_first is not None:
             questions = prepared.spec.ask_first(**prepared.arguments)
-            context = ToolContext[object](
-                principal=call.principal,
-                services=self.services,
-                interaction=call.interaction,
-                client_capabilities=call.client_capabilities,
-            )
+            context = ToolContext.for_request(call, self.services)
             answers = await context.ask_all(questions)
         created: dict[str, Any] = await tasks.start(kept, call, answers)
         return created

@@ -220,19 +220,12 @@ class ToolCallRunner:
     def _context(
         self, prepared: PreparedCall, call: CallContext, session: Session | None, effects: PendingChanges
     ) -> ToolContext[object]:
-        # The class itself, not the typed alias: an alias call also tries to record its type
-        # arguments on the instance, on every call.
-        return context.ToolContext(
-            principal=call.principal,
-            services=self.services,
+        return context.ToolContext.for_request(
+            call,
+            self.services,
             loaded_session=session,
             tool_call_id=prepared.tool_call_id,
             progress_token=prepared.progress_token,
-            log_level=call.log_level,
-            notify=call.notify,
-            cancelled=call.cancelled,
-            interaction=call.interaction,  # per request: a rerun after a lost race reuses its answers
-            client_capabilities=call.client_capabilities,
             effects=effects,
         )
 

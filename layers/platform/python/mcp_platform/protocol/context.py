@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar
 
-from mcp_platform.protocol.call import Notify, discard_notification
+from mcp_platform.protocol.call import CallContext, Notify, discard_notification
 from mcp_platform.protocol.jsonrpc import (
     INVALID_REQUEST,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
@@ -112,6 +112,7 @@ class SessionEffects(Protocol):
 
 
 ServicesT = TypeVar("ServicesT", bound=ToolServices, covariant=True)
+_Services = TypeVar("_Services", bound=ToolServices)
 
 
 @dataclass(slots=True)
@@ -140,6 +141,34 @@ class ToolContext(Generic[ServicesT]):
     changes no session, as a resource's or a prompt's)."""
     questions_asked: int = 0
     """Questions of this run so far: an unnamed question's key is ``<kind>-<n>``."""
+
+    @classmethod
+    def for_request(
+        cls,
+        request: CallContext,
+        services: _Services,
+        *,
+        loaded_session: SessionState | None = None,
+        tool_call_id: str = "",
+        progress_token: str | int | None = None,
+        effects: SessionEffects | None = None,
+    ) -> ToolContext[_Services]:
+        """The one way a feature's context is made: the caller and the channel back to the
+        client are the request's; what a tools/call adds (its session, id, progress token and
+        unit of work) is given here."""
+        return ToolContext(
+            principal=request.principal,
+            services=services,
+            loaded_session=loaded_session,
+            tool_call_id=tool_call_id,
+            progress_token=progress_token,
+            log_level=request.log_level,
+            notify=request.notify,
+            cancelled=request.cancelled,
+            interaction=request.interaction,  # 2026: a rerun after a lost race reuses its answers
+            client_capabilities=request.client_capabilities,
+            effects=effects,
+        )
 
     @property
     def session(self) -> SessionState:

@@ -72,15 +72,8 @@ class CatalogFeature(Feature):
         raise NotImplementedError
 
     def _context(self, call: CallContext) -> ToolContext[ToolServices]:
-        return ToolContext(
-            principal=call.principal,
-            services=self.services,
-            log_level=call.log_level,
-            notify=call.notify,
-            cancelled=call.cancelled,
-            interaction=call.interaction,  # 2026: prompts/get and resources/read may ask too
-            client_capabilities=call.client_capabilities,
-        )
+        # 2026: prompts/get and resources/read may ask too (the request's interaction).
+        return ToolContext.for_request(call, self.services)
 
 
 class ToolsFeature(CatalogFeature):
