@@ -101,3 +101,21 @@ def test_a_2026_result_is_finished_with_its_type_and_the_server_identity_a_2025_
         dispatch.handler_for("server/discover", modern=True)(Request("server/discover", {}, 1), MODERN)
     )
     assert discovered["serverInfo"] == INFO and discovered["instructions"] == "Use it well."
+
+
+def test_a_method_that_binds_itself_is_found_in_the_table_in_both_eras() -> None:
+    """tools/call is routed by the dispatch table like every method: a feature's binder, not a
+    branch on the method's name in the server."""
+    from mcp_platform.protocol.binding import BoundRequest
+    from mcp_platform.protocol.features import Binder, Feature
+
+    def bind(request: Request, call: CallContext) -> BoundRequest:
+        raise AssertionError("not called here")
+
+    class Binds(Feature):
+        def binders(self) -> dict[str, Binder]:
+            return {"tools/call": bind}
+
+    dispatch = Dispatch([Binds()], server_info={"name": "t", "version": "1"})
+    assert dispatch.binder_for("tools/call") is bind
+    assert dispatch.binder_for("tools/list") is None

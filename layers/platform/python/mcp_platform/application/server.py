@@ -24,7 +24,7 @@ from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.context import LOG_LEVELS, ToolContext
 from mcp_platform.protocol.dispatch import Dispatch
-from mcp_platform.protocol.features import FEATURES, Feature, Handler, ResourcesFeature
+from mcp_platform.protocol.features import FEATURES, Binder, Feature, Handler, ResourcesFeature
 from mcp_platform.protocol.handshake import Initialized
 from mcp_platform.protocol.input_required import INPUT_METHODS, InputRequired
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
@@ -64,7 +64,7 @@ class McpServer:
 
     def _use_case_features(self, catalog_features: list[Feature]) -> list[Feature]:
         """The features over storage, each imported only where it is on (cold start)."""
-        added: list[Feature] = [LogLevelFeature(self.runner)]
+        added: list[Feature] = [LogLevelFeature(self.runner), ToolCallsFeature(self)]
         resources = next(f for f in catalog_features if isinstance(f, ResourcesFeature))
         if self.services.notifications is not None and resources.active:
             from mcp_platform.application.subscriptions import SubscriptionsFeature
@@ -87,13 +87,15 @@ class McpServer:
         return self.dispatch.handler_for(method, modern)
 
     def bind(self, request: Request, call: CallContext) -> BoundRequest:
-        """Match the request to what serves it, with no I/O and no refusal: what can refuse it
-        runs in ``admit``, after whatever checks the transport makes on the binding's word."""
-        if request.method == "tools/call":
-            return self._bind_tool_call(request, call)
+        """Match the request to what serves it (the dispatch table), with no I/O and no refusal:
+        what can refuse it runs in ``admit``, after whatever checks the transport makes on the
+        binding's word."""
+        binder = self.dispatch.binder_for(request.method)
+        if binder is not None:
+            return binder(request, call)
         return BoundRequest(request, admit=lambda: self._admit(request, call))
 
-    def _bind_tool_call(self, request: Request, call: CallContext) -> BoundRequest:
+    def bind_tool_call(self, request: Request, call: CallContext) -> BoundRequest:
         try:
             # Preparing reads nothing the transport-session check changes, so it may run first.
             prepared = self.runner.prepare(request, call, self.catalog.tools)
@@ -201,6 +203,20 @@ class McpServer:
 
     def _finish(self, result: dict[str, Any], call: CallContext) -> dict[str, Any]:
         return self.dispatch.finish(result, call)
+
+
+class ToolCallsFeature(Feature):
+    """``tools/call``, in both eras: the tool-call runner, a task of the tasks extension, or a
+    refusal, bound by the server (its questions, its stream, its transport-session check). Served
+    whenever tools/list is (always); the capability is the catalog's tools feature's."""
+
+    capability_key = "tools"
+
+    def __init__(self, server: McpServer) -> None:
+        self.server = server
+
+    def binders(self) -> Mapping[str, Binder]:
+        return {"tools/call": self.server.bind_tool_call}
 
 
 class LogLevelFeature(Feature):

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mcp_platform.protocol.call import CallContext
-from mcp_platform.protocol.features import Feature, Handler
+from mcp_platform.protocol.features import Binder, Feature, Handler
 from mcp_platform.protocol.handshake import Initialized, transport_session_attributes
 from mcp_platform.protocol.jsonrpc import METHOD_NOT_FOUND, JsonRpcError, Request
 from mcp_platform.protocol.pagination import LIST_TTL_MS
@@ -43,10 +43,12 @@ class Dispatch:
         common: dict[str, Handler] = {}
         legacy: dict[str, Handler] = {"ping": self._ping}
         modern: dict[str, Handler] = {"server/discover": self._discover}
+        self._binders: dict[str, Binder] = {}
         for feature in self.features:
             common.update(feature.methods())
             legacy.update(feature.legacy_methods())
             modern.update(feature.modern_methods())
+            self._binders.update(feature.binders())
         self._legacy: dict[str, Handler] = {**common, **legacy}
         self._modern: dict[str, Handler] = {**common, **modern}
 
@@ -60,6 +62,11 @@ class Dispatch:
         if modern and self.extensions:  # undefined on the 2025 wire, as the tasks extension
             capabilities["extensions"] = {**capabilities.get("extensions", {}), **self.extensions}
         return capabilities
+
+    def binder_for(self, method: str) -> Binder | None:
+        """The binder of a method that binds itself (``tools/call``); None for a plain handler's
+        (or an unknown) method, which the server binds to :meth:`handler_for`."""
+        return self._binders.get(method)
 
     def handler_for(self, method: str, modern: bool) -> Handler:
         handler = (self._modern if modern else self._legacy).get(method)

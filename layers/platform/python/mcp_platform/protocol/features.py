@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from mcp_platform.protocol.apps import EXTENSION_ID as APPS_EXTENSION
+from mcp_platform.protocol.binding import BoundRequest
 from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.context import ToolContext, ToolServices
@@ -21,6 +22,8 @@ from mcp_platform.protocol.prompts import PromptArgumentError, messages
 from mcp_platform.protocol.resources import CacheScope, InvalidResourceUri, ResourceNotFound, contents
 
 Handler = Callable[[Request, CallContext], Awaitable[dict[str, Any]]]
+Binder = Callable[[Request, CallContext], BoundRequest]
+"""Binds one request of a method to what admits and serves it (``Feature.binders``)."""
 MAX_COMPLETIONS = 100  # completion/complete returns at most 100 values (spec)
 
 
@@ -49,6 +52,12 @@ class Feature:
 
     def modern_methods(self) -> Mapping[str, Handler]:
         """Methods of 2026-07-28 only (extensions that the 2025 wire does not define)."""
+        return {}
+
+    def binders(self) -> Mapping[str, Binder]:
+        """Methods of every revision that bind themselves: what admits them and what their work
+        is, and what the transport must check or offer first (``BoundRequest``). A plain
+        handler is bound by the server: admitted, then run."""
         return {}
 
 
