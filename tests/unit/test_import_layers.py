@@ -1,6 +1,6 @@
 """Finer rules than the import contracts (pyproject.toml): the transport is the only user of the
 MCP server (``application.server``) besides the composition root, which builds it;
-``protocol.call`` and ``protocol.binding`` depend on nothing of the protocol core (the request's
+``protocol.request_context`` and ``protocol.binding`` depend on nothing of the protocol core (the request's
 span type, ``protocol.trace_context``, is a leaf), so no module needs a ``TYPE_CHECKING`` import
 of the server to name a request's context."""
 
@@ -43,7 +43,7 @@ def test_only_the_transport_and_the_composition_root_import_the_server() -> None
 def test_the_request_context_and_binding_import_nothing_of_the_protocol_core() -> None:
     # The request's span type: a leaf module, itself importing nothing of the platform.
     trace = {"mcp_platform.protocol.trace_context", "mcp_platform.protocol.trace_context.TraceContext"}
-    assert imported_modules(PACKAGE / "protocol" / "call.py") == trace
+    assert imported_modules(PACKAGE / "protocol" / "request_context.py") == trace
     assert imported_modules(PACKAGE / "protocol" / "trace_context.py") == set()
     binding = imported_modules(PACKAGE / "protocol" / "binding.py")
     assert all(name.startswith("mcp_platform.protocol.jsonrpc") for name in binding), binding

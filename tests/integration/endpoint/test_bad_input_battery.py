@@ -274,7 +274,7 @@ def test_generated_odd_values_in_every_stored_field_never_break_either_era(
     task_ids = [
         item["pk"]["S"].removeprefix(ts.TASK_PREFIX) for item in items if item["pk"]["S"].startswith(ts.TASK_PREFIX)
     ]
-    tasks = TaskStore(aws.table, a.endpoint.sessions.gateway)
+    tasks = TaskStore(aws.table, a.endpoint.store.gateway)
     assert len(task_ids) > WAITING_TASKS and all(tasks.get(task_id).owner == "alice" for task_id in task_ids)
     for task_id in task_ids:
         check_answer(modern_post(b, key, "tasks/get", {"taskId": task_id, "_meta": TASK_META}))

@@ -85,7 +85,7 @@ def test_f2_initialize_with_a_lone_surrogate_in_client_info_is_invalid_params_an
 ) -> None:
     """Given clientInfo.name "x\\ud800" (valid JSON, not storable as UTF-8), When initialize is
     posted, Then -32602 naming the field, no Mcp-Session-Id and no write (not 503 + Retry-After)."""
-    gateway = instance.endpoint.sessions.gateway
+    gateway = instance.endpoint.store.gateway
     before = gateway.calls["put_item"]
     params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x\ud800", "version": "1"}}
     body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
@@ -174,7 +174,7 @@ def test_f3_a_committed_call_stores_its_result_once(instance: Instance, aws: Aws
 def test_f6_a_malformed_handle_is_not_found_with_zero_aws_calls(instance: Instance, api_key: str) -> None:
     """Given a 10 KB handle (real DynamoDB refuses key values over 2,048 bytes: a 503 there),
     Then the same -31001 as an unknown well-formed handle, and the store made no call."""
-    gateway = instance.endpoint.sessions.gateway
+    gateway = instance.endpoint.store.gateway
     unknown = tool(instance, api_key, 2, "read_notes", {"session": "A" * 32})
     assert unknown["error"]["code"] == SESSION_NOT_FOUND
     before = gateway.total_calls
@@ -184,7 +184,7 @@ def test_f6_a_malformed_handle_is_not_found_with_zero_aws_calls(instance: Instan
 
 
 def test_f6_a_malformed_mcp_session_id_is_404_with_zero_aws_calls(instance: Instance, api_key: str) -> None:
-    gateway = instance.endpoint.sessions.gateway
+    gateway = instance.endpoint.store.gateway
     before = gateway.total_calls
     for malformed in ("s" * 3000, "short", "A" * 31 + "!"):
         assert call(instance.url, api_key, malformed, 2, "ping").status_code == 404

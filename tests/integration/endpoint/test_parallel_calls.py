@@ -283,11 +283,11 @@ def test_d2_an_increment_runs_again_only_when_what_it_read_changed_before_its_co
         handle = open_handle(other.url, api_key)
         version = store.get_session(handle, consistent=True).version
         hook = WriteBeforeCommit(dynamodb, lambda: meanwhile(other.url, api_key, handle, store))
-        racing.endpoint.sessions.gateway.reset_counts()
+        racing.endpoint.store.gateway.reset_counts()
         answer = tool(racing.url, api_key, 10, "increment_counter", {"session": handle, "name": "hits"})
         assert hook.fired == 1 and structured(answer) == {"name": "hits", "value": value}
         expected = {"batch_get_item": 1, "transact_write_items": runs, **({"get_item": 1} if runs > 1 else {})}
-        assert dict(racing.endpoint.sessions.gateway.calls) == expected, "ran again for a write it never read"
+        assert dict(racing.endpoint.store.gateway.calls) == expected, "ran again for a write it never read"
         stored = store.get_session(handle, consistent=True)
         assert stored.version == version + 2 and stored.attributes["counters"] == {"hits": value}
 
@@ -344,7 +344,7 @@ def test_control_unretried_transaction_conflicts_fail_the_same_test(
     """Control: without the conflict retry budget the same run loses calls."""
     pair, _ = conflicting_pair
     for instance in pair:
-        instance.endpoint.sessions.conflict_backoff = Backoff(retries=0)
+        instance.endpoint.store.conflict_backoff = Backoff(retries=0)
     handle = open_handle(pair[0].url, api_key)
     before = session_info(pair[0].url, api_key, handle)["version"]
     with pytest.raises(AssertionError, match="calls failed"):
@@ -357,7 +357,7 @@ def test_d10_exhausted_conflict_budget_is_the_documented_retryable_error(aws: Aw
     dynamodb = aws.client("dynamodb")
     with endpoint_instance(aws) as healthy, endpoint_instance(aws, dynamodb=dynamodb) as busy:
         TransactionConflicts(dynamodb, 1.0)
-        busy.endpoint.sessions.conflict_backoff = Backoff(retries=2, base_seconds=0.01)
+        busy.endpoint.store.conflict_backoff = Backoff(retries=2, base_seconds=0.01)
         handle = open_handle(healthy.url, api_key)
         before = session_info(healthy.url, api_key, handle)["version"]
         answer = tool(busy.url, api_key, 5, "append_note", {"session": handle, "text": "x"})  # SSE
@@ -481,9 +481,9 @@ def test_d7_a_session_that_is_only_read_slides_its_expiry_past_half_its_lifetime
     assert stored.version == version
     assert all(structured(r)["expires_at"] >= before + 3600 - 5 for r in responses[::2])
     for instance in pair:
-        instance.endpoint.sessions.gateway.reset_counts()
+        instance.endpoint.store.gateway.reset_counts()
     fan_out(pair, api_key, reads[:2])
-    assert [instance.endpoint.sessions.gateway.calls["update_item"] for instance in pair] == [0, 0]
+    assert [instance.endpoint.store.gateway.calls["update_item"] for instance in pair] == [0, 0]
     age_session(aws, handle, 100)
     mixed = [*reads, *[("increment_counter", {"session": handle, "name": "hits"})] * 8]
     responses = fan_out(pair, api_key, mixed)

@@ -22,7 +22,7 @@ def test_appends_past_the_context_budget_get_limit_exceeded_and_store_nothing(
     """Given a session whose context budget (8 KiB here, 160 KiB by default) is nearly used,
     When append_note would pass it, Then the answer is -31005 naming the limit (not -32603),
     nothing is stored, and the session still serves reads."""
-    monkeypatch.setattr(instance.endpoint.sessions, "context_budget_bytes", 8192)
+    monkeypatch.setattr(instance.endpoint.store, "context_budget_bytes", 8192)
     handle = tool(instance, api_key, 1, "open_session", {})["result"]["structuredContent"]["session"]
     note = "x" * 3000
     answers = [tool(instance, api_key, 10 + i, "append_note", {"session": handle, "text": note}) for i in range(3)]

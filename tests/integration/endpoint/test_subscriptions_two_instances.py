@@ -294,7 +294,7 @@ def test_one_principals_update_of_a_private_resource_never_reaches_another_princ
     for subscribed in (uri, WATCHED):
         assert result(call(a.url, alice, alices, 2, "resources/subscribe", {"uri": subscribed})) == {}
     assert result(call(b.url, bob, bobs, 2, "resources/subscribe", {"uri": WATCHED})) == {}
-    SessionSubscriptions(aws.table, b.endpoint.sessions.gateway).subscribe(bobs, uri, owner="bob")
+    SessionSubscriptions(aws.table, b.endpoint.store.gateway).subscribe(bobs, uri, owner="bob")
     with get_stream(a, alice, alices) as alices_stream, get_stream(b, bob, bobs) as bobs_stream:
         announce = {"name": "announce_notes", "arguments": {"handle": uri.split("/")[2]}}
         assert '"isError":false' in call(a.url, alice, alices, 3, "tools/call", announce).text

@@ -9,8 +9,8 @@ import asyncio
 import pytest
 
 from mcp_platform.application.cancellation import CallCancellation, CancelCheckFailed
-from mcp_platform.protocol.call import CallContext, TransportSession
 from mcp_platform.protocol.jsonrpc import RequestId
+from mcp_platform.protocol.request_context import RequestContext, TransportSession
 
 SESSION = "s" * 32
 
@@ -34,8 +34,8 @@ class MemoryFlags:
         return (session_id, request_id, owner) in self.flags
 
 
-def legacy_call(principal: str = "alice") -> CallContext:
-    return CallContext(principal, "2025-11-25", False, transport=TransportSession(SESSION))
+def legacy_call(principal: str = "alice") -> RequestContext:
+    return RequestContext(principal, "2025-11-25", False, transport=TransportSession(SESSION))
 
 
 def test_a_local_call_is_cancelled_in_place_and_leaves_no_flag() -> None:
@@ -105,8 +105,8 @@ def test_a_flag_left_by_another_principal_does_not_stop_the_call() -> None:
 
 def test_only_2025_calls_in_a_transport_session_are_watched_and_only_with_a_flag_store() -> None:
     flags = MemoryFlags()
-    modern = CallContext("alice", "2026-07-28", True)
-    sessionless = CallContext("alice", "2025-11-25", False)
+    modern = RequestContext("alice", "2026-07-28", True)
+    sessionless = RequestContext("alice", "2025-11-25", False)
     assert CallCancellation(flags).watch(modern, 7) is None  # its client closes the stream instead
     assert CallCancellation(flags).watch(sessionless, 7) is None
     assert CallCancellation().watch(legacy_call(), 7) is None

@@ -11,16 +11,16 @@ import pytest
 
 from mcp_platform.application.server import McpServer
 from mcp_platform.application.tool_calls import ToolCallRunner
-from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.context import ToolContext
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, JsonRpcError, Request
 from mcp_platform.protocol.prompts import prompt, user
+from mcp_platform.protocol.request_context import RequestContext
 from mcp_platform.protocol.resources import ResourceNotFound, compile_template, resource, resource_template
 from tests.support.services import make_services
 
-LEGACY = CallContext(principal="p", protocol_version="2025-11-25", modern=False)
-MODERN = CallContext(principal="p", protocol_version="2026-07-28", modern=True)
+LEGACY = RequestContext(principal="p", protocol_version="2025-11-25", modern=False)
+MODERN = RequestContext(principal="p", protocol_version="2026-07-28", modern=True)
 
 
 @resource(uri="test://text", description="Plain text.", mime_type="text/plain")
@@ -59,7 +59,7 @@ def server(*specs: Any) -> McpServer:
     return McpServer(Catalog.of(specs), ToolCallRunner(make_services()))
 
 
-def handle(srv: McpServer, method: str, params: dict[str, Any], call: CallContext) -> dict[str, Any]:
+def handle(srv: McpServer, method: str, params: dict[str, Any], call: RequestContext) -> dict[str, Any]:
     return asyncio.run(srv.handle(Request(method, params, 1), call))
 
 
@@ -206,12 +206,12 @@ def test_a_tool_needing_an_undeclared_client_capability_is_refused_with_32021() 
 
     spec = tool(description="d", requires_client={"sampling": {}})(asks)
     srv = server(spec)
-    undeclared = CallContext(principal="p", protocol_version="2026-07-28", modern=True, client_capabilities={})
+    undeclared = RequestContext(principal="p", protocol_version="2026-07-28", modern=True, client_capabilities={})
     with pytest.raises(JsonRpcError) as refused:
         handle(srv, "tools/call", {"name": "asks"}, undeclared)
     assert refused.value.code == MISSING_REQUIRED_CLIENT_CAPABILITY
     assert refused.value.data == {"requiredCapabilities": {"sampling": {}}}
-    declared = CallContext(
+    declared = RequestContext(
         principal="p", protocol_version="2026-07-28", modern=True, client_capabilities={"sampling": {}}
     )
     assert handle(srv, "tools/call", {"name": "asks"}, declared)["content"][0]["text"] == "ran"
@@ -274,7 +274,7 @@ def test_sdk_style_resources_and_prompts_read_docstrings_contexts_and_typed_argu
 )
 @pytest.mark.parametrize("call", [LEGACY, MODERN])
 def test_a_string_its_declared_type_refuses_is_invalid_params_naming_it(
-    method: str, params: dict[str, Any], named: str, call: CallContext
+    method: str, params: dict[str, Any], named: str, call: RequestContext
 ) -> None:
     with pytest.raises(JsonRpcError) as refused:
         handle(server(shades, paint), method, params, call)

@@ -21,14 +21,14 @@ from mcp_platform import ResourceCsp, ResourcePermissions, resource, resource_te
 from mcp_platform.application.server import McpServer
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.apps import APP_MIME_TYPE, EXTENSION_ID
-from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.jsonrpc import Request
+from mcp_platform.protocol.request_context import RequestContext
 from mcp_platform.protocol.tasks import EXTENSION_ID as TASKS_EXTENSION
 from tests.support.services import make_services
 
-LEGACY = CallContext(principal="p", protocol_version="2025-11-25", modern=False)
-MODERN = CallContext(principal="p", protocol_version="2026-07-28", modern=True)
+LEGACY = RequestContext(principal="p", protocol_version="2025-11-25", modern=False)
+MODERN = RequestContext(principal="p", protocol_version="2026-07-28", modern=True)
 DASHBOARD = "ui://dashboard/app.html"
 DASHBOARD_HTML = "<!doctype html><title>Dashboard</title><canvas id='chart'></canvas>"
 DASHBOARD_META = {
@@ -85,7 +85,7 @@ def server(*features: Any, services: Any = None) -> McpServer:
     return McpServer(Catalog.of(features), ToolCallRunner(services or make_services()))
 
 
-def handle(srv: McpServer, method: str, params: dict[str, Any], call: CallContext) -> dict[str, Any]:
+def handle(srv: McpServer, method: str, params: dict[str, Any], call: RequestContext) -> dict[str, Any]:
     return asyncio.run(srv.handle(Request(method, params, 1), call))
 
 
@@ -96,7 +96,7 @@ def initialize_capabilities(srv: McpServer) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("call", [LEGACY, MODERN], ids=["2025", "2026"])
-def test_a_tool_names_its_view_in_its_listing(call: CallContext) -> None:
+def test_a_tool_names_its_view_in_its_listing(call: RequestContext) -> None:
     """Given tools with a view (one the view alone may call) and one without, when they are
     listed, then each with a view carries _meta.ui.resourceUri (and the visibility declared) and
     the other carries no _meta."""
@@ -107,7 +107,7 @@ def test_a_tool_names_its_view_in_its_listing(call: CallContext) -> None:
 
 
 @pytest.mark.parametrize("call", [LEGACY, MODERN], ids=["2025", "2026"])
-def test_a_view_is_listed_and_read_as_an_app_with_its_sandbox_metadata(call: CallContext) -> None:
+def test_a_view_is_listed_and_read_as_an_app_with_its_sandbox_metadata(call: RequestContext) -> None:
     """Given a view declared with its CSP origins, a permission, a domain and a border, when
     resources are listed and the view is read, then both carry the app MIME type and the same
     _meta.ui (camelCase, as the host reads it); a plain resource carries neither."""

@@ -26,7 +26,6 @@ from mcp_platform.application.sessions.model import CommitResult, Session, ToolC
 from mcp_platform.application.sessions.ports import SessionRepository
 from mcp_platform.application.sessions.retry import Backoff
 from mcp_platform.application.tool_calls import ToolCallRunner
-from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.context import ToolContext
 from mcp_platform.protocol.jsonrpc import (
@@ -37,6 +36,7 @@ from mcp_platform.protocol.jsonrpc import (
     JsonRpcError,
     Request,
 )
+from mcp_platform.protocol.request_context import RequestContext
 from mcp_platform.protocol.tools import tool
 from mcp_platform.testing import InMemorySessions
 from tests.support.services import make_services
@@ -85,7 +85,7 @@ async def bump(ctx: ToolContext) -> int:
 
 
 def run_call(runner: ToolCallRunner, name: str = "bump") -> dict[str, Any]:
-    call = CallContext("alice", "2026-07-28", True)
+    call = RequestContext("alice", "2026-07-28", True)
     catalog = Catalog.of([bump, failing]).tools
     arguments = {"session": SESSION_ID} if name == "bump" else {}
     prepared = runner.prepare(Request("tools/call", {"name": name, "arguments": arguments}, 1), call, catalog)

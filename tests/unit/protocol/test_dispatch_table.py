@@ -9,17 +9,17 @@ from typing import Any
 
 import pytest
 
-from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.dispatch import SERVER_INFO_META_KEY, Dispatch
 from mcp_platform.protocol.features import Feature, Handler
 from mcp_platform.protocol.jsonrpc import METHOD_NOT_FOUND, JsonRpcError, Request
+from mcp_platform.protocol.request_context import RequestContext
 
-LEGACY = CallContext(principal="p", protocol_version="2025-11-25", modern=False)
-MODERN = CallContext(principal="p", protocol_version="2026-07-28", modern=True)
+LEGACY = RequestContext(principal="p", protocol_version="2025-11-25", modern=False)
+MODERN = RequestContext(principal="p", protocol_version="2026-07-28", modern=True)
 INFO = {"name": "t", "version": "1"}
 
 
-async def answer(request: Request, call: CallContext) -> dict[str, Any]:
+async def answer(request: Request, call: RequestContext) -> dict[str, Any]:
     return {"served": request.method}
 
 
@@ -109,7 +109,7 @@ def test_a_method_that_binds_itself_is_found_in_the_table_in_both_eras() -> None
     from mcp_platform.protocol.binding import BoundRequest
     from mcp_platform.protocol.features import Binder, Feature
 
-    def bind(request: Request, call: CallContext) -> BoundRequest:
+    def bind(request: Request, call: RequestContext) -> BoundRequest:
         raise AssertionError("not called here")
 
     class Binds(Feature):

@@ -17,19 +17,19 @@ from mcp_platform.application.invocation import DEFAULT_MAX_CALL_SECONDS
 from mcp_platform.application.sessions.changes import PendingChanges
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.admission import Inadmissible
-from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.context import ToolContext
 from mcp_platform.protocol.handshake import stored_client_name
 from mcp_platform.protocol.jsonrpc import INVALID_REQUEST, LIMIT_EXCEEDED, Request
 from mcp_platform.protocol.preparation import CALL_RECORD_BUDGET_BYTES, admit_arguments
+from mcp_platform.protocol.request_context import RequestContext
 from mcp_platform.protocol.tools import ToolCatalog, tool, tool_spec
 from mcp_platform.transport.messages import MAX_JSON_DEPTH, HttpError, HttpRequest, decode_json, read_body
 from mcp_platform.transport.security import RequestGuard, check_single_valued
 from tests.support import platform_tools
 from tests.support.services import make_services
 
-MODERN = CallContext(principal="p", protocol_version="2026-07-28", modern=True)
+MODERN = RequestContext(principal="p", protocol_version="2026-07-28", modern=True)
 
 
 def test_f7_a_body_that_stops_arriving_is_408_with_connection_close() -> None:

@@ -10,9 +10,9 @@ import pytest
 
 from mcp_platform.application.server import McpServer
 from mcp_platform.application.tool_calls import ToolCallRunner
-from mcp_platform.protocol.call import CallContext, TransportSession
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError, Request, parse_message
+from mcp_platform.protocol.request_context import RequestContext, TransportSession
 from mcp_platform.protocol.schema import SchemaError, validate
 from mcp_platform.protocol.signature import input_schema
 from mcp_platform.protocol.tools import ToolCatalog, tool
@@ -21,18 +21,18 @@ from tests.support.catalog import EXPECTED_PROMPTS, EXPECTED_RESOURCES, EXPECTED
 from tests.support.services import make_services
 
 
-def call_context(*, modern: bool) -> CallContext:
-    """A fresh context per use: a CallContext is mutable (bind sets its interaction, the runner
+def call_context(*, modern: bool) -> RequestContext:
+    """A fresh context per use: a RequestContext is mutable (bind sets its interaction, the runner
     its notify, a transport its cancelled event), so one shared between tests could carry one
     test's request into another."""
-    return CallContext(principal="p", protocol_version="2026-07-28" if modern else "2025-11-25", modern=modern)
+    return RequestContext(principal="p", protocol_version="2026-07-28" if modern else "2025-11-25", modern=modern)
 
 
 def server(page_size: int = 50) -> McpServer:
     return McpServer(Catalog.discover(platform_tools).tools, ToolCallRunner(make_services()), page_size=page_size)
 
 
-def handle(srv: McpServer, method: str, params: dict, call: CallContext) -> dict:
+def handle(srv: McpServer, method: str, params: dict, call: RequestContext) -> dict:
     return asyncio.run(srv.handle(Request(method, params, 1), call))
 
 
@@ -112,10 +112,10 @@ def test_the_binding_tells_the_transport_what_a_request_needs() -> None:
     catalog = ToolCatalog([tool(description="d", session="required")(note), tool(description="d")(plain)])
     srv = McpServer(catalog, ToolCallRunner(make_services()))
 
-    def bind(method: str, params: dict[str, Any], call: CallContext | None = None) -> Any:
+    def bind(method: str, params: dict[str, Any], call: RequestContext | None = None) -> Any:
         """Each binding gets its own context: binding sets the context's interaction."""
         if call is None:
-            call = CallContext("p", "2025-11-25", modern=False, transport=TransportSession("s" * 32))
+            call = RequestContext("p", "2025-11-25", modern=False, transport=TransportSession("s" * 32))
         return srv.bind(Request(method, params, 1), call)
 
     on_transport_session = bind("tools/call", {"name": "note", "arguments": {"text": "x"}})

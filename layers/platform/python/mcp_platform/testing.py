@@ -58,11 +58,11 @@ from mcp_platform.application.sessions.model import (
 )
 from mcp_platform.protocol import context as protocol_context
 from mcp_platform.protocol.admission import check_storable
-from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import spec_of
 from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock, iso_utc
 from mcp_platform.protocol.conversion import jsonable
 from mcp_platform.protocol.prompts import PromptSpec, messages
+from mcp_platform.protocol.request_context import RequestContext
 from mcp_platform.protocol.resources import ResourceSpec, ResourceTemplateSpec, contents, expand_template
 from mcp_platform.protocol.signature import ArgumentError
 from mcp_platform.protocol.tools import READ_ONLY, ToolError, ToolSpec, error_result, tool_spec
@@ -364,7 +364,7 @@ class ToolHarness:
     # -- the endpoint's part --------------------------------------------------------------------
 
     def _context(self, spec: ToolSpec | None, session: Session | None, effects: PendingChanges | None) -> ToolContext:
-        request = CallContext(
+        request = RequestContext(
             self.principal,
             MODERN_VERSIONS[0],
             modern=True,

@@ -17,9 +17,9 @@ from mcp_platform.adapters.dynamodb.codec import attr_size, from_attr, to_attr
 from mcp_platform.adapters.dynamodb.stream_images import to_plain
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.admission import Inadmissible, check_storable
-from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
+from mcp_platform.protocol.request_context import RequestContext
 from mcp_platform.protocol.versions import IDEMPOTENCY_KEY_META
 from tests.support import platform_tools
 from tests.support.services import make_services
@@ -27,9 +27,9 @@ from tests.support.services import make_services
 CATALOG = Catalog.discover(platform_tools).tools
 
 
-def modern_call() -> CallContext:
-    """One context per request: a CallContext is mutable (the runner sets its notify)."""
-    return CallContext(principal="p", protocol_version="2026-07-28", modern=True)
+def modern_call() -> RequestContext:
+    """One context per request: a RequestContext is mutable (the runner sets its notify)."""
+    return RequestContext(principal="p", protocol_version="2026-07-28", modern=True)
 
 
 json_values = st.recursive(

@@ -23,7 +23,6 @@ from mcp_platform.application.interactive.rounds import RoundInteraction
 from mcp_platform.application.interactive.services import InteractiveServices
 from mcp_platform.application.server import McpServer
 from mcp_platform.application.tool_calls import ToolCallRunner
-from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.clock import ManualClock
 from mcp_platform.protocol.context import ToolContext
@@ -35,6 +34,7 @@ from mcp_platform.protocol.jsonrpc import (
     JsonRpcError,
     Request,
 )
+from mcp_platform.protocol.request_context import RequestContext
 from mcp_platform.protocol.resources import resource
 from tests.support.services import make_services
 
@@ -77,7 +77,7 @@ def make_server(clock: ManualClock | None = None) -> McpServer:
 
 
 def call(server: McpServer, method: str, params: dict[str, Any], *, principal: str = "alice", caps: Any = None) -> Any:
-    context = CallContext(principal, "2026-07-28", True, client_capabilities=ALL_CAPS if caps is None else caps)
+    context = RequestContext(principal, "2026-07-28", True, client_capabilities=ALL_CAPS if caps is None else caps)
     try:
         return asyncio.run(server.handle(Request(method, params, 1), context))
     except JsonRpcError as refused:

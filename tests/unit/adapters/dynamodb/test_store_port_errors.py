@@ -28,9 +28,9 @@ from mcp_platform.application.interactive.outbound import ServerRequests
 from mcp_platform.application.interactive.ports import InteractiveStoreError
 from mcp_platform.application.notifications.ports import Notice, NotificationStoreError
 from mcp_platform.application.sessions.errors import SessionNotFound, StoreThrottled
-from mcp_platform.protocol.call import CallContext, TransportSession
 from mcp_platform.protocol.clock import ManualClock
 from mcp_platform.protocol.interactive import elicitation
+from mcp_platform.protocol.request_context import RequestContext, TransportSession
 from mcp_platform.transport.stream_pump import StreamPump
 
 NOW = 1_800_000_000.0
@@ -140,7 +140,7 @@ def ask_with_one_failing_reply_poll() -> dict[str, dict[str, Any]]:
     async def notify(message: dict[str, Any]) -> None:
         return None
 
-    call = CallContext("alice", "2025-11-25", False, transport=TransportSession("s" * 32), notify=notify)
+    call = RequestContext("alice", "2025-11-25", False, transport=TransportSession("s" * 32), notify=notify)
     return asyncio.run(outbound.for_call(call).ask({"k": elicitation("Name?", {"type": "object"})}))
 
 

@@ -19,7 +19,6 @@ from mcp_platform.application.notifications import Notifications
 from mcp_platform.application.server import McpServer
 from mcp_platform.application.subscriptions import audience
 from mcp_platform.application.tool_calls import ToolCallRunner
-from mcp_platform.protocol.call import CallContext, TransportSession
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.context import ToolContext
 from mcp_platform.protocol.jsonrpc import (
@@ -31,6 +30,7 @@ from mcp_platform.protocol.jsonrpc import (
     Request,
 )
 from mcp_platform.protocol.prompts import prompt, user
+from mcp_platform.protocol.request_context import RequestContext, TransportSession
 from mcp_platform.protocol.resources import ResourceNotFound, resource, resource_template
 from tests.support.services import make_services
 from tests.support.tables import create_session_table
@@ -65,7 +65,7 @@ def server(notifications: Notifications | None) -> McpServer:
 
 
 def legacy_call(srv: McpServer, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    call = CallContext("alice", "2025-11-25", modern=False, transport=TransportSession(SESSION))
+    call = RequestContext("alice", "2025-11-25", modern=False, transport=TransportSession(SESSION))
     return asyncio.run(srv.handle(Request(method, params, 1), call))
 
 
@@ -80,7 +80,7 @@ def test_capabilities_advertise_subscribe_and_list_changes_only_when_on(notifica
 
 
 def test_subscribe_exists_in_the_2025_era_only_and_only_when_on(notifications: Notifications) -> None:
-    modern = CallContext(principal="alice", protocol_version="2026-07-28", modern=True)
+    modern = RequestContext(principal="alice", protocol_version="2026-07-28", modern=True)
     for srv, call in ((server(None), None), (server(notifications), modern)):
         with pytest.raises(JsonRpcError) as missing:
             if call is None:
@@ -153,7 +153,7 @@ def test_a_uri_the_caller_cannot_read_is_refused_as_its_read_is_and_nothing_is_k
     answer is his read's (-32002, the URI in data), and his session watches nothing."""
     services = make_services(notifications=notifications)
     srv = McpServer(Catalog.of([owned]), ToolCallRunner(services), services=services)
-    bobs = CallContext("bob", "2025-11-25", modern=False, transport=TransportSession(SESSION))
+    bobs = RequestContext("bob", "2025-11-25", modern=False, transport=TransportSession(SESSION))
     errors = []
     for method in ("resources/read", "resources/subscribe"):
         with pytest.raises(JsonRpcError) as refused:

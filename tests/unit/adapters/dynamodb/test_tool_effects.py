@@ -12,10 +12,10 @@ from mcp_platform.adapters.dynamodb.sessions import Session, SessionExpired, Sto
 from mcp_platform.application.services import Services
 from mcp_platform.application.sessions.changes import AttributeWrites, PendingChanges, SessionChanges
 from mcp_platform.application.tool_calls import ToolCallRunner
-from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.context import ToolContext, ToolEffectViolation
 from mcp_platform.protocol.jsonrpc import Request
+from mcp_platform.protocol.request_context import RequestContext
 from mcp_platform.protocol.tools import APPEND_ONLY, READ_MODIFY_WRITE, READ_ONLY, Effect, tool, tool_spec
 from tests.support import platform_tools
 from tests.support.services import make_services
@@ -96,7 +96,7 @@ class SlidingStore:
 
 
 def run_session_info(store: SlidingStore) -> dict[str, Any]:
-    call = CallContext("alice", "2026-07-28", True)
+    call = RequestContext("alice", "2026-07-28", True)
     catalog = Catalog.discover(platform_tools).tools
     params = {"name": "session_info", "arguments": {"session": store.session.id}}
     runner = ToolCallRunner(Services(store=store, deps=None))

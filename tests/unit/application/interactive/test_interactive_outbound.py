@@ -16,8 +16,8 @@ import pytest
 
 from mcp_platform.application.interactive.outbound import ClientRequestFailed, ReplyRefused, ServerRequests
 from mcp_platform.protocol import trace_context
-from mcp_platform.protocol.call import CallContext, TransportSession
 from mcp_platform.protocol.interactive import elicitation
+from mcp_platform.protocol.request_context import RequestContext, TransportSession
 
 ROOT = Path(__file__).resolve().parents[4]
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
@@ -60,11 +60,11 @@ def accept() -> dict[str, Any]:
     return {"action": "accept", "content": {"name": "Al"}}
 
 
-def legacy_call(sent: list[dict[str, Any]]) -> CallContext:
+def legacy_call(sent: list[dict[str, Any]]) -> RequestContext:
     async def notify(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    return CallContext("alice", "2025-11-25", False, transport=TransportSession("s" * 32), notify=notify)
+    return RequestContext("alice", "2025-11-25", False, transport=TransportSession("s" * 32), notify=notify)
 
 
 def test_ids_that_cannot_be_ours_are_refused_without_an_aws_call() -> None:

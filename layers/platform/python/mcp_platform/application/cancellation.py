@@ -23,8 +23,8 @@ from typing import Any, Protocol
 
 from mcp_platform.application.blocking import IN_THREAD, Blocking
 from mcp_platform.application.sessions.errors import SessionStoreError
-from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.jsonrpc import RequestId
+from mcp_platform.protocol.request_context import RequestContext
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ class CallCancellation:
         self._running: dict[tuple[str, str, RequestId], asyncio.Event] = {}
 
     @contextmanager
-    def running(self, call: CallContext, request_id: RequestId) -> Iterator[None]:
+    def running(self, call: RequestContext, request_id: RequestId) -> Iterator[None]:
         """For the duration of the block, a local cancellation of ``request_id`` in the call's
         transport session sets ``call.cancelled``."""
         session_id = call.transport_session_id
@@ -92,7 +92,7 @@ class CallCancellation:
         elif self.flags is not None:
             await self.blocking(self.flags.request, session_id, request_id, owner=owner)
 
-    def watch(self, call: CallContext, request_id: RequestId) -> Coroutine[Any, Any, None] | None:
+    def watch(self, call: RequestContext, request_id: RequestId) -> Coroutine[Any, Any, None] | None:
         """What to run beside a streamed call so a cancellation posted to another instance stops
         it (sets ``call.cancelled``); None when none can be: a 2026 call (its client cancels by
         closing the stream), a call outside a transport session, or no flag store."""
@@ -101,7 +101,7 @@ class CallCancellation:
             return None
         return self._poll(self.flags, session_id, request_id, call)
 
-    async def _poll(self, flags: CancelFlagStore, session_id: str, request_id: RequestId, call: CallContext) -> None:
+    async def _poll(self, flags: CancelFlagStore, session_id: str, request_id: RequestId, call: RequestContext) -> None:
         """The first check waits one interval: most calls finish before it and cost no read."""
         while not call.cancelled.is_set():
             await asyncio.sleep(self.poll_seconds)

@@ -25,8 +25,8 @@ from mcp_platform.protocol.signature import ArgumentError
 from mcp_platform.protocol.tools import ToolError, ToolSpec, error_result
 
 if TYPE_CHECKING:
-    from mcp_platform.protocol.call import CallContext
     from mcp_platform.protocol.preparation import PreparedCall
+    from mcp_platform.protocol.request_context import RequestContext
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ async def invoke(
 
 
 def call_event(
-    prepared: PreparedCall, call: CallContext, result: dict[str, Any], started: float, finished: float
+    prepared: PreparedCall, call: RequestContext, result: dict[str, Any], started: float, finished: float
 ) -> ToolCallEvent:
     """The tool-call event of a finished call (:class:`~mcp_platform.application.events.schema.ToolCallEvent`,
     the one writer of the stream's format), built from typed values and therefore not re-validated
@@ -101,7 +101,7 @@ def call_event(
     ``emitted_at`` is ``finished_at`` (one timestamp formatted less). A wall clock stepped back
     during the call gives a zero duration, never an event that ingest would refuse
     (``finished_at`` before ``started_at``). The request's trace and span ids ride along
-    (``CallContext.trace``)."""
+    (``RequestContext.trace``)."""
     if finished < started:
         finished = started
     finished_at = iso_utc(finished)

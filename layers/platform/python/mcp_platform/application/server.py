@@ -1,7 +1,7 @@
 """The MCP server's use cases behind the dispatch table: one JSON-RPC request in, one result
 (or JsonRpcError) out.
 
-Knows nothing about HTTP: the transport builds a :class:`~mcp_platform.protocol.call.CallContext`,
+Knows nothing about HTTP: the transport builds a :class:`~mcp_platform.protocol.request_context.RequestContext`,
 asks :meth:`McpServer.bind` what the request needs of it (:mod:`mcp_platform.protocol.binding`) and
 renders what the request's work returns. Which method serves a request, what is advertised and
 how a result is finished is the protocol's dispatch table (:mod:`mcp_platform.protocol.dispatch`);
@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 from mcp_platform.application.services import Services
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.binding import BoundRequest, Work, refusal
-from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.context import LOG_LEVELS, ToolContext
 from mcp_platform.protocol.dispatch import Dispatch
@@ -29,6 +28,7 @@ from mcp_platform.protocol.handshake import Initialized
 from mcp_platform.protocol.input_required import INPUT_METHODS, InputRequired
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
 from mcp_platform.protocol.preparation import PreparedCall, require_client_capabilities
+from mcp_platform.protocol.request_context import RequestContext
 from mcp_platform.protocol.tools import ToolCatalog
 
 if TYPE_CHECKING:  # the tasks extension loads only where it is deployed
@@ -86,7 +86,7 @@ class McpServer:
     def handler_for(self, method: str, modern: bool) -> Handler:
         return self.dispatch.handler_for(method, modern)
 
-    def bind(self, request: Request, call: CallContext) -> BoundRequest:
+    def bind(self, request: Request, call: RequestContext) -> BoundRequest:
         """Match the request to what serves it (the dispatch table), with no I/O and no refusal:
         what can refuse it runs in ``admit``, after whatever checks the transport makes on the
         binding's word."""
@@ -95,7 +95,7 @@ class McpServer:
             return binder(request, call)
         return BoundRequest(request, admit=lambda: self._admit(request, call))
 
-    def bind_tool_call(self, request: Request, call: CallContext) -> BoundRequest:
+    def bind_tool_call(self, request: Request, call: RequestContext) -> BoundRequest:
         try:
             # Preparing reads nothing the transport-session check changes, so it may run first.
             prepared = self.runner.prepare(request, call, self.catalog.tools)
@@ -118,7 +118,7 @@ class McpServer:
             header_mirrors=prepared.spec.mirrored_headers,
         )
 
-    async def _admit_tool_call(self, request: Request, prepared: PreparedCall, call: CallContext) -> Work:
+    async def _admit_tool_call(self, request: Request, prepared: PreparedCall, call: RequestContext) -> Work:
         await self.runner.load(prepared, call)
         require_client_capabilities(prepared.spec, call)
         tasks = self._task_runner(prepared, call)
@@ -139,7 +139,7 @@ class McpServer:
 
         return work
 
-    async def _admit(self, request: Request, call: CallContext) -> Work:
+    async def _admit(self, request: Request, call: RequestContext) -> Work:
         handler = self.handler_for(request.method, call.modern)
         await self._open_interaction(request, call, consume=True)
 
@@ -148,7 +148,7 @@ class McpServer:
 
         return simple
 
-    def _task_runner(self, prepared: PreparedCall, call: CallContext) -> TaskService | None:
+    def _task_runner(self, prepared: PreparedCall, call: RequestContext) -> TaskService | None:
         """Tasks extension: the service that hands this call to the worker, or None when it runs
         here (a replay or a refused argument is answered here)."""
         if prepared.spec.task_support == "forbidden" or prepared.prior_result is not None:
@@ -164,7 +164,7 @@ class McpServer:
         return tasks if wanted else None
 
     async def _start_task(
-        self, tasks: TaskService, prepared: PreparedCall, call: CallContext, kept: TaskRequest
+        self, tasks: TaskService, prepared: PreparedCall, call: RequestContext, kept: TaskRequest
     ) -> dict[str, Any]:
         """The tool's ``ask_first`` questions (an InputRequiredResult until answered), then the task."""
         answers: dict[str, dict[str, Any]] = {}
@@ -175,7 +175,7 @@ class McpServer:
         created: dict[str, Any] = await tasks.start(kept, call, answers)
         return created
 
-    async def _open_interaction(self, request: Request, call: CallContext, *, consume: bool) -> None:
+    async def _open_interaction(self, request: Request, call: RequestContext, *, consume: bool) -> None:
         """How the request's questions reach its client (``interactive``): 2026, rounds on the
         methods that may answer InputRequiredResult (a bad requestState is refused here, before
         any work); 2025, requests on the call's stream. Loaded on first use, not at start."""
@@ -186,7 +186,9 @@ class McpServer:
         elif call.transport_session_id is not None and self.services.interactive is not None:
             call.interaction = self.services.interactive.outbound.for_call(call)
 
-    async def _answered(self, request: Request, call: CallContext, work: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+    async def _answered(
+        self, request: Request, call: RequestContext, work: Awaitable[dict[str, Any]]
+    ) -> dict[str, Any]:
         """The work's result; a run that stopped for input answers an InputRequiredResult."""
         try:
             return await work
@@ -196,12 +198,12 @@ class McpServer:
             )
             return result
 
-    async def handle(self, request: Request, call: CallContext) -> dict[str, Any]:
+    async def handle(self, request: Request, call: RequestContext) -> dict[str, Any]:
         """The request's result, or its JsonRpcError: the transport-free path."""
         work = await self.bind(request, call).admit()
         return await work()
 
-    def _finish(self, result: dict[str, Any], call: CallContext) -> dict[str, Any]:
+    def _finish(self, result: dict[str, Any], call: RequestContext) -> dict[str, Any]:
         return self.dispatch.finish(result, call)
 
 
@@ -234,7 +236,7 @@ class LogLevelFeature(Feature):
     def legacy_methods(self) -> Mapping[str, Handler]:
         return {"logging/setLevel": self._set_level}
 
-    async def _set_level(self, request: Request, call: CallContext) -> dict[str, Any]:
+    async def _set_level(self, request: Request, call: RequestContext) -> dict[str, Any]:
         level = request.params.get("level")
         if level not in LOG_LEVELS:
             raise JsonRpcError(INVALID_PARAMS, f"level must be one of {', '.join(LOG_LEVELS)}")

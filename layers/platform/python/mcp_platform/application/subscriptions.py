@@ -18,10 +18,10 @@ from mcp_platform.application.effects import store_error
 from mcp_platform.application.notifications import Notifications
 from mcp_platform.application.notifications.ports import TooManySubscriptions, check_uri
 from mcp_platform.application.sessions.errors import StoreUnavailable
-from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.features import Feature, Handler, resource_not_found
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, LIMIT_EXCEEDED, JsonRpcError, Request
+from mcp_platform.protocol.request_context import RequestContext
 
 Readable = Callable[[str, str], Awaitable[bool]]
 """(uri, principal) -> whether that principal's ``resources/read`` of it would answer it."""
@@ -58,7 +58,7 @@ class SubscriptionsFeature(Feature):
     def legacy_methods(self) -> Mapping[str, Handler]:
         return {"resources/subscribe": self.subscribe, "resources/unsubscribe": self.unsubscribe}
 
-    async def subscribe(self, request: Request, call: CallContext) -> dict[str, Any]:
+    async def subscribe(self, request: Request, call: RequestContext) -> dict[str, Any]:
         """Authorized exactly as a read: a URI the caller cannot read (another principal's
         session, an unknown one) gets the answer its read would (-32002), and nothing is kept."""
         uri = _uri(request)
@@ -73,7 +73,7 @@ class SubscriptionsFeature(Feature):
             raise store_error(exc) from exc
         return {}
 
-    async def unsubscribe(self, request: Request, call: CallContext) -> dict[str, Any]:
+    async def unsubscribe(self, request: Request, call: RequestContext) -> dict[str, Any]:
         uri = _uri(request)
         try:
             await self.notifications.blocking(self.notifications.subscriptions.unsubscribe, _session(call), uri)
@@ -89,7 +89,7 @@ def _uri(request: Request) -> str:
         raise JsonRpcError(INVALID_PARAMS, f"params.uri: {exc}") from exc
 
 
-def _session(call: CallContext) -> str:
+def _session(call: RequestContext) -> str:
     if call.transport_session_id is None:  # registered for the 2025 era only, where it is set
         raise JsonRpcError(INVALID_PARAMS, "resources/subscribe needs an Mcp-Session-Id session")
     return call.transport_session_id

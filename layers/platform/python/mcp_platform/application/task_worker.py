@@ -40,11 +40,11 @@ from mcp_platform.application.tasks.budget import questions_refusal
 from mcp_platform.application.tasks.ports import TaskMessage, TaskNotFound, TaskRepository, TaskTransitionRefused
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol import trace_context
-from mcp_platform.protocol.call import CallContext, TransportSession
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.input_required import InputRequired
 from mcp_platform.protocol.interactive import InputRequest, check_answer
 from mcp_platform.protocol.jsonrpc import TOOL_FAILED, UNAVAILABLE, JsonRpcError, Request
+from mcp_platform.protocol.request_context import RequestContext, TransportSession
 from mcp_platform.protocol.tasks import CANCELLED, COMPLETED, FAILED, WORKING, Task
 
 if TYPE_CHECKING:
@@ -180,7 +180,7 @@ class TaskWorker:
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
 
-    async def _execute(self, task: Task, call: CallContext) -> None:
+    async def _execute(self, task: Task, call: RequestContext) -> None:
         request = Request("tools/call", task.request.params, None)
         try:
             prepared = self.runner.prepare(request, call, self.catalog.tools)
@@ -205,7 +205,7 @@ class TaskWorker:
             return
         await self._finish(task.task_id, COMPLETED, result=result)
 
-    async def _watch(self, task_id: str, call: CallContext, execution: asyncio.Future[None]) -> None:
+    async def _watch(self, task_id: str, call: RequestContext, execution: asyncio.Future[None]) -> None:
         """Until the task is cancelled: then its run is told, and stopped after the grace."""
         while True:
             await asyncio.sleep(self.cancel_poll_seconds)
@@ -250,10 +250,10 @@ class TaskWorker:
             logger.info("task %s was cancelled while it ran; its outcome is not recorded", task_id)
 
 
-def _call_of(task: Task) -> CallContext:
+def _call_of(task: Task) -> RequestContext:
     request = task.request
     session_id = request.transport_session_id
-    call = CallContext(
+    call = RequestContext(
         principal=task.owner,
         protocol_version=request.protocol_version,
         modern=request.modern,

@@ -45,10 +45,10 @@ from mcp_platform.application.sessions.model import KIND_TRANSPORT, Session, Too
 from mcp_platform.application.sessions.ports import SessionRepository
 from mcp_platform.application.sessions.retry import Backoff
 from mcp_platform.protocol import context
-from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock
 from mcp_platform.protocol.jsonrpc import JsonRpcError
 from mcp_platform.protocol.preparation import PreparedCall, prepare_call
+from mcp_platform.protocol.request_context import RequestContext
 from mcp_platform.protocol.tools import APPEND_ONLY, READ_ONLY, ToolSpec, error_result
 
 logger = logging.getLogger(__name__)
@@ -88,8 +88,8 @@ class ToolCallRunner:
     prepare = staticmethod(prepare_call)
 
     @property
-    def sessions(self) -> SessionRepository:
-        """The session store (``Services.sessions``)."""
+    def store(self) -> SessionRepository:
+        """The session store (``Services.store``; tools reach it as ``Services.sessions``)."""
         return self.services.store
 
     async def set_log_level(self, session: Session, level: str, principal: str) -> None:
@@ -97,15 +97,15 @@ class ToolCallRunner:
             return dataclasses.replace(current, attributes={**current.attributes, "log_level": level})
 
         # D2 optimistic lock; the session read by this request is the starting version.
-        await self.blocking(self.sessions.update_metadata, session.id, apply, owner=principal, current=session)
+        await self.blocking(self.store.update_metadata, session.id, apply, owner=principal, current=session)
 
-    async def load(self, prepared: PreparedCall, call: CallContext) -> None:
+    async def load(self, prepared: PreparedCall, call: RequestContext) -> None:
         """One consistent BatchGetItem (X4): the session and the call's idempotency marker."""
         if prepared.session_id is None or prepared.invalid_arguments is not None:
             return
         try:
             session, prior = await self.blocking(
-                self.sessions.load_for_tool_call,
+                self.store.load_for_tool_call,
                 prepared.session_id,
                 prepared.tool_call_id,
                 owner=call.principal,
@@ -125,7 +125,7 @@ class ToolCallRunner:
         prepared.session = session
         prepared.prior_result = dict(prior.result) if prior is not None else None
 
-    async def run(self, prepared: PreparedCall, call: CallContext) -> dict[str, Any]:
+    async def run(self, prepared: PreparedCall, call: RequestContext) -> dict[str, Any]:
         if prepared.invalid_arguments is not None:
             return error_result(f"Invalid arguments: {prepared.invalid_arguments}")
         if prepared.prior_result is not None:
@@ -148,14 +148,14 @@ class ToolCallRunner:
         async with self._locks.hold(session.id):
             return await self._run_read_modify_write(prepared, call, session)
 
-    async def _slide_expiry(self, prepared: PreparedCall, session: Session, call: CallContext) -> Session:
+    async def _slide_expiry(self, prepared: PreparedCall, session: Session, call: RequestContext) -> Session:
         """D7 for a read-only call: the session's ttl slides too (a ttl-only write, made only when
         less than half of the lifetime remains; ``SessionStore.slide_expiry``), so a session that
         is only read does not expire while in use. The tool sees the extended ttl. A failed slide
         never fails the read (the session was alive when loaded): it is logged, and the next
         read past half the lifetime tries again."""
         try:
-            slid: Session = await self.blocking(self.sessions.slide_expiry, session, owner=call.principal)
+            slid: Session = await self.blocking(self.store.slide_expiry, session, owner=call.principal)
         except session_errors.SessionStoreError as exc:
             logger.warning("sliding the expiry of a read session failed: %s", type(exc).__name__)
             self._count_store_error(prepared, exc)
@@ -174,7 +174,7 @@ class ToolCallRunner:
             await asyncio.wait(list(self._pending))
 
     async def _run_read_modify_write(
-        self, prepared: PreparedCall, call: CallContext, session: Session
+        self, prepared: PreparedCall, call: RequestContext, session: Session
     ) -> dict[str, Any]:
         """D2: on a lost race the *tool runs again* on the state that won, so no result computed
         from stale state is ever committed; bounded, then CONFLICT. After the backoff the state
@@ -194,14 +194,14 @@ class ToolCallRunner:
                 await asyncio.sleep(delay)
                 session = await self._reread(prepared, exc.current, call)
 
-    async def _reread(self, prepared: PreparedCall, session: Session, call: CallContext) -> Session:
+    async def _reread(self, prepared: PreparedCall, session: Session, call: RequestContext) -> Session:
         """The session as stored now (X4: a consistent read decides the next commit's condition)."""
         try:
-            return await self.blocking(self.sessions.get_session, session.id, owner=call.principal, consistent=True)
+            return await self.blocking(self.store.get_session, session.id, owner=call.principal, consistent=True)
         except session_errors.SessionStoreError as exc:
             raise self._store_error(prepared, exc) from exc
 
-    async def _run_and_commit(self, prepared: PreparedCall, call: CallContext, session: Session) -> dict[str, Any]:
+    async def _run_and_commit(self, prepared: PreparedCall, call: RequestContext, session: Session) -> dict[str, Any]:
         started = self._clock.now()
         pending = PendingChanges(prepared.spec.effect, session)
         result = await self._invoke(prepared, self._context(prepared, call, session, pending))
@@ -218,7 +218,7 @@ class ToolCallRunner:
             raise
 
     def _context(
-        self, prepared: PreparedCall, call: CallContext, session: Session | None, effects: PendingChanges
+        self, prepared: PreparedCall, call: RequestContext, session: Session | None, effects: PendingChanges
     ) -> ToolContext[object]:
         return context.ToolContext.for_request(
             call,
@@ -252,7 +252,7 @@ class ToolCallRunner:
     async def _commit(
         self,
         prepared: PreparedCall,
-        call: CallContext,
+        call: RequestContext,
         pending: PendingChanges,
         session: Session,
         result: dict[str, Any],
@@ -280,7 +280,7 @@ class ToolCallRunner:
         try:
             # Always in a worker thread: a cancellation posted while the commit runs must be
             # read meanwhile (the call then ends without a response, its event still flushed).
-            done = await asyncio.to_thread(self.sessions.commit, session, call_record, changes)
+            done = await asyncio.to_thread(self.store.commit, session, call_record, changes)
         except session_errors.DuplicateToolCall as exc:
             # A concurrent copy of this same request committed (and reports) it; a different
             # request under the id is IdempotencyKeyReused, answered -32602 below.
@@ -310,7 +310,7 @@ class ToolCallRunner:
             self.metrics.count(counter, per=(TOOL, prepared.spec.name), properties={ERROR_TYPE: type(exc).__name__})
 
     def _record_event(
-        self, prepared: PreparedCall, call: CallContext, result: dict[str, Any], started: float, finished: float
+        self, prepared: PreparedCall, call: RequestContext, result: dict[str, Any], started: float, finished: float
     ) -> None:
         if self.events is not None:
             self.events.emit(call_event(prepared, call, result, started, finished))

@@ -10,13 +10,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar
 
-from mcp_platform.protocol.call import CallContext, Notify, discard_notification
 from mcp_platform.protocol.jsonrpc import (
     INVALID_REQUEST,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     JsonRpcError,
     notification_message,
 )
+from mcp_platform.protocol.request_context import Notify, RequestContext, discard_notification
 
 if TYPE_CHECKING:  # the interactive API loads on a tool's first question, not at start
     from mcp_platform.protocol.input_required import InputRequest
@@ -145,7 +145,7 @@ class ToolContext(Generic[ServicesT]):
     @classmethod
     def for_request(
         cls,
-        request: CallContext,
+        request: RequestContext,
         services: _Services,
         *,
         loaded_session: SessionState | None = None,

@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.features import Binder, Feature, Handler
 from mcp_platform.protocol.handshake import Initialized, transport_session_attributes
 from mcp_platform.protocol.jsonrpc import METHOD_NOT_FOUND, JsonRpcError, Request
 from mcp_platform.protocol.pagination import LIST_TTL_MS
+from mcp_platform.protocol.request_context import RequestContext
 from mcp_platform.protocol.versions import MODERN_VERSIONS
 
 SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
@@ -90,17 +90,17 @@ class Dispatch:
             result["instructions"] = self.instructions
         return result
 
-    def finish(self, result: dict[str, Any], call: CallContext) -> dict[str, Any]:
+    def finish(self, result: dict[str, Any], call: RequestContext) -> dict[str, Any]:
         if call.modern:
             result.setdefault("resultType", "complete")
             # 2026-07-28: servers SHOULD identify themselves on every result.
             result["_meta"] = {**result.get("_meta", {}), SERVER_INFO_META_KEY: self.server_info}
         return result
 
-    async def _ping(self, request: Request, call: CallContext) -> dict[str, Any]:
+    async def _ping(self, request: Request, call: RequestContext) -> dict[str, Any]:
         return {}
 
-    async def _discover(self, request: Request, call: CallContext) -> dict[str, Any]:
+    async def _discover(self, request: Request, call: RequestContext) -> dict[str, Any]:
         result: dict[str, Any] = {
             "supportedVersions": list(MODERN_VERSIONS),
             "capabilities": self.capabilities(modern=True),

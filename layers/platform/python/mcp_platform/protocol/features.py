@@ -12,17 +12,17 @@ from typing import Any
 
 from mcp_platform.protocol.apps import EXTENSION_ID as APPS_EXTENSION
 from mcp_platform.protocol.binding import BoundRequest
-from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.context import ToolContext, ToolServices
 from mcp_platform.protocol.input_required import InputRequired
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, UNAVAILABLE, JsonRpcError, Request
 from mcp_platform.protocol.pagination import page
 from mcp_platform.protocol.prompts import PromptArgumentError, messages
+from mcp_platform.protocol.request_context import RequestContext
 from mcp_platform.protocol.resources import CacheScope, InvalidResourceUri, ResourceNotFound, contents
 
-Handler = Callable[[Request, CallContext], Awaitable[dict[str, Any]]]
-Binder = Callable[[Request, CallContext], BoundRequest]
+Handler = Callable[[Request, RequestContext], Awaitable[dict[str, Any]]]
+Binder = Callable[[Request, RequestContext], BoundRequest]
 """Binds one request of a method to what admits and serves it (``Feature.binders``)."""
 MAX_COMPLETIONS = 100  # completion/complete returns at most 100 values (spec)
 
@@ -80,7 +80,7 @@ class CatalogFeature(Feature):
     def methods(self) -> Mapping[str, Handler]:
         raise NotImplementedError
 
-    def _context(self, call: CallContext) -> ToolContext[ToolServices]:
+    def _context(self, call: RequestContext) -> ToolContext[ToolServices]:
         # 2026: prompts/get and resources/read may ask too (the request's interaction).
         return ToolContext.for_request(call, self.services)
 
@@ -95,7 +95,7 @@ class ToolsFeature(CatalogFeature):
     def methods(self) -> Mapping[str, Handler]:
         return {"tools/list": self._list}
 
-    async def _list(self, request: Request, call: CallContext) -> dict[str, Any]:
+    async def _list(self, request: Request, call: RequestContext) -> dict[str, Any]:
         # S5: no AWS call; S6: paginated with an opaque cursor.
         listing = self.catalog.tools.listing()
         return page("tools", listing, request.params.get("cursor"), self.page_size, modern=call.modern)
@@ -114,15 +114,15 @@ class ResourcesFeature(CatalogFeature):
     def methods(self) -> Mapping[str, Handler]:
         return {"resources/list": self._list, "resources/templates/list": self._templates, "resources/read": self._read}
 
-    async def _list(self, request: Request, call: CallContext) -> dict[str, Any]:
+    async def _list(self, request: Request, call: RequestContext) -> dict[str, Any]:
         listing = [self.catalog.resources[uri].describe() for uri in sorted(self.catalog.resources)]
         return page("resources", listing, request.params.get("cursor"), self.page_size, modern=call.modern)
 
-    async def _templates(self, request: Request, call: CallContext) -> dict[str, Any]:
+    async def _templates(self, request: Request, call: RequestContext) -> dict[str, Any]:
         listing = [self.catalog.templates[name].describe() for name in sorted(self.catalog.templates)]
         return page("resourceTemplates", listing, request.params.get("cursor"), self.page_size, modern=call.modern)
 
-    async def _read(self, request: Request, call: CallContext) -> dict[str, Any]:
+    async def _read(self, request: Request, call: RequestContext) -> dict[str, Any]:
         uri = request.params.get("uri")
         if not isinstance(uri, str) or not uri:
             raise JsonRpcError(INVALID_PARAMS, "params.uri must be a non-empty string")
@@ -185,11 +185,11 @@ class PromptsFeature(CatalogFeature):
     def methods(self) -> Mapping[str, Handler]:
         return {"prompts/list": self._list, "prompts/get": self._get}
 
-    async def _list(self, request: Request, call: CallContext) -> dict[str, Any]:
+    async def _list(self, request: Request, call: RequestContext) -> dict[str, Any]:
         listing = [self.catalog.prompts[name].describe() for name in sorted(self.catalog.prompts)]
         return page("prompts", listing, request.params.get("cursor"), self.page_size, modern=call.modern)
 
-    async def _get(self, request: Request, call: CallContext) -> dict[str, Any]:
+    async def _get(self, request: Request, call: RequestContext) -> dict[str, Any]:
         name = request.params.get("name")
         spec = self.catalog.prompts.get(name) if isinstance(name, str) else None
         if spec is None:
@@ -221,7 +221,7 @@ class CompletionFeature(CatalogFeature):
     def methods(self) -> Mapping[str, Handler]:
         return {"completion/complete": self._complete}
 
-    async def _complete(self, request: Request, call: CallContext) -> dict[str, Any]:
+    async def _complete(self, request: Request, call: RequestContext) -> dict[str, Any]:
         """Every malformed field is -32602, named (nothing of the request is coerced)."""
         ref, argument = request.params.get("ref"), request.params.get("argument")
         if not isinstance(ref, dict):

@@ -23,7 +23,7 @@ INITIAL_LOG_LEVEL = "info"  # until logging/setLevel (2025: log notifications ar
 @dataclass(frozen=True)
 class Initialized:
     session_attributes: dict[str, Any]
-    """What the new transport session keeps (``CallContext.attach_transport_session`` reads it)."""
+    """What the new transport session keeps (``RequestContext.attach_transport_session`` reads it)."""
     result: dict[str, Any]
     """The InitializeResult."""
 

@@ -20,7 +20,7 @@ from mcp_platform.protocol.tools import ToolCatalog, ToolSpec
 from mcp_platform.protocol.versions import IDEMPOTENCY_KEY_META, SESSION_HANDLE_ARGUMENT
 
 if TYPE_CHECKING:
-    from mcp_platform.protocol.call import CallContext
+    from mcp_platform.protocol.request_context import RequestContext
 
 MAX_IDEMPOTENCY_KEY = 128
 # One tool call is stored as two items, the record (its arguments) and the marker (its result,
@@ -49,7 +49,7 @@ class PreparedCall:
     """Event-loop time by which the tool must have returned (set when the call starts)."""
 
 
-def prepare_call(request: Request, call: CallContext, catalog: ToolCatalog) -> PreparedCall:
+def prepare_call(request: Request, call: RequestContext, catalog: ToolCatalog) -> PreparedCall:
     """Everything about a tools/call that needs no I/O: tool, arguments, session, call id."""
     name = request.params.get("name")
     if not isinstance(name, str):
@@ -127,7 +127,7 @@ def admit_arguments(arguments: dict[str, Any], budget: int = CALL_RECORD_BUDGET_
     return total
 
 
-def require_client_capabilities(spec: ToolSpec, call: CallContext) -> None:
+def require_client_capabilities(spec: ToolSpec, call: RequestContext) -> None:
     """A server must not rely on a capability the client did not declare (-32021, HTTP 400).
     Checked once the transport session (2025: where initialize's capabilities are kept) is known."""
     if not spec.client_capabilities or call.client_capabilities is None:
@@ -141,7 +141,7 @@ def require_client_capabilities(spec: ToolSpec, call: CallContext) -> None:
         )
 
 
-def _session_id(spec: ToolSpec, arguments: dict[str, Any], call: CallContext) -> str | None:
+def _session_id(spec: ToolSpec, arguments: dict[str, Any], call: RequestContext) -> str | None:
     if spec.session != "required":
         return None
     handle = arguments.get(SESSION_HANDLE_ARGUMENT)
@@ -155,7 +155,7 @@ def _session_id(spec: ToolSpec, arguments: dict[str, Any], call: CallContext) ->
     )
 
 
-def _tool_call_id(request: Request, call: CallContext, spec: ToolSpec, session_id: str | None, digest: str) -> str:
+def _tool_call_id(request: Request, call: RequestContext, spec: ToolSpec, session_id: str | None, digest: str) -> str:
     """The id the call is committed (and deduplicated) under; always scoped by principal,
     so one caller can never replay another's result.
 

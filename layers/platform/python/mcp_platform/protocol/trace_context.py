@@ -14,7 +14,7 @@ made (the audit does: ``adapters.dynamodb.stream_images``).
 The current request's context lives in a :class:`~contextvars.ContextVar` (:func:`current`), so
 every log and metric line written while it is handled carries its ids without being handed
 them; asyncio tasks and ``asyncio.to_thread`` copy it. The values the request writes (the
-tool-call event, its records, a task) take it explicitly from ``CallContext.trace``.
+tool-call event, its records, a task) take it explicitly from ``RequestContext.trace``.
 """
 
 from __future__ import annotations

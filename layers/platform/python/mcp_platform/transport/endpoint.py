@@ -10,7 +10,7 @@ later) the events still buffered are flushed within a bound, then shutdown compl
 
 Trace context: each MCP request is a span (:mod:`mcp_platform.protocol.trace_context`) continuing
 the trace its ``_meta`` or its ``traceparent`` header names, else a new trace; it is current
-while the request is handled and rides on its ``CallContext``.
+while the request is handled and rides on its ``RequestContext``.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from mcp_platform.application.cancellation import CallCancellation
 from mcp_platform.application.server import McpServer
 from mcp_platform.application.transport_sessions import TransportSessions
 from mcp_platform.protocol import trace_context
-from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.jsonrpc import INTERNAL_ERROR, JsonRpcError, Request, is_response, parse_message
+from mcp_platform.protocol.request_context import RequestContext
 from mcp_platform.protocol.trace_context import TRACEPARENT, TRACESTATE, TraceContext
 from mcp_platform.protocol.versions import CLIENT_CAPABILITIES_META_KEY, is_modern
 from mcp_platform.transport.asgi import Message, Receive, Scope, Send
@@ -97,7 +97,7 @@ class McpEndpoint:
         """Stack option ``subscriptions``: the 2025 GET stream and 2026 subscriptions/listen."""
         self.protected_resource = protected_resource
         """OAuth mode: RFC 9728 metadata is served, tools' scopes are enforced."""
-        self.sessions = server.services.store
+        self.store = server.services.store
         """The session store (the one the server's services use)."""
         self.authenticator = authenticator
         self.guard = guard
@@ -112,7 +112,7 @@ class McpEndpoint:
         self.handshake = HandshakeEra(
             server=server,
             # Defaults: the server's session store, and cancellations that reach local calls only.
-            sessions=transport_sessions or TransportSessions(self.sessions, blocking=blocking),
+            sessions=transport_sessions or TransportSessions(self.store, blocking=blocking),
             streamer=streamer,
             cancellation=cancellation or CallCancellation(),
             listener=listener,
@@ -284,7 +284,7 @@ class McpEndpoint:
             exc.request_id = message.id
             raise
         declared = message.meta.get(CLIENT_CAPABILITIES_META_KEY)
-        call = CallContext(
+        call = RequestContext(
             principal=principal,
             protocol_version=version,
             modern=True,

@@ -19,8 +19,8 @@ from mcp_platform.application.cancellation import CallCancellation
 from mcp_platform.application.server import McpServer
 from mcp_platform.application.sessions.errors import SessionNotFound
 from mcp_platform.application.transport_sessions import TransportSessions
-from mcp_platform.protocol.call import CallContext, TransportSession
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, Request, error_message, result_message
+from mcp_platform.protocol.request_context import RequestContext, TransportSession
 from mcp_platform.protocol.versions import DEFAULT_HANDSHAKE_VERSION, HANDSHAKE_VERSIONS, is_modern
 from mcp_platform.transport.asgi import Receive, Send
 from mcp_platform.transport.messages import HttpError, HttpRequest, send_empty
@@ -80,7 +80,7 @@ class HandshakeEra:
             await self._notification(message, session_id, principal)
             await send_empty(send, 202, cors)
             return
-        call = CallContext(
+        call = RequestContext(
             principal=principal,
             protocol_version=version_header or DEFAULT_HANDSHAKE_VERSION,
             modern=False,

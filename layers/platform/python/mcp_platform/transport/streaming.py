@@ -44,7 +44,6 @@ from mcp_platform.application.metrics import (
 )
 from mcp_platform.application.tool_calls import TransportSessionNotFound
 from mcp_platform.protocol.binding import BoundRequest
-from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.jsonrpc import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -60,6 +59,7 @@ from mcp_platform.protocol.jsonrpc import (
     error_message,
     result_message,
 )
+from mcp_platform.protocol.request_context import RequestContext
 from mcp_platform.transport.asgi import Receive, Send
 from mcp_platform.transport.messages import HttpError, HttpRequest, end_body, send_json, sse_event, start_sse
 
@@ -115,7 +115,7 @@ class ResponseStreamer:
         self,
         request: HttpRequest,
         bound: BoundRequest,
-        call: CallContext,
+        call: RequestContext,
         send: Send,
         headers: dict[str, str],
         *,
@@ -160,7 +160,7 @@ class ResponseStreamer:
         self,
         work: Callable[[], Awaitable[dict[str, Any]]],
         request_id: Any,
-        call: CallContext,
+        call: RequestContext,
         send: Send,
         headers: dict[str, str],
         timing: ResponseTiming,
@@ -236,7 +236,7 @@ class ResponseStreamer:
                 except (OSError, RuntimeError):
                     pass  # the client is gone: nothing to end
 
-    def _span_export(self, bound: BoundRequest, call: CallContext, outcome: dict[str, Any]) -> Flush:
+    def _span_export(self, bound: BoundRequest, call: RequestContext, outcome: dict[str, Any]) -> Flush:
         """Records the request's span once, when the response is about to end, and exports it."""
         started_ns = time.time_ns()
         done = False
@@ -252,7 +252,7 @@ class ResponseStreamer:
         return export
 
     def _operation(
-        self, bound: BoundRequest, call: CallContext, outcome: dict[str, Any], timing: ResponseTiming
+        self, bound: BoundRequest, call: RequestContext, outcome: dict[str, Any], timing: ResponseTiming
     ) -> None:
         """mcp.server.operation.duration of one request, with its time to first byte in the same
         line. An error is the JSON-RPC error's code, ``tool_error`` for a tool's isError result,

@@ -32,9 +32,9 @@ from mcp_platform.application.interactive.digests import question_digest
 from mcp_platform.application.interactive.ports import ReplyStore
 from mcp_platform.application.sessions.errors import SessionStoreError
 from mcp_platform.protocol.admission import Inadmissible, check_storable
-from mcp_platform.protocol.call import CallContext, discard_notification
 from mcp_platform.protocol.interactive import InputRequest, InvalidInputResponse, check_answer
 from mcp_platform.protocol.jsonrpc import INVALID_REQUEST, JsonRpcError, error_message
+from mcp_platform.protocol.request_context import RequestContext, discard_notification
 from mcp_platform.protocol.tools import ToolError
 
 logger = logging.getLogger(__name__)
@@ -80,7 +80,7 @@ class ServerRequests:
         self.poll_cap_seconds = poll_cap_seconds
         self._waiting: dict[tuple[str, str], _Waiter] = {}
 
-    def for_call(self, call: CallContext) -> CallRequests:
+    def for_call(self, call: RequestContext) -> CallRequests:
         return CallRequests(self, call)
 
     async def receive(self, session_id: str, message: dict[str, Any], *, owner: str) -> None:
@@ -110,7 +110,7 @@ class ServerRequests:
         if refusal is not None:
             raise ReplyRefused(status, refusal)
 
-    async def exchange(self, call: CallContext, requests: Mapping[str, InputRequest]) -> dict[str, dict[str, Any]]:
+    async def exchange(self, call: RequestContext, requests: Mapping[str, InputRequest]) -> dict[str, dict[str, Any]]:
         session_id, owner = str(call.transport_session_id), call.principal
         ids = {key: f"srv-{secrets.token_urlsafe(16)}" for key in requests}
         ttl = math.ceil(self.timeout_seconds) + REPLY_TTL_MARGIN_SECONDS
@@ -169,7 +169,7 @@ class ServerRequests:
                 logger.warning("reply item not removed (its TTL will)", exc_info=True)
 
 
-def _traced(wire: dict[str, Any], call: CallContext) -> dict[str, Any]:
+def _traced(wire: dict[str, Any], call: RequestContext) -> dict[str, Any]:
     """The request with the call's span as its parent in ``params._meta`` (SEP-414), so the
     client's handling of it joins the call's trace; the question's own ``_meta`` is kept."""
     if call.trace is None:
@@ -210,7 +210,7 @@ class CallRequests:
 
     round = 1
 
-    def __init__(self, outbound: ServerRequests, call: CallContext) -> None:
+    def __init__(self, outbound: ServerRequests, call: RequestContext) -> None:
         self._outbound = outbound
         self._call = call
         self._answers: dict[str, tuple[str, dict[str, Any]]] = {}

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_platform.application.interactive.digests import question_digest, salient_digest
 from mcp_platform.application.interactive.ports import StateKeysMissing
-from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.input_required import InputRequired
 from mcp_platform.protocol.interactive import InputRequest, InvalidInputResponse, check_answer
 from mcp_platform.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, LIMIT_EXCEEDED, JsonRpcError, Request
+from mcp_platform.protocol.request_context import RequestContext
 
 if TYPE_CHECKING:
     from mcp_platform.application.interactive.ports import StateVault
@@ -86,14 +86,14 @@ def _vault(services: InteractiveServices | None) -> StateVault:
         raise JsonRpcError(INTERNAL_ERROR, message) from exc
 
 
-def _binding(request: Request, call: CallContext) -> Binding:
+def _binding(request: Request, call: RequestContext) -> Binding:
     from mcp_platform.application.interactive.state import Binding
 
     return Binding(call.principal, request.method, salient_digest(request))
 
 
 async def open_round(
-    request: Request, call: CallContext, services: InteractiveServices | None, *, consume: bool
+    request: Request, call: RequestContext, services: InteractiveServices | None, *, consume: bool
 ) -> RoundInteraction:
     """The request's interaction; verifies (and, when ``consume``, uses up) its requestState."""
     responses = request.params.get("inputResponses", {})
@@ -122,7 +122,7 @@ async def open_round(
 
 
 async def input_required_result(
-    needed: InputRequired, request: Request, call: CallContext, services: InteractiveServices | None
+    needed: InputRequired, request: Request, call: RequestContext, services: InteractiveServices | None
 ) -> dict[str, Any]:
     """The InputRequiredResult of a run that stopped at ``needed``, with its sealed state."""
     from mcp_platform.application.interactive.keys import KeyRingError

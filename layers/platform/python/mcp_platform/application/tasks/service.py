@@ -21,10 +21,10 @@ from mcp_platform.application.effects import unavailable
 from mcp_platform.application.tasks.budget import admit_answers, admit_request
 from mcp_platform.application.tasks.ports import TaskNotFound, TaskQueue, TaskRepository, TaskTransitionRefused
 from mcp_platform.protocol.admission import Inadmissible
-from mcp_platform.protocol.call import CallContext
 from mcp_platform.protocol.features import Feature, Handler
 from mcp_platform.protocol.handshake import check_stored_capabilities
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
+from mcp_platform.protocol.request_context import RequestContext
 from mcp_platform.protocol.tasks import EXTENSION_ID, Task, TaskRequest, declares_tasks, missing_extension
 from mcp_platform.protocol.versions import CLIENT_CAPABILITIES_META_KEY
 
@@ -52,7 +52,7 @@ class TaskService:
         self.ttl_seconds = ttl_seconds
 
     # -- tools/call ----------------------------------------------------------------------------
-    def wants_task(self, spec: ToolSpec, call: CallContext) -> bool:
+    def wants_task(self, spec: ToolSpec, call: RequestContext) -> bool:
         """The server decides: a task whenever the tool supports one and the client declared the
         extension; a task-required tool without it is refused (-32021)."""
         if spec.task_support == "forbidden":
@@ -64,7 +64,7 @@ class TaskService:
             raise missing_extension(f"Tool {spec.name} runs only as a task")
         return False
 
-    def task_request(self, request: Request, prepared: PreparedCall, call: CallContext) -> TaskRequest:
+    def task_request(self, request: Request, prepared: PreparedCall, call: RequestContext) -> TaskRequest:
         """What the task will keep of the call, admitted (tasks.budget): refused before anything
         runs or is written, so a 2026 caller gets its 400 and its requestState is not used up."""
         # The call itself; the rounds that lead to it (inputResponses, requestState) are consumed.
@@ -90,7 +90,7 @@ class TaskService:
         return task_request
 
     async def start(
-        self, task_request: TaskRequest, call: CallContext, answers: dict[str, Any] | None = None
+        self, task_request: TaskRequest, call: RequestContext, answers: dict[str, Any] | None = None
     ) -> dict[str, Any]:
         """Write the task (with the answers gathered before it), queue it, answer CreateTaskResult."""
         admit_answers(answers or {})  # each admitted by check_answer; together within the budget
@@ -107,11 +107,11 @@ class TaskService:
         return task.created()
 
     # -- tasks/* methods -----------------------------------------------------------------------
-    async def get(self, request: Request, call: CallContext) -> dict[str, Any]:
+    async def get(self, request: Request, call: RequestContext) -> dict[str, Any]:
         task = await self._load(request, call)
         return task.detailed()
 
-    async def update(self, request: Request, call: CallContext) -> dict[str, Any]:
+    async def update(self, request: Request, call: RequestContext) -> dict[str, Any]:
         task = await self._load(request, call)
         responses = request.params.get("inputResponses")
         if not isinstance(responses, dict):
@@ -130,7 +130,7 @@ class TaskService:
             await self.blocking(self.queue.enqueue, task.task_id)
         return {}
 
-    async def cancel(self, request: Request, call: CallContext) -> dict[str, Any]:
+    async def cancel(self, request: Request, call: RequestContext) -> dict[str, Any]:
         task = await self._load(request, call)
         if not task.terminal:
             # Reaching a terminal status first makes the cancel a no-op, with the same ack.
@@ -138,7 +138,7 @@ class TaskService:
                 await self.blocking(self.store.cancel, task.task_id, call.principal)
         return {}
 
-    async def _load(self, request: Request, call: CallContext) -> Task:
+    async def _load(self, request: Request, call: RequestContext) -> Task:
         if not declares_tasks(call.client_capabilities):
             raise missing_extension(f"{request.method} needs the tasks extension")
         task_id = request.params.get("taskId")

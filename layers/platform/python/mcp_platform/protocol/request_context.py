@@ -1,5 +1,6 @@
-"""One request as the protocol layer sees it (:class:`CallContext`), built by whoever received it:
-the HTTP transport, or the task worker replaying a task's request.
+"""One request as the protocol layer sees it (:class:`RequestContext`), built by whoever received it:
+the HTTP transport, or the task worker replaying a task's request. (A *tool call* is one kind of
+request; its own state is the runner's ``PreparedCall`` and the tool's ``ToolContext``.)
 
 Imports nothing of the protocol core (server, tool_calls, preparation, features), so every one of
 them can use it at runtime, without an import cycle or a ``TYPE_CHECKING`` guard.
@@ -35,7 +36,7 @@ class TransportSession:
 
 
 @dataclass(slots=True)
-class CallContext:
+class RequestContext:
     """One request, in four parts (kept flat but for the transport session, see below):
 
     * caller and era: ``principal``, ``protocol_version``, ``modern``;
