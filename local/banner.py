@@ -42,6 +42,12 @@ def render(running: Running) -> str:
             )
     elif not running.api_key:
         lines.append(f"  Auth           {running.auth_mode} (loopback only: no key needed)")
+    limits = running.environment.get(EnvVars.RATE_LIMITS, "")
+    quotas = running.environment.get(EnvVars.QUOTAS, "")
+    if limits or quotas:  # from the template: MCP_RATE_LIMITS / MCP_QUOTAS became its context
+        lines.append(
+            f"  Governance     rate limits {limits or 'none'}; quotas {quotas or 'none'}   (python -m local.ops usage)"
+        )
     reload = f"reloaded on change, checked every {options.reload_s:g} s" if options.reload_s else "reload off"
     lines.append(f"  Features       {options.features_dir}   ({reload}; LOCAL_RELOAD_SECONDS)")
     if options.fixtures:

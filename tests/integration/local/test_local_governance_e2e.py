@@ -60,6 +60,8 @@ def test_limits_and_quotas_hold_over_three_processes_and_the_operator_resets_a_q
     once ingest has counted them, `usage show` reports 8 today and the next call is refused
     -31009 naming the day quota; after `usage reset --day --yes` the refusal is the rate limit's
     again (its window is still full)."""
+    banner = three[0].log_path.read_text()
+    assert f'Governance     rate limits {{"principal":"{LIMIT}/hour"}}' in banner  # as the template has it
     started = int(time.time() // 3600)
     targets = itertools.cycle(three)
     calls = [(next(targets), n) for n in range(3 * LIMIT)]
