@@ -44,7 +44,7 @@ from mcp_platform.transport.protected_resource import require_tool_scopes, serve
 from mcp_platform.transport.security import RequestGuard, check_single_valued
 from mcp_platform.transport.streaming import Flush, ResponseStreamer
 
-if TYPE_CHECKING:  # an API-key stack never loads the OAuth modules, nor a stack without rules governance
+if TYPE_CHECKING:  # an API-key stack never loads the OAuth modules, a stack without rules no governance
     from mcp_platform.application.auth.resource import ProtectedResource
     from mcp_platform.application.governance.admission import Governor
     from mcp_platform.authorization_server import LazyFacade
@@ -177,7 +177,7 @@ class McpEndpoint:
             return
         principal = await self._authenticate(request)
         modern = is_modern(request.headers.get(VERSION_HEADER))
-        if request.method != "POST" and self.governor is not None:
+        if request.method != "POST":
             await self._govern(principal, None)  # GET stream, DELETE: counted like any request
         if request.method == "POST":
             await self._post(request, principal, modern, receive, send, cors)
@@ -216,8 +216,7 @@ class McpEndpoint:
         decoded = decode_json(body)
         if is_response(decoded):  # the client answering a server-to-client request (2025)
             trace_context.activate(request_trace(request, {}))
-            if self.governor is not None:
-                await self._govern(caller, None)
+            await self._govern(caller, None)
             version_header = request.headers.get(VERSION_HEADER)
             await self.handshake.post_reply(request, decoded, caller.id, version_header, send, cors)
             return
@@ -227,8 +226,7 @@ class McpEndpoint:
             raise HttpError(400, exc.message, exc.code) from exc
         trace = request_trace(request, message.meta)
         trace_context.activate(trace)
-        if self.governor is not None:  # before anything runs or is written
-            await self._govern(caller, message)
+        await self._govern(caller, message)  # before anything runs or is written
         if caller.scopes is not None:  # scope-limited credentials (OAuth tokens) only
             require_tool_scopes(self.protected_resource, self.server.catalog.tools.get, request, message, caller)
         if modern:
@@ -239,13 +237,15 @@ class McpEndpoint:
 
     async def _govern(self, caller: Principal, message: Request | None) -> None:
         """Counts the request against the rate limits (and a tools/call against its tool's and
-        the caller's quotas): over one, 429 with ``Retry-After`` and the rule in the error."""
+        the caller's quotas): over one, 429 with ``Retry-After`` and the rule in the error. No
+        rule configured: nothing (and nothing of governance is imported)."""
+        if self.governor is None:
+            return
         from mcp_platform.application.effects import unavailable
         from mcp_platform.application.governance.admission import Refused, refusal_error
         from mcp_platform.application.governance.ports import CountersUnavailable
         from mcp_platform.application.metrics import GOVERNANCE_REFUSALS, GOVERNANCE_RULE
 
-        assert self.governor is not None
         name = message.params.get("name") if message is not None and message.method == "tools/call" else None
         request_id = message.id if message is not None else None
         try:
