@@ -91,8 +91,7 @@ def run_call(runner: ToolCallRunner, name: str = "bump") -> dict[str, Any]:
     prepared = runner.prepare(Request("tools/call", {"name": name, "arguments": arguments}, 1), call, catalog)
 
     async def load_and_run() -> dict[str, Any]:
-        await runner.load(prepared, call)
-        return await runner.run(prepared, call)
+        return await runner.run(await runner.load(prepared, call), call)
 
     return asyncio.run(load_and_run())
 

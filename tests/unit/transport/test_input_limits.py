@@ -15,7 +15,7 @@ from mcp_platform.adapters.dynamodb.sessions import CallRecordTooLarge
 from mcp_platform.application.effects import store_error
 from mcp_platform.application.invocation import DEFAULT_MAX_CALL_SECONDS
 from mcp_platform.application.sessions.changes import PendingChanges
-from mcp_platform.application.tool_calls import ToolCallRunner
+from mcp_platform.application.tool_calls import LoadedCall, ToolCallRunner
 from mcp_platform.protocol.admission import Inadmissible
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.context import ToolContext
@@ -136,7 +136,7 @@ def _run(decorated: Any, runner: ToolCallRunner, arguments: dict[str, Any] | Non
     catalog = ToolCatalog([spec])
     params = {"name": spec.name, "arguments": arguments or {}}
     prepared = runner.prepare(Request("tools/call", params, 1), MODERN, catalog)
-    return asyncio.run(runner.run(prepared, MODERN))
+    return asyncio.run(runner.run(LoadedCall(prepared), MODERN))
 
 
 def test_f8_a_tool_is_stopped_at_its_declared_max_seconds() -> None:

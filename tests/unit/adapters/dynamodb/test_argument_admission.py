@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from mcp_platform.adapters.dynamodb.codec import attr_size, from_attr, to_attr
 from mcp_platform.adapters.dynamodb.stream_images import to_plain
-from mcp_platform.application.tool_calls import ToolCallRunner
+from mcp_platform.application.tool_calls import LoadedCall, ToolCallRunner
 from mcp_platform.protocol.admission import Inadmissible, check_storable
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
@@ -127,7 +127,7 @@ def test_unstorable_numbers_are_an_invalid_arguments_result_naming_the_argument(
         Request("tools/call", {"name": "read_notes", "arguments": {"session": "h", **arguments}}, 1), call, CATALOG
     )
     assert prepared.invalid_arguments is not None and prepared.invalid_arguments.startswith(named)
-    result = asyncio.run(ToolCallRunner(make_services()).run(prepared, call))
+    result = asyncio.run(ToolCallRunner(make_services()).run(LoadedCall(prepared), call))
     assert result["isError"] and named in result["content"][0]["text"]
 
 

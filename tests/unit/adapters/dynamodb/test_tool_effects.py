@@ -103,8 +103,7 @@ def run_session_info(store: SlidingStore) -> dict[str, Any]:
     prepared = runner.prepare(Request("tools/call", params, 1), call, catalog)
 
     async def load_and_run() -> dict[str, Any]:
-        await runner.load(prepared, call)
-        return await runner.run(prepared, call)
+        return await runner.run(await runner.load(prepared, call), call)
 
     result: dict[str, Any] = asyncio.run(load_and_run())["structuredContent"]
     return result

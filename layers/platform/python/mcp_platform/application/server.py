@@ -18,7 +18,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from mcp_platform.application.services import Services
-from mcp_platform.application.tool_calls import ToolCallRunner
+from mcp_platform.application.tool_calls import LoadedCall, ToolCallRunner
 from mcp_platform.protocol.binding import BoundRequest, Work, refusal
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.context import LOG_LEVELS, ToolContext
@@ -119,9 +119,9 @@ class McpServer:
         )
 
     async def _admit_tool_call(self, request: Request, prepared: PreparedCall, call: RequestContext) -> Work:
-        await self.runner.load(prepared, call)
+        loaded = await self.runner.load(prepared, call)
         require_client_capabilities(prepared.spec, call)
-        tasks = self._task_runner(prepared, call)
+        tasks = self._task_runner(loaded, call)
         if tasks is not None:
             kept = tasks.task_request(request, prepared, call)  # admitted before anything
             await self._open_interaction(request, call, consume=True)  # the questions before it starts
@@ -132,10 +132,10 @@ class McpServer:
 
             return start
         # A replay of a committed call is answered from its marker: its state is not used up.
-        await self._open_interaction(request, call, consume=prepared.prior_result is None)
+        await self._open_interaction(request, call, consume=loaded.prior_result is None)
 
         async def work() -> dict[str, Any]:
-            return self._finish(await self._answered(request, call, self.runner.run(prepared, call)), call)
+            return self._finish(await self._answered(request, call, self.runner.run(loaded, call)), call)
 
         return work
 
@@ -148,10 +148,11 @@ class McpServer:
 
         return simple
 
-    def _task_runner(self, prepared: PreparedCall, call: RequestContext) -> TaskService | None:
+    def _task_runner(self, loaded: LoadedCall, call: RequestContext) -> TaskService | None:
         """Tasks extension: the service that hands this call to the worker, or None when it runs
         here (a replay or a refused argument is answered here)."""
-        if prepared.spec.task_support == "forbidden" or prepared.prior_result is not None:
+        prepared = loaded.prepared
+        if prepared.spec.task_support == "forbidden" or loaded.prior_result is not None:
             return None
         tasks = self.services.tasks
         if tasks is None:

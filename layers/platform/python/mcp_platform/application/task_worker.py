@@ -187,8 +187,7 @@ class TaskWorker:
             prepared.tool_call_id = task.request.tool_call_id
             # Progress always reaches the task (its statusMessage), asked for or not.
             prepared.progress_token = prepared.progress_token if prepared.progress_token is not None else task.task_id
-            await self.runner.load(prepared, call)
-            result = await self.runner.run(prepared, call)
+            result = await self.runner.run(await self.runner.load(prepared, call), call)
         except InputRequired as needed:
             questions = {key: question.to_wire() for key, question in needed.requests.items()}
             refused = questions_refusal(str(task.request.params.get("name")), questions)

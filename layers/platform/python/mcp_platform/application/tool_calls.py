@@ -25,6 +25,7 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from mcp_platform.application.blocking import IN_THREAD, Blocking
@@ -52,6 +53,16 @@ from mcp_platform.protocol.request_context import RequestContext
 from mcp_platform.protocol.tools import APPEND_ONLY, READ_ONLY, ToolSpec, error_result
 
 logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LoadedCall:
+    """A prepared tools/call with what its load read: its session (None without one) and, when
+    the call id is committed already, its stored result (answered again, never rerun: D4)."""
+
+    prepared: PreparedCall
+    session: Session | None = None
+    prior_result: dict[str, Any] | None = None
 
 
 class TransportSessionNotFound(Exception):
@@ -99,10 +110,10 @@ class ToolCallRunner:
         # D2 optimistic lock; the session read by this request is the starting version.
         await self.blocking(self.store.update_metadata, session.id, apply, owner=principal, current=session)
 
-    async def load(self, prepared: PreparedCall, call: RequestContext) -> None:
+    async def load(self, prepared: PreparedCall, call: RequestContext) -> LoadedCall:
         """One consistent BatchGetItem (X4): the session and the call's idempotency marker."""
         if prepared.session_id is None or prepared.invalid_arguments is not None:
-            return
+            return LoadedCall(prepared)
         try:
             session, prior = await self.blocking(
                 self.store.load_for_tool_call,
@@ -122,17 +133,17 @@ class ToolCallRunner:
             if session.kind != KIND_TRANSPORT:
                 raise TransportSessionNotFound(prepared.session_id)  # a handle is not an Mcp-Session-Id
             call.attach_transport_session(session)
-        prepared.session = session
-        prepared.prior_result = dict(prior.result) if prior is not None else None
+        return LoadedCall(prepared, session, dict(prior.result) if prior is not None else None)
 
-    async def run(self, prepared: PreparedCall, call: RequestContext) -> dict[str, Any]:
+    async def run(self, loaded: LoadedCall, call: RequestContext) -> dict[str, Any]:
+        prepared = loaded.prepared
         if prepared.invalid_arguments is not None:
             return error_result(f"Invalid arguments: {prepared.invalid_arguments}")
-        if prepared.prior_result is not None:
-            return prepared.prior_result  # replay: the tool does not run again (D4)
+        if loaded.prior_result is not None:
+            return loaded.prior_result  # replay: the tool does not run again (D4)
         # One budget per request, whatever the path: reruns after a lost race share it.
         prepared.deadline = asyncio.get_running_loop().time() + self.call_limit(prepared.spec)
-        session = prepared.session
+        session = loaded.session
         if session is None or prepared.spec.effect == READ_ONLY:
             # Nothing to commit: no transaction, no version bump, no conflict. The call is
             # recorded by ingest from its event (the record has no marker: a retry runs again).

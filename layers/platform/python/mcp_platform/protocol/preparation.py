@@ -43,8 +43,6 @@ class PreparedCall:
     invalid_arguments: str | None = None
     request_hash: str = ""
     """Digest of the tool and its arguments; empty for a call nothing can deduplicate."""
-    session: Any = None
-    prior_result: dict[str, Any] | None = None
     deadline: float | None = None
     """Event-loop time by which the tool must have returned (set when the call starts)."""
 
