@@ -80,3 +80,29 @@ def test_token_requests_are_limited_per_client(origin: Origin) -> None:
 
     assert [token(first).status_code for _ in range(3)] == [401, 401, 429]
     assert token(second).status_code == 401
+
+
+def test_each_facade_refusal_is_counted_per_rule(origin: Origin) -> None:
+    """Given register: 3/hour, when a fourth client registers, then its refusal is one EMF count
+    of mcp.server.governance.refused for the rule ``register`` (the dashboard's graph), on the
+    instance that refused it."""
+    import io
+    import json
+
+    from mcp_platform.application.metrics import GOVERNANCE_REFUSALS, GOVERNANCE_RULE, MetricsWriter
+
+    streams = []
+    for instance in origin.instances:
+        stream = io.StringIO()
+        streams.append(stream)
+        instance.endpoint.facade.app().metrics = MetricsWriter("McpPlatform", "mcp-endpoint", stream)
+    statuses = [
+        httpx.post(
+            f"{origin.base}/register", json={"client_name": f"c{n}", "redirect_uris": [REDIRECT_URI]}
+        ).status_code
+        for n in range(4)
+    ]
+    assert statuses == [201, 201, 201, 429]
+    lines = [json.loads(line) for stream in streams for line in stream.getvalue().splitlines()]
+    counted = [(line[GOVERNANCE_REFUSALS], line[GOVERNANCE_RULE]) for line in lines if GOVERNANCE_REFUSALS in line]
+    assert counted == [(1, "register")]

@@ -44,7 +44,11 @@ class LazyFacade:
         self._factory = factory
         self._app: Asgi | None = None
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    def app(self) -> Asgi:
+        """The facade's app, built now if no request has built it yet (one build per process)."""
         if self._app is None:
-            self._app = self._factory()  # no await in between: one build per process
-        await self._app(scope, receive, send)
+            self._app = self._factory()
+        return self._app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await self.app()(scope, receive, send)  # no await before the build: one build per process

@@ -167,6 +167,7 @@ def build_facade(
     secretsmanager: Any,
     blocking: Blocking,
     governor: Governor | None = None,
+    metrics: MetricsWriter | None = None,
 ) -> Facade | None:
     """The OAuth authorization-server facade (``MCP_OAUTH_FACADE``): its keys now (the endpoint
     verifies its tokens), everything else on the first request to one of its paths."""
@@ -217,6 +218,7 @@ def build_facade(
             body_timeout_seconds=settings.body_timeout_seconds,
             blocking=blocking,
             governor=governor if governor is not None and governor.limits_facade else None,
+            metrics=metrics,
         )
 
     return Facade(LazyFacade(build), keys)
@@ -276,7 +278,9 @@ def build_app(
     )
     resource = build_protected_resource(settings, catalog)
     governor = build_governor(settings, catalog, runtime.store, runtime.dynamodb, runtime.blocking)
-    facade = build_facade(settings, resource, runtime.store, runtime.secretsmanager, runtime.blocking, governor)
+    facade = build_facade(
+        settings, resource, runtime.store, runtime.secretsmanager, runtime.blocking, governor, metrics=metrics
+    )
     authenticator = build_authenticator(
         settings,
         runtime.dynamodb,

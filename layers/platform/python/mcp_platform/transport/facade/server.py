@@ -25,6 +25,7 @@ from mcp_platform.application.auth.resource import ProtectedResource, origin
 from mcp_platform.application.blocking import IN_THREAD, Blocking
 from mcp_platform.application.governance.admission import Governor, Refused
 from mcp_platform.application.governance.ports import CountersUnavailable
+from mcp_platform.application.metrics import GOVERNANCE_REFUSALS, GOVERNANCE_RULE, MetricsWriter
 from mcp_platform.authorization_server import (
     AUTHORIZE_PATH,
     CALLBACK_PATH,
@@ -110,8 +111,11 @@ class FacadeApp:
         body_timeout_seconds: float = 10.0,
         blocking: Blocking = IN_THREAD,
         governor: Governor | None = None,
+        metrics: MetricsWriter | None = None,
     ) -> None:
         self.server = server
+        self.metrics = metrics
+        """Where a refusal is counted (``mcp.server.governance.refused``), as the endpoint counts its own."""
         self.blocking = blocking
         self.governor = governor
         """Rate limits on ``register`` or ``token``: those requests are counted before they run."""
@@ -145,7 +149,9 @@ class FacadeApp:
         except PageError as exc:
             await _send_page(send, exc.status, exc.title, exc.detail)
         except Refused as exc:
-            # As AWS Cognito and Auth0 answer an OAuth endpoint's rate limit: 429, Retry-After.
+            # 429 with Retry-After, and an OAuth error body (as Auth0 answers its token endpoint's limit).
+            if self.metrics is not None:
+                self.metrics.count(GOVERNANCE_REFUSALS, per=(GOVERNANCE_RULE, exc.rule_name))
             body = {"error": "too_many_requests", "error_description": str(exc)}
             await send_json(send, 429, body, {**CORS, **NO_STORE, "retry-after": str(exc.retry_after_seconds)})
         except HttpError as exc:  # the body: too large (413), too slow (408), malformed
