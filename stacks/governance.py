@@ -18,12 +18,11 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from mcp_platform.adapters.dynamodb import table_schema as schema
 from mcp_platform.config import EnvVars
 from stacks.common import deletion_protection, removal_policy
 from stacks.config import PlatformConfig
 
-PK = "pk"
-TTL = "ttl"
 # Admission adds to the counters with conditional updates (one TransactWriteItems of Update actions
 # when several rules apply, which IAM authorizes per action as UpdateItem): nothing reads or deletes.
 ADMISSION_ACTIONS = ("dynamodb:UpdateItem",)
@@ -38,8 +37,8 @@ class Governance(Construct):
         self.limits_table = dynamodb.Table(
             self,
             "LimitsTable",
-            partition_key=dynamodb.Attribute(name=PK, type=dynamodb.AttributeType.STRING),
-            time_to_live_attribute=TTL,
+            partition_key=dynamodb.Attribute(name=schema.PK, type=dynamodb.AttributeType.STRING),
+            time_to_live_attribute=schema.TTL,
             billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
             encryption=dynamodb.TableEncryption.CUSTOMER_MANAGED,
             encryption_key=key,

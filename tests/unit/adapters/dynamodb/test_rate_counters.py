@@ -38,7 +38,7 @@ def test_a_window_admits_its_limit_then_refuses_without_counting(ddb: Any, limit
     """Given principal: 3/minute, when alice's window is hit 5 times, then 3 are counted, the
     last two refused (the same hit returned), the count stays 3, and the item expires a minute
     after its window ends."""
-    counters = DynamoRateCounters(DynamoGateway(ddb), limits)
+    counters = DynamoRateCounters(ddb, limits)
     hit = WindowHit(PRINCIPAL, "alice", WINDOW)
     outcomes = [counters.take([hit]) for _ in range(5)]
     assert outcomes == [None, None, None, hit, hit]
@@ -51,7 +51,7 @@ def test_a_window_admits_its_limit_then_refuses_without_counting(ddb: Any, limit
 def test_several_rules_are_counted_all_or_none_and_the_full_one_is_named(ddb: Any, limits: str) -> None:
     """Given principal: 3/minute and tool:search: 1/minute, when alice searches twice, then the
     second is refused naming the tool rule and her principal window counted only the first."""
-    counters = DynamoRateCounters(DynamoGateway(ddb), limits)
+    counters = DynamoRateCounters(ddb, limits)
     mine, tool = WindowHit(PRINCIPAL, "alice", WINDOW), WindowHit(SEARCH, "", WINDOW)
     assert counters.take([mine, tool]) is None
     assert counters.take([mine, tool]) == tool
@@ -60,7 +60,7 @@ def test_several_rules_are_counted_all_or_none_and_the_full_one_is_named(ddb: An
 
 
 def test_a_long_subject_is_counted_by_its_digest(ddb: Any, limits: str) -> None:
-    counters = DynamoRateCounters(DynamoGateway(ddb), limits)
+    counters = DynamoRateCounters(ddb, limits)
     url = "https://client.example/" + "x" * 2000  # a client ID metadata document URL
     hit = WindowHit(RateRule("client", 1, "hour"), url, 1_800_000_000 - 1_800_000_000 % 3600)
     assert counters.take([hit]) is None and counters.take([hit]) == hit
@@ -95,7 +95,7 @@ class Failing:
 def test_an_aws_failure_leaves_the_adapter_as_the_ports_error(failing: Failing) -> None:
     """Given counters that throttle, fail or keep conflicting, when taken, then the port's
     CountersUnavailable is raised (never an SDK error), after the conflict retries."""
-    counters = DynamoRateCounters(DynamoGateway(failing), "limits", sleep=lambda _: None)
+    counters = DynamoRateCounters(failing, "limits", sleep=lambda _: None)
     hits = [WindowHit(PRINCIPAL, "alice", WINDOW), WindowHit(SEARCH, "", WINDOW)]
     with pytest.raises(CountersUnavailable):
         counters.take(hits if failing.error.response.get("CancellationReasons") else hits[:1])

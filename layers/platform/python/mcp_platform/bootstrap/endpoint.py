@@ -127,7 +127,6 @@ def build_governor(
     then nothing of governance is imported and no request makes an AWS call for it."""
     if not settings.rate_limits and not settings.quotas:
         return None
-    from mcp_platform.adapters.dynamodb.gateway import DynamoGateway
     from mcp_platform.adapters.dynamodb.rate_counters import DynamoRateCounters, DynamoUsageTotals
     from mcp_platform.application.governance.admission import Governor
     from mcp_platform.application.governance.rules import (
@@ -153,7 +152,7 @@ def build_governor(
         rate_rules=rate_rules,
         quota_rules=quota_rules,
         # The counters' conditions are decided by DynamoDB itself: the plain client, never DAX.
-        counters=DynamoRateCounters(DynamoGateway(dynamodb), settings.limits_table) if rate_rules else None,
+        counters=DynamoRateCounters(dynamodb, settings.limits_table) if rate_rules else None,
         usage=DynamoUsageTotals(store.gateway, settings.session_table) if quota_rules else None,
         clock=store.clock,
         blocking=blocking,

@@ -9,7 +9,6 @@ reasons say which window was full. The item expires (ttl) a minute after its win
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -19,7 +18,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.aws_errors import error_code
 from mcp_platform.adapters.dynamodb.gateway import DynamoGateway
-from mcp_platform.adapters.dynamodb.transact import CONDITION_FAILED, CONFLICT
+from mcp_platform.adapters.dynamodb.transact import CONDITION_FAILED, transact_write
 from mcp_platform.application.governance.ports import CountersUnavailable, PeriodCalls, WindowHit
 from mcp_platform.application.sessions.errors import SessionStoreError
 
@@ -28,8 +27,10 @@ CONFLICT_RETRIES = 3
 
 
 class DynamoRateCounters:
-    def __init__(self, gateway: DynamoGateway, table_name: str, *, sleep: Callable[[float], None] = time.sleep) -> None:
-        self._gateway = gateway
+    """``client``: the plain DynamoDB client (the conditions are DynamoDB's to decide, not a cache's)."""
+
+    def __init__(self, client: Any, table_name: str, *, sleep: Callable[[float], None] = time.sleep) -> None:
+        self._client = client
         self._table = table_name
         self._sleep = sleep
 
@@ -38,37 +39,22 @@ class DynamoRateCounters:
         try:
             if len(updates) == 1:
                 return self._take_one(updates[0], hits[0])
-            return self._take_all(updates, hits)
-        except (ClientError, BotoCoreError, SessionStoreError) as exc:
+            # TransactionConflict (another request counting in one of these windows at the same
+            # moment) is retried with D10's backoff; a failed condition names the full window.
+            items = [{"Update": update} for update in updates]
+            reasons = transact_write(self._client, items, max_conflict_retries=CONFLICT_RETRIES, sleep=self._sleep)
+        except (ClientError, BotoCoreError) as exc:
             raise CountersUnavailable(f"rate-limit counters unavailable: {error_code(exc) or exc}") from exc
+        return hits[reasons.index(CONDITION_FAILED)] if reasons else None
 
     def _take_one(self, update: dict[str, Any], hit: WindowHit) -> WindowHit | None:
         try:
-            self._gateway.call("update_item", **update)
+            self._client.update_item(**update)
         except ClientError as exc:
             if error_code(exc) == "ConditionalCheckFailedException":
                 return hit
             raise
         return None
-
-    def _take_all(self, updates: list[dict[str, Any]], hits: Sequence[WindowHit]) -> WindowHit | None:
-        items = [{"Update": update} for update in updates]
-        for attempt in range(CONFLICT_RETRIES + 1):
-            try:
-                self._gateway.call("transact_write_items", TransactItems=items)
-                return None
-            except ClientError as exc:
-                reasons = [str(r.get("Code")) for r in exc.response.get("CancellationReasons", [])]
-                if error_code(exc) != "TransactionCanceledException":
-                    raise
-                if CONDITION_FAILED in reasons:
-                    return hits[reasons.index(CONDITION_FAILED)]
-                if CONFLICT not in reasons or attempt == CONFLICT_RETRIES:
-                    raise
-                # Another request counted in one of these windows at the same moment (D10's
-                # backoff: 50 ms exponential with jitter).
-                self._sleep(0.05 * 2**attempt * (0.5 + random.random() / 2))
-        raise AssertionError("unreachable")
 
     def _update(self, hit: WindowHit) -> dict[str, Any]:
         pk = ts.rate_window_pk(hit.rule.key, hit.rule.period, hit.window_start, hit.subject)
