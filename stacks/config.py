@@ -239,7 +239,7 @@ def _governance(raw: Callable[[str], Any], *, facade: bool) -> tuple[str | None,
     try:
         rate_rules = parse_rate_limits(raw("rate_limits"), name="rate_limits")
         quota_rules = parse_quotas(raw("quotas"), name="quotas")
-        require_enforceable(rate_rules, quota_rules, facade=facade)
+        require_enforceable(rate_rules, facade=facade)
     except RuleError as error:
         raise ContextError(str(error)) from None
     return (

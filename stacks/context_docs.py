@@ -150,19 +150,19 @@ KEYS: dict[str, ContextKeyDoc] = {
     "rate_limits": ContextKeyDoc(
         (
             'admission limits shared by every instance, rule → `"<N>/<period>"` (period `second`, `minute`, `hour` '
-            "or `day`); rules: `principal`, `client` (OAuth client), `tool:<name>`, `register` and `token` (the "
-            "OAuth facade's); e.g. "
+            "or `day`); rules: `principal`, `tenant` (all of a tenant's callers together), `client` (OAuth "
+            "client), `tool:<name>`, `register` and `token` (the OAuth facade's); e.g. "
             '`{"principal": "60/minute", "tool:search": "10/minute"}` (a JSON object, or its text with `-c`). '
-            "Set, it adds a DynamoDB table of counters (TTL, on-demand) that the endpoint updates at admission; "
-            "`tenant` is reserved (tenants are not defined yet)"
+            "Set, it adds a DynamoDB table of counters (TTL, on-demand) that the endpoint updates at admission"
         ),
         default="none",
     ),
     "quotas": ContextKeyDoc(
         (
-            'tool calls per principal per UTC day or month, rule → `"<N>/day"` or `"<N>/month"` (`principal`, or '
-            '`principal:day` and `principal:month` for both), e.g. `{"principal": "1000/day"}`; read from the '
-            "usage the ingest function keeps in the session table (no new resource); `tenant` is reserved"
+            'tool calls per principal or tenant per UTC day or month, rule → `"<N>/day"` or `"<N>/month"` '
+            "(`principal` or `tenant`, or `principal:day` and `principal:month` for both), e.g. "
+            '`{"principal": "1000/day", "tenant:month": "100000/month"}`; read from the usage the ingest '
+            "function keeps in the session table (no new resource)"
         ),
         default="none",
     ),

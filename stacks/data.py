@@ -55,3 +55,10 @@ class Data(Construct):
             time_to_live_attribute=schema.AUDIT_TTL,
             **common,
         )
+        # A tenant's sessions (sparse: only tenant callers' metadata records carry the key).
+        self.audit_table.add_global_secondary_index(
+            index_name=schema.AUDIT_TENANT_INDEX,
+            partition_key=dynamodb.Attribute(name=schema.AUDIT_TENANT, type=dynamodb.AttributeType.STRING),
+            sort_key=dynamodb.Attribute(name=schema.AUDIT_SK, type=dynamodb.AttributeType.STRING),
+            projection_type=dynamodb.ProjectionType.KEYS_ONLY,
+        )

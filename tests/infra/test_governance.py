@@ -228,19 +228,17 @@ def test_g1_g2_both_forms_are_accepted_and_kept_as_canonical_json() -> None:
         ({"rate_limits": {"principal": 60}}, "rate_limits: rule 'principal' must be"),
         ({"rate_limits": "principal=60/minute"}, "rate_limits must be a JSON object"),
         ({"rate_limits": '["principal", "60/minute"]'}, "rate_limits must be a JSON object"),
-        ({"rate_limits": {"tenant": "100/minute"}}, "rate_limits: rule 'tenant' is reserved: tenants are not defined"),
         ({"quotas": {"principal": "100/minute"}}, "quotas: rule 'principal' must be \"<N>/<day|month>\""),
         ({"quotas": {"client": "100/day"}}, "quotas: unknown quota 'client'"),
         (
             {"rate_limits": {"register": "10/hour"}},
             "rate_limits: rule 'register' limits the OAuth facade, which is not",
         ),
-        ({"quotas": '{"tenant:month": "1000/month"}'}, "quotas: rule 'tenant' is reserved: tenants are not"),
     ],
 )
 def test_g1_g2_a_bad_rule_fails_synth_naming_it(context: dict[str, Any], message: str, tmp_path: Path) -> None:
-    """Given a rule the endpoint could not enforce (or a tenant rule: tenants do not exist yet),
-    when synthesized, then synth stops before any construct with the key and the rule named."""
+    """Given a rule the endpoint could not enforce, when synthesized, then synth stops before any
+    construct with the key and the rule named."""
     with pytest.raises(ContextError) as raised:
         synthesize(tmp_path, context)
     assert message in str(raised.value)

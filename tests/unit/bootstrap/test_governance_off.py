@@ -37,7 +37,6 @@ def test_rules_give_the_endpoint_a_governor_and_bad_ones_stop_the_start() -> Non
         "names no tool": {"MCP_RATE_LIMITS": '{"tool:no_such_tool": "1/minute"}', "LIMITS_TABLE_NAME": "limits"},
         "'principal'": {"MCP_RATE_LIMITS": '{"principal": "5/week"}', "LIMITS_TABLE_NAME": "limits"},
         "LIMITS_TABLE_NAME is required": {"MCP_RATE_LIMITS": '{"principal": "5/minute"}'},
-        "tenants": {"MCP_QUOTAS": '{"tenant": "5/day"}'},
         "limits the OAuth facade": {"MCP_RATE_LIMITS": '{"register": "5/hour"}', "LIMITS_TABLE_NAME": "limits"},
     }
     for message, env in refusals.items():

@@ -74,11 +74,8 @@ def test_a_bad_quota_is_refused(source: str) -> None:
 
 
 def test_rules_this_deployment_cannot_apply_are_refused() -> None:
-    """Given a tenant rule (no tenants yet) or a facade rule without the facade, then refused."""
-    with pytest.raises(RuleError, match="tenants"):
-        require_enforceable(parse_rate_limits('{"tenant": "5/minute"}'), (), facade=True)
-    with pytest.raises(RuleError, match="tenants"):
-        require_enforceable((), parse_quotas('{"tenant": "5/day"}'), facade=True)
+    """Given a facade rule without the facade, then refused; tenant rules are accepted."""
     with pytest.raises(RuleError, match="facade"):
-        require_enforceable(parse_rate_limits('{"token": "5/minute"}'), (), facade=False)
-    require_enforceable(parse_rate_limits('{"token": "5/minute"}'), (), facade=True)  # accepted
+        require_enforceable(parse_rate_limits('{"token": "5/minute"}'), facade=False)
+    require_enforceable(parse_rate_limits('{"token": "5/minute"}'), facade=True)  # accepted
+    require_enforceable(parse_rate_limits('{"tenant": "5/minute"}'), facade=False)  # accepted

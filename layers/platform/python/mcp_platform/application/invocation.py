@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from mcp_platform.application.auth.tenants import tenant_of
 from mcp_platform.application.effects import is_store_throttle, unavailable
 from mcp_platform.application.events.schema import STATUS_ERROR, STATUS_OK, ToolCallEvent
 from mcp_platform.application.services import ToolContext
@@ -101,7 +102,8 @@ def call_event(
     ``emitted_at`` is ``finished_at`` (one timestamp formatted less). A wall clock stepped back
     during the call gives a zero duration, never an event that ingest would refuse
     (``finished_at`` before ``started_at``). The request's trace and span ids ride along
-    (``RequestContext.trace``)."""
+    (``RequestContext.trace``). ``principal`` is the caller's owner (tenant-qualified for a tenant's
+    caller), ``tenant`` its tenant: usage counts by both."""
     if finished < started:
         finished = started
     finished_at = iso_utc(finished)
@@ -117,6 +119,7 @@ def call_event(
         response_bytes=len(compact_json.dumps(result)),
         duration_ms=round((finished - started) * 1000, 3),  # to the microsecond
         session_id=prepared.session_id,
+        tenant=tenant_of(call.principal),
         emitted_at=finished_at,
         trace_id=trace.trace_id if trace is not None else None,
         span_id=trace.span_id if trace is not None else None,

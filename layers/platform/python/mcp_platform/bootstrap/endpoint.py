@@ -140,7 +140,7 @@ def build_governor(
         rate_rules = parse_rate_limits(settings.rate_limits, name=EnvVars.RATE_LIMITS)
         quota_rules = parse_quotas(settings.quotas, name=EnvVars.QUOTAS)
         facade = settings.oauth is not None and settings.oauth.facade is not None
-        require_enforceable(rate_rules, quota_rules, facade=facade, names=(EnvVars.RATE_LIMITS, EnvVars.QUOTAS))
+        require_enforceable(rate_rules, facade=facade, name=EnvVars.RATE_LIMITS)
     except RuleError as exc:
         raise ConfigError(str(exc)) from exc
     unknown = [str(rule) for rule in rate_rules if rule.tool is not None and catalog.tools.get(rule.tool) is None]

@@ -5,8 +5,10 @@ purge) and its principals' usage (show, reset the quota totals).
     python -m mcp_platform.ops --stack McpPlatform-dev dlq show ingest [--max 10]
     python -m mcp_platform.ops --stack McpPlatform-dev dlq replay ingest [--message-id ID] [--max 100]
     python -m mcp_platform.ops --stack McpPlatform-dev dlq purge producer --yes
-    python -m mcp_platform.ops --stack McpPlatform-dev usage show alice [--month 2026-12]
-    python -m mcp_platform.ops --stack McpPlatform-dev usage reset alice [--day] --yes
+    python -m mcp_platform.ops --stack McpPlatform-dev usage show alice [--tenant acme] [--month 2026-12]
+    python -m mcp_platform.ops --stack McpPlatform-dev usage show --tenant acme
+    python -m mcp_platform.ops --stack McpPlatform-dev usage reset alice [--tenant acme] [--day] --yes
+    python -m mcp_platform.ops --stack McpPlatform-dev audit tenant acme [--max 100]
 
 ``--stack`` reads the stack's ``OperationsEnvironment`` output (queue URLs, table and stream
 names) with your AWS credentials; without it the same names come from the environment (the
@@ -101,12 +103,18 @@ def run(argv: Sequence[str], env: Mapping[str, str], clients: Mapping[str, Any] 
         dest="command", required=True
     )
     usage_show = usage.add_parser("show", help="calls per day and tool, and the quota totals")
-    usage_show.add_argument("principal")
+    usage_show.add_argument("principal", nargs="?", help="omitted with --tenant: the whole tenant")
+    usage_show.add_argument("--tenant", help="the principal's tenant")
     usage_show.add_argument("--month", help="YYYY-MM (default: this month, UTC)")
     usage_reset = usage.add_parser("reset", help="set the quota totals of this month (or today) to zero")
-    usage_reset.add_argument("principal")
+    usage_reset.add_argument("principal", nargs="?", help="omitted with --tenant: the whole tenant")
+    usage_reset.add_argument("--tenant", help="the principal's tenant")
     usage_reset.add_argument("--day", action="store_true", help="today's count only")
     usage_reset.add_argument("--yes", action="store_true", help="confirm: the principal's quotas start again")
+    audit = areas.add_parser("audit", help="audit trails").add_subparsers(dest="command", required=True)
+    audit_tenant = audit.add_parser("tenant", help="a tenant's sessions and their audit records, oldest first")
+    audit_tenant.add_argument("tenant")
+    audit_tenant.add_argument("--max", type=int, default=100, help="records per session")
     args = parser.parse_args(argv)
 
     environment = dict(env)
@@ -114,6 +122,8 @@ def run(argv: Sequence[str], env: Mapping[str, str], clients: Mapping[str, Any] 
         environment.update(stack_environment(args.stack, Settings.from_mapping(environment)))
     if args.area == "usage":
         return run_usage(args, environment, clients)
+    if args.area == "audit":
+        return run_audit(args, environment, clients)
     queues = build_queues(environment, clients)
     if args.command == "list":
         for kind in KINDS:
@@ -138,24 +148,33 @@ def run(argv: Sequence[str], env: Mapping[str, str], clients: Mapping[str, Any] 
 
 
 def run_usage(args: argparse.Namespace, env: Mapping[str, str], clients: Mapping[str, Any] | None) -> int:
+    from mcp_platform.application.auth.tenants import InvalidTenant, owner_of, tenant_usage_subject
     from mcp_platform.ops.usage import UsageCommands, current_day
 
     settings = Settings.from_mapping(dict(env))
+    if args.principal is None and args.tenant is None:
+        print("name a principal, a tenant (--tenant), or both", file=sys.stderr)
+        return 2
+    try:
+        subject = tenant_usage_subject(args.tenant) if args.principal is None else owner_of(args.principal, args.tenant)
+    except InvalidTenant as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
     dynamodb = (clients or {}).get("dynamodb") or aws_client("dynamodb", settings)
     commands = UsageCommands(dynamodb, settings.session_table)
     today = current_day(time.time())
     if args.command == "reset":
         if not args.yes:
-            print(f"reset sets {args.principal}'s quota totals to zero: add --yes", file=sys.stderr)
+            print(f"reset sets {subject}'s quota totals to zero: add --yes", file=sys.stderr)
             return 2
-        commands.reset(args.principal, today=today, day_only=args.day)
-        print(f"{args.principal}: quota totals of {today if args.day else today[:7]} reset")
+        commands.reset(subject, today=today, day_only=args.day)
+        print(f"{subject}: quota totals of {today if args.day else today[:7]} reset")
         return 0
     month = args.month or today[:7]
     if not re.fullmatch(r"\d{4}-\d{2}", month):
         print(f"--month must be YYYY-MM, got {month!r}", file=sys.stderr)
         return 2
-    report = commands.show(args.principal, month=month, today=today)
+    report = commands.show(subject, month=month, today=today)
     for row in report.days:
         print(json.dumps({"day": row.day, "tool": row.tool, "calls": row.calls, "errors": row.errors}))
     totals = {"principal": report.principal, "month": month, "month_calls": report.totals.month}
@@ -164,6 +183,26 @@ def run_usage(args: argparse.Namespace, env: Mapping[str, str], clients: Mapping
     if settings.quotas:
         totals["quotas"] = json.loads(settings.quotas)
     print(json.dumps({"quota_totals": totals}))
+    return 0
+
+
+def run_audit(args: argparse.Namespace, env: Mapping[str, str], clients: Mapping[str, Any] | None) -> int:
+    """One JSON line per audit record of the tenant's sessions, each session's oldest first."""
+    from mcp_platform.adapters.dynamodb.audit_trail import AuditTrail
+    from mcp_platform.application.auth.tenants import is_tenant
+
+    settings = Settings.from_mapping(dict(env))
+    if not is_tenant(args.tenant):
+        print(f"not a tenant name: {args.tenant!r}", file=sys.stderr)
+        return 2
+    if not settings.audit_table:
+        print(f"{EnvVars.AUDIT_TABLE} is not set (audit is off?)", file=sys.stderr)
+        return 2
+    dynamodb = (clients or {}).get("dynamodb") or aws_client("dynamodb", settings)
+    trail = AuditTrail(dynamodb, settings.audit_table)
+    for session_id in trail.tenant_sessions(args.tenant):
+        for record in trail.session_trail(session_id, limit=args.max).records:
+            print(json.dumps({"session_id": session_id, **record}, default=str))
     return 0
 
 

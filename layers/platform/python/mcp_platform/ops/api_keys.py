@@ -1,4 +1,5 @@
-"""Mint and revoke API keys: ``python -m mcp_platform.ops.api_keys mint --principal alice``.
+"""Mint and revoke API keys: ``python -m mcp_platform.ops.api_keys mint --principal alice
+[--tenant acme]`` (a key of a tenant's principal: everything it keeps is the tenant's).
 
 Reads SESSION_TABLE_NAME / AWS_REGION (and AWS_ENDPOINT_URL for the local emulator).
 """
@@ -19,13 +20,17 @@ def main(argv: list[str] | None = None) -> int:
     mint = commands.add_parser("mint", help="create a key for a principal (printed once)")
     mint.add_argument("--principal", required=True)
     mint.add_argument("--label", default="")
+    mint.add_argument("--tenant", default=None, help="the tenant the principal belongs to")
     revoke = commands.add_parser("revoke", help="revoke a key")
     revoke.add_argument("--key", required=True)
     args = parser.parse_args(argv)
     settings = Settings.from_env()
     store = ApiKeyStore(settings.session_table, aws_client("dynamodb", settings))
     if args.command == "mint":
-        print(store.mint(args.principal, args.label))
+        try:
+            print(store.mint(args.principal, args.label, tenant=args.tenant))
+        except ValueError as exc:
+            parser.error(str(exc))
         return 0
     if store.revoke(args.key):
         print("revoked")

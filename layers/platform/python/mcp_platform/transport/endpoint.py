@@ -182,10 +182,10 @@ class McpEndpoint:
         if request.method == "POST":
             await self._post(request, principal, modern, receive, send, cors)
         elif request.method == "DELETE" and not modern:
-            await self.handshake.delete(request, principal.id, send, cors)
+            await self.handshake.delete(request, principal.owner, send, cors)
         elif request.method == "GET" and not modern and self.listener is not None:
             transport_session = self.handshake.transport_session
-            await self.listener.get_stream(request, principal.id, transport_session, receive, send, cors)
+            await self.listener.get_stream(request, principal.owner, transport_session, receive, send, cors)
         else:
             # 2026 has no GET stream and no DELETE; 2025 offers the GET stream with subscriptions on.
             allow = "POST" if modern else ("GET, POST, DELETE" if self.listener is not None else "POST, DELETE")
@@ -218,7 +218,7 @@ class McpEndpoint:
             trace_context.activate(request_trace(request, {}))
             await self._govern(caller, None)
             version_header = request.headers.get(VERSION_HEADER)
-            await self.handshake.post_reply(request, decoded, caller.id, version_header, send, cors)
+            await self.handshake.post_reply(request, decoded, caller.owner, version_header, send, cors)
             return
         try:
             message = parse_message(decoded)
@@ -230,10 +230,10 @@ class McpEndpoint:
         if caller.scopes is not None:  # scope-limited credentials (OAuth tokens) only
             require_tool_scopes(self.protected_resource, self.server.catalog.tools.get, request, message, caller)
         if modern:
-            await self._post_modern(request, message, caller.id, trace, receive, send, cors)
+            await self._post_modern(request, message, caller.owner, trace, receive, send, cors)
         else:
             version_header = request.headers.get(VERSION_HEADER)
-            await self.handshake.post(request, message, caller.id, version_header, receive, send, cors, trace=trace)
+            await self.handshake.post(request, message, caller.owner, version_header, receive, send, cors, trace=trace)
 
     async def _govern(self, caller: Principal, message: Request | None) -> None:
         """Counts the request against the rate limits (and a tools/call against its tool's and

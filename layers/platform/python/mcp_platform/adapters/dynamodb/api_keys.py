@@ -14,6 +14,10 @@ from typing import Any
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.application.auth.api_keys import KEY_PREFIX, hash_key
 from mcp_platform.application.auth.base import OAUTH_PRINCIPAL_PREFIX
+from mcp_platform.application.auth.ports import KeyHolder
+from mcp_platform.application.auth.tenants import TENANT_OWNER_PREFIX, require_tenant
+
+TENANT = "tenant"  # on a key's record: the tenant of its holder, absent for none
 
 
 class ApiKeyStore:
@@ -23,25 +27,28 @@ class ApiKeyStore:
         self.table_name = table_name
         self.client = client
 
-    def mint(self, principal: str, label: str = "", key: str | None = None) -> str:
+    def mint(self, principal: str, label: str = "", key: str | None = None, *, tenant: str | None = None) -> str:
+        """A new key for ``principal`` (of ``tenant``, if given); ValueError for a principal or
+        tenant that could be mistaken for another's (see :mod:`~mcp_platform.application.auth.tenants`)."""
         if not principal:
             raise ValueError("principal is required")
-        if principal.startswith(OAUTH_PRINCIPAL_PREFIX):
-            raise ValueError(f"an API-key principal cannot start with {OAUTH_PRINCIPAL_PREFIX!r} (OAuth subjects)")
+        for prefix, whose in ((OAUTH_PRINCIPAL_PREFIX, "OAuth subjects"), (TENANT_OWNER_PREFIX, "tenant owners")):
+            if principal.startswith(prefix):
+                raise ValueError(f"an API-key principal cannot start with {prefix!r} ({whose})")
         key = key or KEY_PREFIX + secrets.token_urlsafe(32)
-        self.client.put_item(
-            TableName=self.table_name,
-            Item={
-                ts.PK: {"S": ts.API_KEY_PREFIX + hash_key(key)},
-                ts.SK: {"S": ts.METADATA_SK},
-                "principal": {"S": principal},
-                "label": {"S": label},
-                ts.CREATED_AT: {"N": str(int(time.time()))},
-            },
-        )
+        item: dict[str, Any] = {
+            ts.PK: {"S": ts.API_KEY_PREFIX + hash_key(key)},
+            ts.SK: {"S": ts.METADATA_SK},
+            "principal": {"S": principal},
+            "label": {"S": label},
+            ts.CREATED_AT: {"N": str(int(time.time()))},
+        }
+        if tenant is not None:
+            item[TENANT] = {"S": require_tenant(tenant)}
+        self.client.put_item(TableName=self.table_name, Item=item)
         return key
 
-    def principal_for(self, key: str) -> str | None:
+    def holder_of(self, key: str) -> KeyHolder | None:
         # Consistent: an authorization decision (X4), and a revoked key must not linger in DAX.
         response = self.client.get_item(
             TableName=self.table_name,
@@ -49,7 +56,10 @@ class ApiKeyStore:
             ConsistentRead=True,
         )
         item = response.get("Item")
-        return item["principal"]["S"] if item else None
+        if not item:
+            return None
+        tenant = item.get(TENANT, {}).get("S")
+        return KeyHolder(principal=item["principal"]["S"], tenant=tenant)
 
     def revoke(self, key: str) -> bool:
         response = self.client.delete_item(

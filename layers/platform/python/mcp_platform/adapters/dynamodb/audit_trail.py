@@ -112,6 +112,19 @@ class AuditTrail:
         next_cursor = _encode_cursor(session_id, page[-1][ts.AUDIT_SK]["S"]) if more and page else None
         return TrailPage([to_record(item) for item in page], next_cursor)
 
+    def tenant_sessions(self, tenant: str) -> list[str]:
+        """The sessions of ``tenant``'s callers that have audit records, in the order of their
+        first change (the tenant index: one entry per change of a session's metadata)."""
+        pages = self._client.get_paginator("query").paginate(
+            TableName=self._table,
+            IndexName=ts.AUDIT_TENANT_INDEX,
+            KeyConditionExpression="#tenant = :tenant",
+            ExpressionAttributeNames={"#tenant": ts.AUDIT_TENANT},
+            ExpressionAttributeValues={":tenant": {"S": tenant}},
+        )
+        keys = (item[ts.AUDIT_PK]["S"] for page in pages for item in page["Items"])
+        return list(dict.fromkeys(ts.session_id_from_pk(pk) for pk in keys))
+
     def session_summary(self, session_id: str) -> dict[str, Any] | None:
         """The summary written when the session expired by TTL, if it did."""
         return w.AuditWriter(self._client, self._table).get_summary(session_id)

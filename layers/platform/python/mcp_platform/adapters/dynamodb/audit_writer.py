@@ -17,6 +17,7 @@ from mcp_platform.adapters.dynamodb.conditional_writes import put_if_absent
 from mcp_platform.application.audit.diff import ImageDiff, dumps, value_summary
 from mcp_platform.application.audit.images import WireImage
 from mcp_platform.application.audit.records import StreamChange
+from mcp_platform.application.auth.tenants import tenant_of
 
 DEFAULT_RETENTION_SECONDS = 365 * 24 * 3600
 IMAGE_LIMIT_BYTES = 100_000  # per image; larger images are summarised
@@ -137,6 +138,9 @@ class AuditWriter:
         owner = image.get(ts.OWNER)
         if owner is not None and "S" in owner:
             item[OWNER] = {"S": owner["S"]}
+            tenant = tenant_of(owner["S"])
+            if tenant is not None:  # the key of the sparse tenant index: a tenant's sessions
+                item[ts.AUDIT_TENANT] = {"S": tenant}
         old = _bounded_image(change.old_image, self._image_limit)
         if old is not None:
             item[OLD_IMAGE] = {"S": old}
@@ -166,6 +170,8 @@ class AuditWriter:
             SUMMARY: {"S": dumps(summary)},
             ts.AUDIT_TTL: {"N": str(self.expires_at(change_epoch))},
         }
+        if summary.get("tenant"):
+            item[ts.AUDIT_TENANT] = {"S": summary["tenant"]}
         if self._put_new(item):
             return {**summary, "event_published": False}, True
         stored = self.get_summary(session_id)

@@ -10,7 +10,9 @@ Each is one TransactWriteItems (:func:`.transact.transact_write`), and each deci
 2. the dedupe marker ``event#<id>`` / ``dedupe`` with ``attribute_not_exists(pk)`` + an Update of
    ``usage#<principal>`` / ``<day>#<tool>`` ADDing the counters: they move iff the marker is new.
    With quotas on, a third action ADDs the call to ``usage#<principal>`` / ``quota#<month>``
-   (the month's total and the day's), which the endpoint reads to enforce them.
+   (the month's total and the day's), which the endpoint reads to enforce them. A tenant
+   caller's event (``principal`` is then its tenant-qualified owner) counts twice more: the same
+   counters on ``usage#tenant:<tenant>``, the tenant's whole usage and quota totals.
 
 The record and the marker carry the event's ``trace_id`` and ``span_id`` when it has them.
 """
@@ -25,6 +27,7 @@ from typing import Any
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.transact import failed_at, transact_write
+from mcp_platform.application.auth.tenants import tenant_usage_subject
 from mcp_platform.application.events.ports import RecordWrite
 from mcp_platform.application.events.schema import ToolCallEvent
 
@@ -119,7 +122,6 @@ class DynamoIngestLedger:
             ts.EVENT_ID: {"S": event.event_id},
             **_trace(event),
         }
-        is_error = 0 if event.status == "ok" else 1
         items: list[dict[str, Any]] = [
             {
                 "Put": {
@@ -129,45 +131,50 @@ class DynamoIngestLedger:
                     "ExpressionAttributeNames": {"#pk": ts.PK},
                 }
             },
-            {
-                "Update": {
-                    "TableName": self._table,
-                    "Key": {
-                        ts.PK: {"S": ts.usage_pk(event.principal)},
-                        ts.SK: {"S": ts.usage_sk(event.started_date, event.tool)},
-                    },
-                    "UpdateExpression": "ADD #c :one, #e :err, #rq :rq, #rs :rs, #d :d",
-                    "ExpressionAttributeNames": {
-                        "#c": ts.USAGE_CALLS,
-                        "#e": ts.USAGE_ERRORS,
-                        "#rq": ts.USAGE_REQUEST_BYTES,
-                        "#rs": ts.USAGE_RESPONSE_BYTES,
-                        "#d": ts.USAGE_DURATION_MS,
-                    },
-                    "ExpressionAttributeValues": {
-                        ":one": {"N": "1"},
-                        ":err": {"N": str(is_error)},
-                        ":rq": {"N": str(event.request_bytes)},
-                        ":rs": {"N": str(event.response_bytes)},
-                        ":d": {"N": _num(event.duration_ms)},
-                    },
-                }
-            },
         ]
+        # The caller's counters, and its tenant's: one partition answers for a whole tenant.
+        subjects = [event.principal] if event.tenant is None else [event.principal, tenant_usage_subject(event.tenant)]
+        items += [self._usage_update(event, subject) for subject in subjects]
         if self._quota_totals:
-            items.append(self._quota_totals_update(event))
+            items += [self._quota_totals_update(event, subject) for subject in subjects]
         reasons = transact_write(self._ddb, items, max_conflict_retries=self._retries, sleep=self._sleep)
         if reasons and not failed_at(reasons, 0):
             raise RuntimeError(f"counting transaction cancelled for unexpected reasons {reasons}")
         return not reasons  # a failed marker condition: already counted
 
-    def _quota_totals_update(self, event: ToolCallEvent) -> dict[str, Any]:
+    def _usage_update(self, event: ToolCallEvent, subject: str) -> dict[str, Any]:
+        return {
+            "Update": {
+                "TableName": self._table,
+                "Key": {
+                    ts.PK: {"S": ts.usage_pk(subject)},
+                    ts.SK: {"S": ts.usage_sk(event.started_date, event.tool)},
+                },
+                "UpdateExpression": "ADD #c :one, #e :err, #rq :rq, #rs :rs, #d :d",
+                "ExpressionAttributeNames": {
+                    "#c": ts.USAGE_CALLS,
+                    "#e": ts.USAGE_ERRORS,
+                    "#rq": ts.USAGE_REQUEST_BYTES,
+                    "#rs": ts.USAGE_RESPONSE_BYTES,
+                    "#d": ts.USAGE_DURATION_MS,
+                },
+                "ExpressionAttributeValues": {
+                    ":one": {"N": "1"},
+                    ":err": {"N": "0" if event.status == "ok" else "1"},
+                    ":rq": {"N": str(event.request_bytes)},
+                    ":rs": {"N": str(event.response_bytes)},
+                    ":d": {"N": _num(event.duration_ms)},
+                },
+            }
+        }
+
+    def _quota_totals_update(self, event: ToolCallEvent, subject: str) -> dict[str, Any]:
         day = event.started_date
         return {
             "Update": {
                 "TableName": self._table,
                 "Key": {
-                    ts.PK: {"S": ts.usage_pk(event.principal)},
+                    ts.PK: {"S": ts.usage_pk(subject)},
                     ts.SK: {"S": ts.usage_totals_sk(day[:7])},
                 },
                 "UpdateExpression": "ADD #c :one, #d :one",

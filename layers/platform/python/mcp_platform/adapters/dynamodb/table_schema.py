@@ -121,6 +121,11 @@ STATUS_TTL_INDEX = "status-ttl-index"
 AUDIT_PK = "pk"
 AUDIT_SK = "sk"
 AUDIT_TTL = "ttl"
+# A tenant's sessions: the audit records of a tenant's session metadata (and its summary) carry
+# ``tenant``, the key of a sparse index (keys only) that lists them; each session's trail is then
+# its own Query. Records of sessions without a tenant never enter it.
+AUDIT_TENANT = "tenant"
+AUDIT_TENANT_INDEX = "tenant-index"
 
 
 # Session ids (transport sessions and application handles alike) are minted as

@@ -27,6 +27,7 @@ from mcp_platform.application.audit.ports import (
     SessionRemains,
 )
 from mcp_platform.application.audit.records import StreamChange
+from mcp_platform.application.auth.tenants import tenant_of
 from mcp_platform.application.events.stream_events import SESSION_EXPIRED_TYPE, SessionExpiredEvent
 from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock, iso_utc
 
@@ -84,6 +85,7 @@ def build_summary(change: StreamChange, tool_call_starts: Sequence[str]) -> dict
     return {
         "session_id": change.session_id,
         "owner": metadata.owner,
+        "tenant": tenant_of(metadata.owner) if metadata.owner is not None else None,
         "kind": metadata.kind,
         "tool_calls": len(tool_call_starts),
         "created_at": _iso(created),

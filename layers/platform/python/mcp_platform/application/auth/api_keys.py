@@ -14,7 +14,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from mcp_platform.application.auth.base import OAUTH_PRINCIPAL_PREFIX, AuthError, Principal, bearer_token
-from mcp_platform.application.auth.ports import ApiKeyDirectory
+from mcp_platform.application.auth.ports import ApiKeyDirectory, KeyHolder
+from mcp_platform.application.auth.tenants import is_tenant, reserved_principal_id
 from mcp_platform.application.blocking import IN_THREAD, Blocking
 
 KEY_PREFIX = "mcpk_"
@@ -47,13 +48,22 @@ class ApiKeyAuthenticator:
         cached = self._cache.get(digest)
         if cached is not None and cached[1] > now:
             return cached[0]  # a frozen Principal: shared by the key's requests
-        principal = await self.blocking(self.store.principal_for, key)
-        if principal is None or principal.startswith(OAUTH_PRINCIPAL_PREFIX):  # never an OAuth subject
+        holder = await self.blocking(self.store.holder_of, key)
+        if holder is None or not _acceptable(holder):
             self._cache.pop(digest, None)
             raise AuthError("Unknown or revoked API key")
-        verified = Principal(id=principal, kind="api_key")
+        verified = Principal(id=holder.principal, kind="api_key", tenant=holder.tenant)
         self._cache[digest] = (verified, now + self.cache_seconds)
         self._cache.move_to_end(digest)
         while len(self._cache) > CACHE_LIMIT:
             self._cache.popitem(last=False)
         return verified
+
+
+def _acceptable(holder: KeyHolder) -> bool:
+    """A record that names an OAuth subject or a tenant owner as its principal, or a tenant
+    outside the syntax, was not minted by us: the key is refused rather than trusted."""
+    principal = holder.principal
+    if principal.startswith(OAUTH_PRINCIPAL_PREFIX) or reserved_principal_id(principal):
+        return False
+    return holder.tenant is None or is_tenant(holder.tenant)

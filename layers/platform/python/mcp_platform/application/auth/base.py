@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from mcp_platform.application.auth.tenants import owner_of
+
 REALM = "mcp"
 # OAuth principals are "oauth:<issuer>#<sub>": no API-key principal may start with it, so the
 # two kinds of credentials can never name the same owner (sessions are bound to the id).
@@ -26,7 +28,14 @@ class Principal:
     """The OAuth client the token was issued to (its ``client_id`` or ``azp`` claim); None for
     API keys and loopback. Rate limits may count per client."""
     tenant: str | None = None
-    """The tenant the caller belongs to; None while the platform defines no tenants."""
+    """The tenant the caller belongs to (its API key's, or the OAuth claim the deployment names);
+    None for a caller without one."""
+
+    @property
+    def owner(self) -> str:
+        """What this caller's sessions, tasks, handles and counters are bound to
+        (:func:`~mcp_platform.application.auth.tenants.owner_of`): its id, tenant-qualified."""
+        return owner_of(self.id, self.tenant)
 
     def lacks(self, required: tuple[str, ...]) -> tuple[str, ...]:
         if self.scopes is None:

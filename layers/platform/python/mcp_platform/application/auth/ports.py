@@ -7,6 +7,7 @@ live here, so the deciding code names them without importing an adapter.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 Jwk = dict[str, Any]
@@ -26,7 +27,15 @@ class SigningKeySource(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class KeyHolder:
+    """What an API key's record says of its holder."""
+
+    principal: str
+    tenant: str | None = None
+
+
 class ApiKeyDirectory(Protocol):
     """Who a bearer API key belongs to, read consistently (a revoked key must not linger)."""
 
-    def principal_for(self, key: str) -> str | None: ...
+    def holder_of(self, key: str) -> KeyHolder | None: ...

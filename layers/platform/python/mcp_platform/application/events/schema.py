@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from mcp_platform.application.auth.tenants import TENANT_SYNTAX, is_tenant
 from mcp_platform.protocol import compact_json
 from mcp_platform.protocol.clock import utc_now_iso
 from mcp_platform.protocol.trace_context import is_span_id, is_trace_id
@@ -157,6 +158,8 @@ class ToolCallEvent:
                 raise EventSchemaError(f"{name} must be a non-empty string")
         if self.session_id == "":
             raise EventSchemaError("session_id must be omitted (None) rather than empty")
+        if self.tenant is not None and not is_tenant(self.tenant):
+            raise EventSchemaError(f"tenant must be {TENANT_SYNTAX}")
         if self.status not in STATUSES:
             raise EventSchemaError(f"status must be one of {STATUSES}, got {self.status!r}")
         for name in ("request_bytes", "response_bytes", "duration_ms"):

@@ -38,6 +38,7 @@ _EXPIRED_REQUIRED: dict[str, tuple[type, ...]] = {
 }
 _EXPIRED_OPTIONAL: dict[str, tuple[type, ...]] = {
     "owner": (str,),
+    "tenant": (str,),
     "kind": (str,),
     "tool_calls": (int,),
     "created_at": (str,),
@@ -59,6 +60,7 @@ class SessionExpiredEvent:
     sequence_number: str
     removed_at: str
     owner: str | None = None
+    tenant: str | None = None
     kind: str | None = None
     tool_calls: int = 0
     created_at: str | None = None

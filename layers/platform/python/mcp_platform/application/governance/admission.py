@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from mcp_platform.application.auth.base import Principal
+from mcp_platform.application.auth.tenants import tenant_usage_subject
 from mcp_platform.application.blocking import Blocking
 from mcp_platform.application.governance.ports import RateCounters, UsageTotals, WindowHit
 from mcp_platform.application.governance.rules import FACADE_KEYS, QuotaRule, RateRule
@@ -83,10 +84,9 @@ class Governor:
             for rule in self.rate_rules
             if (subject := _subject(rule, caller, tool)) is not None
         ]
-        # Quotas count tool calls; a tenant's quotas come with tenants.
-        quotas = tuple(rule for rule in self.quota_rules if rule.key == "principal") if tool is not None else ()
-        if quotas:  # first: a call over its quota uses up no rate-limit room
-            await self._check_quotas(caller, quotas, now)
+        if tool is not None:  # quotas count tool calls; first: a call over one uses no rate-limit room
+            for quota_subject, quotas in self._quotas_of(caller):
+                await self._check_quotas(quota_subject, quotas, now)
         if hits:
             await self._take(hits, now)
 
@@ -108,10 +108,23 @@ class Governor:
         if full is not None:
             raise RateLimited(full.rule, _seconds_until(full.window_end, now))
 
-    async def _check_quotas(self, caller: Principal, quotas: Sequence[QuotaRule], now: float) -> None:
+    def _quotas_of(self, caller: Principal) -> list[tuple[str, tuple[QuotaRule, ...]]]:
+        """The quotas that apply to ``caller``, by whose usage totals count them: its own (its
+        owner's) and, for a tenant's caller, its tenant's."""
+        subjects = {"principal": caller.owner}
+        if caller.tenant is not None:
+            subjects["tenant"] = tenant_usage_subject(caller.tenant)
+        applying = []
+        for key, subject in subjects.items():
+            rules = tuple(rule for rule in self.quota_rules if rule.key == key)
+            if rules:
+                applying.append((subject, rules))
+        return applying
+
+    async def _check_quotas(self, subject: str, quotas: Sequence[QuotaRule], now: float) -> None:
         assert self.usage is not None
         today = datetime.fromtimestamp(now, tz=UTC).date()
-        used = await self.blocking(self.usage.calls, caller.id, month=today.strftime("%Y-%m"), day=today.isoformat())
+        used = await self.blocking(self.usage.calls, subject, month=today.strftime("%Y-%m"), day=today.isoformat())
         for rule in quotas:
             count = used.day if rule.period == "day" else used.month
             if count >= rule.limit:
@@ -144,7 +157,7 @@ def refusal_error(refused: Refused) -> JsonRpcError:
 def _subject(rule: RateRule, caller: Principal, tool: str | None) -> str | None:
     """Whom ``rule`` counts this request for, or None when it does not apply to it."""
     if rule.key == "principal":
-        return caller.id
+        return caller.owner
     if rule.key == "client":
         return caller.client_id
     if rule.key == "tenant":

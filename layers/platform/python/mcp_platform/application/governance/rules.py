@@ -133,20 +133,9 @@ def _limit(name: str, key: str, value: object, periods: tuple[str, ...]) -> tupl
     return limit, matched.group(2)
 
 
-def require_enforceable(
-    rate_rules: tuple[RateRule, ...],
-    quota_rules: tuple[QuotaRule, ...],
-    *,
-    facade: bool,
-    names: tuple[str, str] = ("rate_limits", "quotas"),
-) -> None:
-    """Refuses rules a deployment could parse but never apply (RuleError naming them): a tenant's
-    (the platform defines no tenants yet: the key is reserved), the facade's without the facade.
-    ``names``: what the rate limits and the quotas are called where they were set."""
-    rate_name, quota_name = names
-    for rule_set, name in ((rate_rules, rate_name), (quota_rules, quota_name)):
-        if any(rule.key == "tenant" for rule in rule_set):
-            raise RuleError(f"{name}: rule 'tenant' is reserved: tenants are not defined in this platform yet")
+def require_enforceable(rate_rules: tuple[RateRule, ...], *, facade: bool, name: str = "rate_limits") -> None:
+    """Refuses rules a deployment could parse but never apply (RuleError naming them): the
+    facade's without the facade. ``name``: what the rate limits are called where they were set."""
     for rule in rate_rules:
         if rule.key in FACADE_KEYS and not facade:
-            raise RuleError(f"{rate_name}: rule {rule.key!r} limits the OAuth facade, which is not deployed")
+            raise RuleError(f"{name}: rule {rule.key!r} limits the OAuth facade, which is not deployed")
