@@ -113,6 +113,7 @@ class PlatformConfig:
     oauth_upstream_client_secret: str  # the facade's client at oauth_issuer (not with Cognito)
     oauth_upstream_scopes: tuple[str, ...]
     oauth_machine_client: bool  # a Cognito app client for the client_credentials grant
+    oauth_tenant_claim: str  # the token claim naming the caller's tenant ("" = no tenants from tokens)
     allowed_origins: tuple[str, ...]
     architecture: str
     lambda_python: str  # "3.13": the runtime (python3.13) and the layer's wheels

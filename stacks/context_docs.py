@@ -84,6 +84,14 @@ KEYS: dict[str, ContextKeyDoc] = {
         "with the facade in front of a provider other than Cognito: the secret (name or ARN) holding its "
         '`{"client_id", "client_secret"}`',
     ),
+    "oauth_tenant_claim": ContextKeyDoc(
+        (
+            "the access-token claim naming the caller's tenant (e.g. `tenant_id`; Cognito: a claim added by a "
+            "pre-token-generation trigger); set, a token without a valid tenant is refused. Not with the OAuth "
+            "facade"
+        ),
+        default="none",
+    ),
     "oauth_upstream_scopes": ContextKeyDoc(
         "the scopes the facade asks the upstream provider for when it signs a user in (must include `openid`)",
     ),

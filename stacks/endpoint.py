@@ -143,6 +143,8 @@ class Endpoint(Construct):
             EnvVars.OAUTH_JWKS_URL: cognito.jwks_url if cognito else config.oauth_jwks_url,
             EnvVars.OAUTH_CLIENT_IDS: ",".join(config.oauth_client_ids),
         }
+        if config.oauth_tenant_claim:
+            environment[EnvVars.OAUTH_TENANT_CLAIM] = config.oauth_tenant_claim
         if cognito is not None:  # Cognito access tokens have no aud: bound by the app client
             machine = [cognito.machine_client.user_pool_client_id] if cognito.machine_client is not None else []
             environment[EnvVars.OAUTH_CLIENT_IDS] = ",".join(

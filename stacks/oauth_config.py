@@ -29,6 +29,7 @@ COGNITO_DEFAULT_SCOPES = ("mcp/tools",)
 # The MCP Inspector's OAuth callback (its web UI); other clients' callbacks are added by context.
 DEFAULT_CALLBACK_URLS = ("http://localhost:6274/oauth/callback",)
 SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
+CLAIM_NAME = re.compile(r"[\x21-\x7e]{1,256}")
 CALLBACK_PATTERN = re.compile(r"^(https://[^\s#]+|http://localhost(:\d{1,5})?(/[^\s#]*)?)$")
 
 SETTING_KEYS = (
@@ -38,6 +39,7 @@ SETTING_KEYS = (
     "oauth_jwks_url",
     "oauth_client_ids",
     "oauth_upstream_client_secret",
+    "oauth_tenant_claim",
 )
 SECRET_REFERENCE = re.compile(r"^(arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:)?[A-Za-z0-9/_+=.@-]{1,512}$")
 
@@ -53,6 +55,7 @@ OAUTH_DEFAULTS: dict[str, Any] = {
     "oauth_upstream_client_secret": "",
     "oauth_upstream_scopes": "openid",
     "oauth_machine_client": False,
+    "oauth_tenant_claim": "",
 }
 
 
@@ -108,6 +111,13 @@ def oauth_context(
         )
     if machine_client and not cognito:
         raise fail("oauth_machine_client", "false unless oauth_cognito=true (it is a Cognito app client)", True)
+    tenant_claim = str(raw("oauth_tenant_claim") or "").strip()
+    if tenant_claim and not CLAIM_NAME.fullmatch(tenant_claim):
+        raise fail("oauth_tenant_claim", "a claim name (1-256 printable characters, no spaces)", tenant_claim)
+    if tenant_claim and oauth and facade:
+        # The facade's own tokens carry the upstream subject only: its callers would all be
+        # refused for want of the claim.
+        raise fail("oauth_tenant_claim", "unset with the OAuth facade (set oauth_facade=false)", tenant_claim)
     upstream_scopes = _list(raw("oauth_upstream_scopes"), "oauth_upstream_scopes", fail, separator=" ")
     if "openid" not in upstream_scopes or not all(SCOPE_TOKEN.fullmatch(scope) for scope in upstream_scopes):
         raise fail("oauth_upstream_scopes", "space-separated scopes including openid", " ".join(upstream_scopes))
@@ -123,6 +133,7 @@ def oauth_context(
         "oauth_facade": oauth and facade,
         "oauth_upstream_client_secret": upstream_secret,
         "oauth_upstream_scopes": upstream_scopes,
+        "oauth_tenant_claim": tenant_claim,
         "oauth_machine_client": machine_client,
     }
 

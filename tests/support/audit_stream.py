@@ -9,16 +9,31 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.application.audit.processor import RecordOutcome
 from mcp_platform.bootstrap.audit import build_audit_processor
 from tests.support.endpoint import AwsStack
 from tests.support.session_stream import to_lambda_record
 
-KEY_SCHEMA = {
-    "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+KEY_SCHEMA = {  # the audit table as stacks/data.py declares it
+    "KeySchema": [
+        {"AttributeName": ts.AUDIT_PK, "KeyType": "HASH"},
+        {"AttributeName": ts.AUDIT_SK, "KeyType": "RANGE"},
+    ],
     "AttributeDefinitions": [
-        {"AttributeName": "pk", "AttributeType": "S"},
-        {"AttributeName": "sk", "AttributeType": "S"},
+        {"AttributeName": ts.AUDIT_PK, "AttributeType": "S"},
+        {"AttributeName": ts.AUDIT_SK, "AttributeType": "S"},
+        {"AttributeName": ts.AUDIT_TENANT, "AttributeType": "S"},
+    ],
+    "GlobalSecondaryIndexes": [
+        {
+            "IndexName": ts.AUDIT_TENANT_INDEX,
+            "KeySchema": [
+                {"AttributeName": ts.AUDIT_TENANT, "KeyType": "HASH"},
+                {"AttributeName": ts.AUDIT_SK, "KeyType": "RANGE"},
+            ],
+            "Projection": {"ProjectionType": "KEYS_ONLY"},
+        }
     ],
     "BillingMode": "PAY_PER_REQUEST",
 }

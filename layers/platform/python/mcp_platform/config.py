@@ -51,6 +51,7 @@ class EnvVars:
     OAUTH_FACADE_TOKEN_SECONDS = "MCP_OAUTH_FACADE_TOKEN_SECONDS"  # noqa: S105 - access-token lifetime
     OAUTH_FACADE_REFRESH_SECONDS = "MCP_OAUTH_FACADE_REFRESH_SECONDS"  # a sign-in's refresh lifetime
     OAUTH_FACADE_CLIENT_SECONDS = "MCP_OAUTH_FACADE_CLIENT_SECONDS"  # a registration unused this long expires
+    OAUTH_TENANT_CLAIM = "MCP_OAUTH_TENANT_CLAIM"  # the token claim naming the caller's tenant
     OAUTH_CLIENT_CREDENTIALS = "MCP_OAUTH_CLIENT_CREDENTIALS"  # true: advertise the client-credentials extension
     ALLOWED_ORIGINS = "MCP_ALLOWED_ORIGINS"  # comma separated
     ALLOWED_HOSTS = "MCP_ALLOWED_HOSTS"  # comma separated; empty = any Host
@@ -218,6 +219,8 @@ class OAuthSettings:
     """The authorization-server facade in front of ``issuer``; None: clients go to the issuer."""
     client_credentials: bool = False
     """Machine clients sign in at the issuer with client_credentials: the extension is advertised."""
+    tenant_claim: str = ""
+    """The claim naming the caller's tenant; set, a token without a valid one is refused."""
 
     @classmethod
     def from_mapping(cls, env: Mapping[str, str]) -> OAuthSettings:
@@ -234,6 +237,7 @@ class OAuthSettings:
             client_ids=_csv(env, EnvVars.OAUTH_CLIENT_IDS),
             facade=FacadeSettings.from_mapping(env) if facade_enabled(env) else None,
             client_credentials=_flag(env, EnvVars.OAUTH_CLIENT_CREDENTIALS),
+            tenant_claim=env.get(EnvVars.OAUTH_TENANT_CLAIM, "").strip(),
         )
 
 

@@ -26,6 +26,7 @@ from mcp_platform.application.auth.base import (
 )
 from mcp_platform.application.auth.ports import Jwk, SigningKeySource
 from mcp_platform.application.auth.resource import ProtectedResource
+from mcp_platform.application.auth.tenants import TENANT_SYNTAX, is_tenant
 from mcp_platform.config import OAuthSettings
 
 ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
@@ -55,11 +56,16 @@ class OAuthAuthenticator:
             claims = await self.validate(bearer_token(headers), audience)
         except AuthError as exc:
             raise AuthError(str(exc), exc.error, challenge=self._challenge(headers, exc)) from exc
+        try:
+            tenant = token_tenant(claims, self.settings.tenant_claim)
+        except AuthError as exc:
+            raise AuthError(str(exc), exc.error, challenge=self._challenge(headers, exc)) from exc
         principal = Principal(
             id=f"{OAUTH_PRINCIPAL_PREFIX}{self.settings.issuer}#{claims['sub']}",
             kind="oauth",
             scopes=token_scopes(claims),
             client_id=token_client(claims),
+            tenant=tenant,
         )
         missing = principal.lacks(self.settings.scopes)
         if missing:
@@ -130,6 +136,19 @@ def token_client(claims: dict[str, Any]) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
+
+
+def token_tenant(claims: dict[str, Any], claim: str) -> str | None:
+    """The caller's tenant from ``claim`` (none configured: None). A deployment that names the
+    claim has tenants: a token without a valid one is refused (401 ``invalid_token``), never
+    served as a caller without a tenant."""
+    if not claim:
+        return None
+    value = claims.get(claim)
+    if not is_tenant(value):
+        raise AuthError(f"The token's {claim!r} claim names no tenant ({TENANT_SYNTAX})")
+    assert isinstance(value, str)
+    return value
 
 
 def token_scopes(claims: dict[str, Any]) -> frozenset[str]:
