@@ -1,4 +1,5 @@
-"""`python -m local.ops dlq ...`: the DLQ redrive command against a running `make dev`.
+"""`python -m local.ops dlq|usage|audit ...` (the operations commands) and `python -m local.ops
+api-keys mint|revoke ...` (the API-key command) against a running `make dev`.
 
 The same command as ``python -m mcp_platform.ops``, with the names and queue URLs the stack's
 ``OperationsEnvironment`` output gives on AWS, resolved here against the local emulator
@@ -64,6 +65,13 @@ def operations_environment() -> tuple[LocalOptions, dict[str, str]]:
 
 def main(argv: list[str]) -> int:
     _, env = operations_environment()
+    if argv[:1] == ["api-keys"]:
+        import os
+
+        from mcp_platform.ops import api_keys
+
+        os.environ.update(env)  # the command reads the table's name and the endpoint from there
+        return api_keys.main(argv[1:])
     from mcp_platform.ops.__main__ import run
 
     return run(argv, env)

@@ -72,8 +72,12 @@ def acknowledge(stack: PlatformStack) -> None:
     _function(stack.endpoint.function, table, in_vpc=in_vpc, lists_streams=False)
     _function(stack.processing.ingest, table, in_vpc=False, lists_streams=False)
     _function(stack.processing.audit, table, in_vpc=False, lists_streams=True)
+    audit_index = (_index_rule(stack.data.audit_table), "Only the audit table's tenant-index (a tenant's sessions).")
+    for reader in (stack.endpoint.function, stack.processing.audit):  # CDK grants a table's every index
+        _ack(reader, *audit_index)
     if stack.tasks is not None:
         _function(stack.tasks.function, table, in_vpc=in_vpc, lists_streams=False)
+        _ack(stack.tasks.function, *audit_index)
         _ack(
             stack.tasks.dlq,
             "AwsSolutions-SQS3",

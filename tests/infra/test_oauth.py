@@ -63,6 +63,10 @@ def test_oauth_modes_are_accepted_with_an_https_issuer_and_no_dax(mode: str, can
         ),
         ({"oauth_issuer": ISSUER}, "oauth_issuer"),  # OAuth keys without an OAuth mode
         ({"oauth_cognito": "true"}, "oauth_cognito"),
+        ({"oauth_tenant_claim": "tenant_id"}, "oauth_tenant_claim"),
+        ({"auth_mode": "oauth", "oauth_issuer": ISSUER, "oauth_tenant_claim": "tenant id"}, "oauth_tenant_claim"),
+        # The facade's own tokens carry no tenant claim: every caller would be refused
+        ({"auth_mode": "oauth", "oauth_cognito": "true", "oauth_tenant_claim": "tenant_id"}, "oauth_tenant_claim"),
     ],
 )
 def test_bad_oauth_context_fails_synth_naming_the_key(context: dict[str, Any], key: str) -> None:
@@ -85,6 +89,11 @@ def test_external_issuer_becomes_the_functions_oauth_variables() -> None:
         EnvVars.OAUTH_CLIENT_IDS: "c1",
     }
     assert Endpoint._oauth_environment(config_from(), None) == {}  # api_key: nothing OAuth at all
+
+
+def test_g3_the_tenant_claim_becomes_the_endpoints_variable() -> None:
+    config = config_from(auth_mode="oauth", oauth_issuer=ISSUER, oauth_tenant_claim="tenant_id")
+    assert Endpoint._oauth_environment(config, None)[EnvVars.OAUTH_TENANT_CLAIM] == "tenant_id"
 
 
 def test_api_key_stacks_have_no_oauth_variables_and_no_user_pool(default: Synthesized, alt: Synthesized) -> None:

@@ -212,3 +212,21 @@ def test_keys_stay_usable_for_a_grace_period_when_a_refresh_fails() -> None:
     clock.now += 2 * 3600  # past the grace period: refused as unavailable
     with pytest.raises(IssuerUnavailable):
         authenticate(auth, token)
+
+
+def test_the_configured_tenant_claim_names_the_callers_tenant_and_its_absence_is_refused(issuer: LocalIssuer) -> None:
+    """G3: with ``tenant_claim``, the claim's value is the caller's tenant (its owner tenant-
+    qualified); a token without it, or with a value that is no tenant name, is refused 401
+    ``invalid_token``, never served as a caller without a tenant. Without the setting the claim is
+    ignored."""
+    auth, _ = authenticator(issuer, tenant_claim="tenant_id")
+    principal = authenticate(auth, issuer.mint("alice", AUDIENCE, claims={"tenant_id": "acme"}))
+    assert (principal.tenant, principal.owner) == ("acme", f"tenant:acme/oauth:{issuer.issuer}#alice")
+    for claims in ({}, {"tenant_id": ""}, {"tenant_id": "a/b"}, {"tenant_id": ["acme"]}):
+        with pytest.raises(AuthError) as refused:
+            authenticate(auth, issuer.mint("alice", AUDIENCE, claims=claims))
+        assert refused.value.status == 401 and "'tenant_id' claim names no tenant" in str(refused.value)
+        assert 'error="invalid_token"' in (refused.value.www_authenticate or "")
+    untenanted, _ = authenticator(issuer)
+    plain = authenticate(untenanted, issuer.mint("alice", AUDIENCE, claims={"tenant_id": "acme"}))
+    assert (plain.tenant, plain.owner) == (None, f"oauth:{issuer.issuer}#alice")
