@@ -2,14 +2,15 @@
 
 It loads the authorization URL, follows redirects, and on each HTML page submits the page's
 form as a person would: the facade's consent page with ``decision=approve`` (or ``deny``), the
-development issuer's login page as it is. It keeps cookies like a browser (the facade binds a
-sign-in to the browser that saw its consent page) and stops at the client's redirect URI,
-returning that URL (with ``deliver``: after loading it, as a browser would, so a waiting client's
-callback server receives it). Used by the tests and by ``make conformance``.
+development issuer's login page as it is (or with ``fields`` typed in). It keeps cookies like a
+browser (the facade binds a sign-in to the browser that saw its consent page) and stops at the
+client's redirect URI, returning that URL (with ``deliver``: after loading it, as a browser would,
+so a waiting client's callback server receives it). Used by the tests and by ``make conformance``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from urllib.parse import urljoin
@@ -58,8 +59,17 @@ class ScriptedBrowser:
     pages: list[str] = field(default_factory=list)
     """Every URL loaded, in order (tests check which pages the flow went through)."""
 
-    def sign_in(self, url: str, redirect_uri: str, *, approve: bool = True, deliver: bool = False) -> str:
-        """Follow the flow from ``url`` until it redirects to ``redirect_uri``; return that URL."""
+    def sign_in(
+        self,
+        url: str,
+        redirect_uri: str,
+        *,
+        approve: bool = True,
+        deliver: bool = False,
+        fields: Mapping[str, str] | None = None,
+    ) -> str:
+        """Follow the flow from ``url`` until it redirects to ``redirect_uri``; return that URL.
+        ``fields``: what the person types into the forms' fields of those names (e.g. a tenant)."""
         response = self._load("GET", url)
         for _ in range(MAX_STEPS):
             if response.is_redirect:
@@ -74,6 +84,7 @@ class ScriptedBrowser:
             if form is None:
                 raise SignInFailed(f"{response.status_code} at {response.url}: {response.text[:500]}")
             data = dict(form.fields)
+            data.update({name: value for name, value in (fields or {}).items() if name in form.fields})
             if "decision" in form.buttons:  # the consent page
                 data["decision"] = "approve" if approve else "deny"
             target = urljoin(str(response.url), form.action or str(response.url))

@@ -7,7 +7,8 @@ a client id and a generated secret, which the development issuer is started with
 runs in the first process on ``LOCAL_OAUTH_PORT`` (default 9400); an attached second endpoint
 finds the secrets in the emulator and the issuer on that port. Set ``MCP_OAUTH_ISSUER`` and
 ``MCP_OAUTH_UPSTREAM_CLIENT_SECRET`` (a secret you created in the emulator) to put the facade in
-front of another issuer instead.
+front of another issuer instead. With ``MCP_OAUTH_TENANT_CLAIM`` the development issuer's login page
+asks for the user's tenant and its ID token carries it in that claim.
 """
 
 from __future__ import annotations
@@ -72,7 +73,11 @@ def _prepare(env: dict[str, str], options: LocalOptions, secretsmanager: Any) ->
 
     stored = json.loads(secretsmanager.get_secret_value(SecretId=UPSTREAM_SECRET)["SecretString"])
     try:
-        return LocalIssuer(port, clients={stored["client_id"]: stored["client_secret"]}).start()
+        return LocalIssuer(
+            port,
+            clients={stored["client_id"]: stored["client_secret"]},
+            tenant_claim=env.get(EnvVars.OAUTH_TENANT_CLAIM, "").strip(),
+        ).start()
     except OSError as error:
         raise SystemExit(f"LOCAL_OAUTH_PORT {port} is not free for the development issuer ({error})") from None
 

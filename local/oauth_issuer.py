@@ -8,7 +8,9 @@ to any client without authentication: a development stand-in, bound to loopback 
 It also signs a fixed development user (:data:`DEV_USER`) in with the authorization-code grant
 (PKCE S256, an ID token), the upstream of the OAuth facade in ``make dev``: ``/authorize`` shows a
 one-button login page, whose form post redirects back with a one-time code. With ``clients``
-given, only those clients (id: secret) may use it, authenticated at the token endpoint.
+given, only those clients (id: secret) may use it, authenticated at the token endpoint. With
+``tenant_claim`` (``MCP_OAUTH_TENANT_CLAIM`` in ``make dev``) the login page also asks for the
+user's tenant (prefilled :data:`DEV_TENANT`; empty: none), which its tokens carry in that claim.
 
     python -m local.oauth_issuer --port 9400 --audience http://127.0.0.1:8000/mcp
     MCP_AUTH=oauth MCP_OAUTH_ISSUER=http://127.0.0.1:9400 make dev
@@ -42,6 +44,7 @@ from jwt.algorithms import RSAAlgorithm
 
 LOOPBACK = "127.0.0.1"
 DEV_USER = "local-developer"
+DEV_TENANT = "local"
 CODE_SECONDS = 120
 
 
@@ -51,12 +54,15 @@ class IssuedCode:
     redirect_uri: str
     code_challenge: str
     expires_at: float
+    tenant: str = ""
 
 
 class LocalIssuer:
-    def __init__(self, port: int = 0, clients: dict[str, str] | None = None) -> None:
+    def __init__(self, port: int = 0, clients: dict[str, str] | None = None, tenant_claim: str = "") -> None:
         self.clients = clients
         """client id -> secret for the authorization-code grant; None: any client, no secret."""
+        self.tenant_claim = tenant_claim
+        """The claim the signed-in user's tenant goes into (ID and access token); empty: none asked."""
         self._codes: dict[str, IssuedCode] = {}
         self._codes_lock = threading.Lock()
         self.logins = 0
@@ -144,9 +150,10 @@ class LocalIssuer:
         headers = {"kid": signer, "typ": "at+jwt"}
         return jwt.encode(payload, self._keys[signer], algorithm="RS256", headers=headers)
 
-    def id_token(self, subject: str, client_id: str, lifetime: int = 600) -> str:
+    def id_token(self, subject: str, client_id: str, lifetime: int = 600, extra: dict[str, Any] | None = None) -> str:
         now = int(time.time())
-        claims = {"iss": self.issuer, "sub": subject, "aud": client_id, "iat": now, "exp": now + lifetime}
+        standard = {"iss": self.issuer, "sub": subject, "aud": client_id, "iat": now, "exp": now + lifetime}
+        claims = {**(extra or {}), **standard}
         return jwt.encode(claims, self._keys[self.current_kid], algorithm="RS256", headers={"kid": self.current_kid})
 
     # -- the authorization-code grant (the facade's upstream in make dev) ---------------------------
@@ -168,7 +175,11 @@ class LocalIssuer:
         code = secrets.token_urlsafe(24)
         with self._codes_lock:
             self._codes[code] = IssuedCode(
-                query["client_id"], query["redirect_uri"], query.get("code_challenge", ""), time.time() + CODE_SECONDS
+                query["client_id"],
+                query["redirect_uri"],
+                query.get("code_challenge", ""),
+                time.time() + CODE_SECONDS,
+                tenant=query.get("tenant", "").strip() if self.tenant_claim else "",
             )
             self.logins += 1
         return code
@@ -187,19 +198,26 @@ class LocalIssuer:
             digest = hashlib.sha256(form.get("code_verifier", "").encode()).digest()
             if base64.urlsafe_b64encode(digest).rstrip(b"=").decode() != issued.code_challenge:
                 return 400, {"error": "invalid_grant", "error_description": "PKCE verification failed"}
+        tenant = {self.tenant_claim: issued.tenant} if issued.tenant else {}
         return 200, {
-            "access_token": self.mint(DEV_USER, None, ("openid",), claims={"client_id": client_id}),
-            "id_token": self.id_token(DEV_USER, client_id),
+            "access_token": self.mint(DEV_USER, None, ("openid",), claims={"client_id": client_id, **tenant}),
+            "id_token": self.id_token(DEV_USER, client_id, extra=tenant),
             "token_type": "Bearer",
             "expires_in": 600,
         }
 
 
-def login_page(query: dict[str, str]) -> str:
+def login_page(query: dict[str, str], tenant_claim: str = "") -> str:
     fields = "".join(
         f"<input type='hidden' name='{html.escape(name)}' value='{html.escape(value)}'>"
         for name, value in query.items()
+        if name != "tenant"
     )
+    if tenant_claim:
+        fields += (
+            f"<p><label>Tenant (the {html.escape(tenant_claim)} claim; empty: none) "
+            f"<input type='text' name='tenant' value='{DEV_TENANT}'></label></p>"
+        )
     return (
         "<!doctype html><html><head><meta charset='utf-8'><title>Local sign-in</title></head><body>"
         "<h1>Local development issuer</h1>"
@@ -228,7 +246,7 @@ def _handler(issuer: LocalIssuer) -> type[BaseHTTPRequestHandler]:
                 if refused is not None:
                     self._json(400, {"error": "invalid_request", "error_description": refused})
                 else:
-                    self._html(200, login_page(params))
+                    self._html(200, login_page(params, issuer.tenant_claim))
             else:
                 self._json(404, {"error": "not_found"})
 
@@ -301,8 +319,10 @@ def _basic(value: str) -> tuple[str, str] | None:
 
 
 @contextlib.contextmanager
-def running_issuer(port: int = 0, clients: dict[str, str] | None = None) -> Iterator[LocalIssuer]:
-    issuer = LocalIssuer(port, clients).start()
+def running_issuer(
+    port: int = 0, clients: dict[str, str] | None = None, tenant_claim: str = ""
+) -> Iterator[LocalIssuer]:
+    issuer = LocalIssuer(port, clients, tenant_claim).start()
     try:
         yield issuer
     finally:

@@ -58,7 +58,7 @@ def test_a_sign_in_goes_to_the_discovered_endpoint_and_its_code_names_the_user(i
     assert query["client_id"] == CLIENT_ID and query["redirect_uri"] == CALLBACK and query["scope"] == "openid"
     assert query["code_challenge_method"] == "S256" and query["state"] == "state-1"
     code = issuer.issue_code(query)  # what the login page's form post does
-    assert upstream.subject(code, CALLBACK, VERIFIER) == DEV_USER
+    assert upstream.user(code, CALLBACK, VERIFIER).subject == DEV_USER
 
 
 def test_a_refused_code_asks_for_a_new_sign_in_and_a_wrong_verifier_is_refused_upstream(issuer: LocalIssuer) -> None:
@@ -69,15 +69,15 @@ def test_a_refused_code_asks_for_a_new_sign_in_and_a_wrong_verifier_is_refused_u
     }
     code = issuer.issue_code(query)
     with pytest.raises(ValueError, match="sign-in"):
-        upstream.subject(code, CALLBACK, "w" * 64)  # the upstream checks PKCE; the code is spent
+        upstream.user(code, CALLBACK, "w" * 64)  # the upstream checks PKCE; the code is spent
     with pytest.raises(ValueError):
-        upstream.subject(code, CALLBACK, VERIFIER)
+        upstream.user(code, CALLBACK, VERIFIER)
 
 
 def test_a_wrong_client_secret_is_a_facade_fault_not_the_users(issuer: LocalIssuer) -> None:
     upstream = client(issuer, {"client_id": CLIENT_ID, "client_secret": "rotated-elsewhere"})
     with pytest.raises(UpstreamUnavailable, match="HTTP 401"):
-        upstream.subject("any", CALLBACK, VERIFIER)
+        upstream.user("any", CALLBACK, VERIFIER)
 
 
 @pytest.mark.parametrize(
@@ -100,7 +100,7 @@ def test_an_id_token_not_for_this_client_from_this_issuer_is_not_trusted(
         return 200, json.dumps({"id_token": id_token, "access_token": "x", "token_type": "Bearer"}).encode()
 
     with pytest.raises(UpstreamUnavailable, match="ID token"):
-        client(issuer, post=post).subject("code", CALLBACK, VERIFIER)
+        client(issuer, post=post).user("code", CALLBACK, VERIFIER)
 
 
 def test_an_unreachable_upstream_or_an_unusable_secret_is_unavailability(issuer: LocalIssuer) -> None:
@@ -131,8 +131,22 @@ def test_the_client_secret_is_reread_after_five_minutes(issuer: LocalIssuer) -> 
 
 def test_a_machine_clients_credentials_are_checked_upstream_and_name_it_there(issuer: LocalIssuer) -> None:
     upstream = client(issuer)
-    subject, scopes = upstream.client_credentials(CLIENT_ID, CLIENT_SECRET, "mcp:tools")
-    assert subject == CLIENT_ID and scopes == ("mcp:tools",)
+    machine, scopes = upstream.client_credentials(CLIENT_ID, CLIENT_SECRET, "mcp:tools")
+    assert machine.subject == CLIENT_ID and machine.claims["iss"] == issuer.issuer and scopes == ("mcp:tools",)
     with pytest.raises(OAuthError) as refused:
         upstream.client_credentials(CLIENT_ID, "wrong", None)
     assert refused.value.error == "invalid_client" and refused.value.status == 401
+
+
+def test_g3_the_signed_in_users_id_token_claims_come_back_with_the_subject() -> None:
+    # Given the development issuer asking the user for a tenant, put in the custom:tenant claim
+    with running_issuer(clients={CLIENT_ID: CLIENT_SECRET}, tenant_claim="custom:tenant") as issuer:
+        upstream = client(issuer)
+        url = upstream.authorization_url(CALLBACK, "s", challenge(VERIFIER))
+        query = {k: v[0] for k, v in parse_qs(urlsplit(url).query).items()}
+        # When the user signs in as tenant acme (the login form's field) and the code is redeemed
+        user = upstream.user(issuer.issue_code({**query, "tenant": "acme"}), CALLBACK, VERIFIER)
+        # Then the facade sees the ID token's claim; an empty field gives a user without it
+        assert user.subject == DEV_USER and user.claims["custom:tenant"] == "acme"
+        bare = upstream.user(issuer.issue_code({**query, "tenant": ""}), CALLBACK, VERIFIER)
+        assert "custom:tenant" not in bare.claims

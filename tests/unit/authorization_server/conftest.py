@@ -18,7 +18,7 @@ from mcp_platform.adapters.dynamodb.sessions import ManualClock
 from mcp_platform.application.interactive.keys import StaticKeyRing
 from mcp_platform.authorization_server.documents import ClientDocuments
 from mcp_platform.authorization_server.errors import InvalidClient
-from mcp_platform.authorization_server.ports import DocumentRefused, FetchedDocument
+from mcp_platform.authorization_server.ports import DocumentRefused, FetchedDocument, UpstreamUser
 from mcp_platform.authorization_server.service import AuthorizationServer, Consent, Site
 from mcp_platform.authorization_server.signing import SigningKeys
 from mcp_platform.config import FacadeSettings
@@ -37,25 +37,29 @@ SEED = b"s" * 48
 
 @dataclass
 class FakeUpstream:
-    """The upstream issuer: a sign-in always succeeds as ``subject`` unless told otherwise."""
+    """The upstream issuer: a sign-in always succeeds as ``subject`` unless told otherwise; its
+    ID token's (and a machine client's access token's) other claims are ``claims``."""
 
     subject_of: str = "alice"
+    claims: dict[str, Any] = field(default_factory=dict)
     refuse: Exception | None = None
     redemptions: list[tuple[str, str, str]] = field(default_factory=list)
 
     def authorization_url(self, redirect_uri: str, state: str, code_challenge: str) -> str:
         return f"https://upstream.example/authorize?state={state}&redirect_uri={redirect_uri}"
 
-    def client_credentials(self, client_id: str, client_secret: str, scope: str | None) -> tuple[str, tuple[str, ...]]:
+    def client_credentials(
+        self, client_id: str, client_secret: str, scope: str | None
+    ) -> tuple[UpstreamUser, tuple[str, ...]]:
         if client_secret != "machine-secret":
             raise InvalidClient("the issuer refused the client's credentials")
-        return f"machine-{client_id}", ("mcp:tools", "not-ours")
+        return UpstreamUser(f"machine-{client_id}", self.claims), ("mcp:tools", "not-ours")
 
-    def subject(self, code: str, redirect_uri: str, code_verifier: str) -> str:
+    def user(self, code: str, redirect_uri: str, code_verifier: str) -> UpstreamUser:
         self.redemptions.append((code, redirect_uri, code_verifier))
         if self.refuse is not None:
             raise self.refuse
-        return self.subject_of
+        return UpstreamUser(self.subject_of, self.claims)
 
 
 @dataclass
@@ -137,7 +141,13 @@ def machines() -> bool:
 
 
 @pytest.fixture
-def facade(aws_env: None, machines: bool) -> Iterator[Facade]:
+def tenant_claim() -> str:
+    """The deployment's tenant claim; empty: no tenants (a test overrides it)."""
+    return ""
+
+
+@pytest.fixture
+def facade(aws_env: None, machines: bool, tenant_claim: str) -> Iterator[Facade]:
     with mock_aws():
         client = boto3.client("dynamodb", region_name="us-east-1")
         table = f"sessions-{uuid.uuid4().hex[:8]}"
@@ -151,10 +161,11 @@ def facade(aws_env: None, machines: bool) -> Iterator[Facade]:
         server = AuthorizationServer(
             store,
             ClientDocuments(documents),
-            upstream,  # type: ignore[arg-type]
+            upstream,
             keys,
             settings,
             clock,
             machines=machines,
+            tenant_claim=tenant_claim,
         )
         yield Facade(server, clock, upstream, documents, store)

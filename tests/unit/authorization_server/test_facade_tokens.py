@@ -53,10 +53,15 @@ def token(signing: SigningKeys, **overrides: Any) -> str:
     return mint_access_token(signing, **options)
 
 
-def verifier(signing: SigningKeys, upstream: Upstream | None = None) -> FacadeTokens:
+def verifier(signing: SigningKeys, upstream: Upstream | None = None, tenant_claim: str = "") -> FacadeTokens:
     resource = ProtectedResource(issuer=UPSTREAM, required_scopes=("mcp:tools",), facade=True)
     return FacadeTokens(
-        upstream or Upstream(), resource, signing, upstream_issuer=UPSTREAM, required_scopes=("mcp:tools",)
+        upstream or Upstream(),
+        resource,
+        signing,
+        upstream_issuer=UPSTREAM,
+        required_scopes=("mcp:tools",),
+        tenant_claim=tenant_claim,
     )
 
 
@@ -138,3 +143,31 @@ def test_a_facade_token_without_the_required_scope_is_403() -> None:
     with pytest.raises(InsufficientScope) as refused:
         authenticate(verifier(signing), token(signing, scope=()))
     assert refused.value.status == 403
+
+
+def test_g3_a_facade_tokens_tenant_claim_makes_a_tenant_caller_as_an_issuers_token_would() -> None:
+    # Given a deployment whose tenant claim is custom:tenant, and a facade token carrying it
+    signing = keys()
+    tokens = verifier(signing, tenant_claim="custom:tenant")
+    bearer = token(signing, tenant_claim="custom:tenant", tenant="acme")
+    # When it is presented
+    principal = authenticate(tokens, bearer)
+    # Then the caller is the upstream subject within that tenant: its owner is tenant-qualified
+    assert principal.tenant == "acme" and principal.owner == f"tenant:acme/oauth:{UPSTREAM}#user-123"
+    # Without the claim configured the same token makes a caller without a tenant
+    assert authenticate(verifier(signing), bearer).tenant is None
+
+
+@pytest.mark.parametrize("tenant", [None, "", "two words", "-leading", "t" * 65], ids=repr)
+def test_g3_with_tenants_a_facade_token_without_a_valid_tenant_is_401(tenant: str | None) -> None:
+    signing = keys()
+    bearer = token(signing, tenant_claim="custom:tenant", tenant=tenant)
+    with pytest.raises(AuthError, match="custom:tenant") as refused:
+        authenticate(verifier(signing, tenant_claim="custom:tenant"), bearer)
+    assert refused.value.status == 401 and "resource_metadata=" in refused.value.www_authenticate
+
+
+def test_a_tenant_claim_named_like_a_registered_claim_never_replaces_it() -> None:
+    signing = keys()
+    claims = jwt.decode(token(signing, tenant_claim="sub", tenant="acme"), options={"verify_signature": False})
+    assert claims["sub"] == "user-123"

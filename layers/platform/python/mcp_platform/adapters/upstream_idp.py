@@ -5,7 +5,8 @@ same lookup as the resource server's, :func:`mcp_platform.adapters.jwks.metadata
 the first sign-in and kept. The facade's client id and secret come from a Secrets Manager secret
 ``{"client_id": ..., "client_secret": ...}``, re-read every five minutes (a rotated secret
 reaches warm instances). A sign-in is the authorization-code grant with PKCE (S256) and
-``openid``; the subject is the ``sub`` of the ID token.
+``openid``; the user is the ID token's ``sub``, with its other claims (a tenant claim is read
+from them).
 
 The ID token arrives in the token endpoint's response to the facade's own authenticated TLS
 request, so its signature is not checked (OpenID Connect Core 3.1.3.7: TLS server validation
@@ -34,6 +35,7 @@ from mcp_platform.authorization_server.errors import (
     OAuthError,
     UpstreamUnavailable,
 )
+from mcp_platform.authorization_server.ports import UpstreamUser
 from mcp_platform.config import ConfigError, checked_url
 from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock
 
@@ -155,8 +157,8 @@ class UpstreamClient:
         endpoint = self.endpoints().authorization
         return f"{endpoint}{'&' if '?' in endpoint else '?'}{urlencode(query)}"
 
-    def subject(self, code: str, redirect_uri: str, code_verifier: str) -> str:
-        """Redeem the upstream code; the signed-in user's ``sub``. Blocking.
+    def user(self, code: str, redirect_uri: str, code_verifier: str) -> UpstreamUser:
+        """Redeem the upstream code; the signed-in user (the ID token's ``sub`` and claims). Blocking.
 
         Raises UpstreamUnavailable when the upstream cannot be reached or answers nonsense, and
         ValueError when it refuses the code (expired, replayed: the user must sign in again)."""
@@ -179,11 +181,14 @@ class UpstreamClient:
             raise ValueError("the upstream sign-in expired or was already used")
         if status != 200 or not isinstance(answer.get("id_token"), str):
             raise UpstreamUnavailable(f"upstream token endpoint answered HTTP {status} without an ID token")
-        return self._id_token_subject(answer["id_token"], client_id)
+        return self._id_token_user(answer["id_token"], client_id)
 
-    def client_credentials(self, client_id: str, client_secret: str, scope: str | None) -> tuple[str, tuple[str, ...]]:
+    def client_credentials(
+        self, client_id: str, client_secret: str, scope: str | None
+    ) -> tuple[UpstreamUser, tuple[str, ...]]:
         """A machine client's own credentials, checked by the upstream (client_credentials grant):
-        (its subject there, the scopes it was granted). Blocking.
+        (the client as the upstream's access token names it, its claims included; the scopes it
+        was granted). Blocking.
 
         The upstream's access token is not handed out (the facade issues its own, bound to this
         resource): its claims are read from the token endpoint's direct answer, as the ID token's."""
@@ -210,7 +215,7 @@ class UpstreamClient:
         if claims.get("iss") != self.issuer or not isinstance(subject, str) or not subject or len(subject) > 255:
             raise UpstreamUnavailable("the upstream access token is not from this issuer or has no subject")
         granted = answer.get("scope") if isinstance(answer.get("scope"), str) else claims.get("scope", "")
-        return subject, tuple(dict.fromkeys(str(granted).split()))
+        return UpstreamUser(subject, claims), tuple(dict.fromkeys(str(granted).split()))
 
     def _token_request(self, form: dict[str, str], headers: dict[str, str]) -> dict[str, Any]:
         """The upstream token endpoint's JSON answer, its HTTP status under ``_status``."""
@@ -228,7 +233,7 @@ class UpstreamClient:
             raise UpstreamUnavailable(f"upstream token endpoint answered HTTP {status} without a JSON object")
         return {**answer, "_status": status}
 
-    def _id_token_subject(self, id_token: str, client_id: str) -> str:
+    def _id_token_user(self, id_token: str, client_id: str) -> UpstreamUser:
         claims = _claims(id_token)
         audience = claims.get("aud")
         audiences = [audience] if isinstance(audience, str) else audience if isinstance(audience, list) else []
@@ -243,7 +248,7 @@ class UpstreamClient:
         subject = claims.get("sub")
         if not isinstance(subject, str) or not subject or len(subject) > 255:
             raise UpstreamUnavailable("the upstream ID token has no usable subject")
-        return subject
+        return UpstreamUser(subject, claims)
 
 
 def _claims(token: str) -> dict[str, Any]:

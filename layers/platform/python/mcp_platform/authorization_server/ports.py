@@ -13,8 +13,9 @@ key ring of a Secrets Manager secret (``application.interactive.keys``), injecte
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from mcp_platform.authorization_server.clients import ClientRecord
 
@@ -61,6 +62,8 @@ class CodeGrant:
     expires_at: int
     grant_id: str
     used: bool = False
+    tenant: str | None = None
+    """The signed-in user's tenant (the deployment names a tenant claim); None: no tenants."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,9 @@ class RefreshGrant:
     issuer: str
     expires_at: int
     used: bool = False
+    tenant: str | None = None
+    """The sign-in's tenant, kept so every refreshed token carries it; None for a grant of a
+    deployment without tenants (and for grants stored before tenants existed)."""
 
 
 class Redemption:
@@ -131,6 +137,16 @@ class AuthorizationStore(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class UpstreamUser:
+    """Who the upstream signed in: its ``sub``, and the claims of the token that said so (the ID
+    token of a sign-in, a machine client's access token), from which the service reads what else
+    it needs (the tenant claim)."""
+
+    subject: str
+    claims: Mapping[str, Any] = field(default_factory=dict)
+
+
 class UpstreamIdentityProvider(Protocol):
     """The upstream issuer the facade signs users in with (an OpenID Connect provider). Blocking.
 
@@ -142,14 +158,17 @@ class UpstreamIdentityProvider(Protocol):
         """Where the browser signs in (authorization-code grant with PKCE S256)."""
         ...
 
-    def subject(self, code: str, redirect_uri: str, code_verifier: str) -> str:
-        """Redeem the upstream code: the signed-in user's ``sub``; ValueError when the upstream
-        refuses the code (expired, replayed: the user must sign in again)."""
+    def user(self, code: str, redirect_uri: str, code_verifier: str) -> UpstreamUser:
+        """Redeem the upstream code: the signed-in user (the ID token's ``sub`` and claims);
+        ValueError when the upstream refuses the code (expired, replayed: the user must sign in again)."""
         ...
 
-    def client_credentials(self, client_id: str, client_secret: str, scope: str | None) -> tuple[str, tuple[str, ...]]:
-        """A machine client's own credentials checked by the upstream: (its subject, granted scopes);
-        :class:`~.errors.InvalidClient` or :class:`~.errors.OAuthError` when refused."""
+    def client_credentials(
+        self, client_id: str, client_secret: str, scope: str | None
+    ) -> tuple[UpstreamUser, tuple[str, ...]]:
+        """A machine client's own credentials checked by the upstream: (the client as the upstream's
+        access token names it, granted scopes); :class:`~.errors.InvalidClient` or
+        :class:`~.errors.OAuthError` when refused."""
         ...
 
 

@@ -17,6 +17,11 @@ user (never redirected: RFC 6749 section 4.1.2.1); after that they go back to th
 ``error``/``error_description``/``state``/``iss``. Every step may run on another instance: all
 state is in an :class:`.ports.AuthorizationStore`. Methods here block (table, secrets, upstream): the HTTP
 layer runs them off the event loop.
+
+With tenants (``tenant_claim``: the deployment's ``MCP_OAUTH_TENANT_CLAIM``) the user's tenant is
+the upstream's claim of that name (the ID token's; a machine client's access token's): a sign-in
+without a valid one is refused, and the tenant stays with the code and the refresh grant, so
+every access token of the sign-in carries it under the same claim name.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
+from mcp_platform.application.auth.tenants import TENANT_SYNTAX, is_tenant, require_tenant
 from mcp_platform.authorization_server import AUTHORIZE_PATH, CALLBACK_PATH, JWKS_PATH, REGISTER_PATH, TOKEN_PATH
 from mcp_platform.authorization_server.clients import (
     AUTH_METHODS,
@@ -56,6 +62,7 @@ from mcp_platform.authorization_server.ports import (
     Redemption,
     RefreshGrant,
     UpstreamIdentityProvider,
+    UpstreamUser,
     digest,
 )
 from mcp_platform.authorization_server.signing import SigningKeys
@@ -136,9 +143,12 @@ class AuthorizationServer:
         clock: Clock,
         *,
         machines: bool = False,
+        tenant_claim: str = "",
     ) -> None:
         self.machines = machines
         """client_credentials is relayed to the upstream (the client-credentials extension is on)."""
+        self.tenant_claim = tenant_claim
+        """The claim naming a user's tenant, upstream and in our tokens; empty: no tenants."""
         self.store = store
         self.documents = documents
         self.upstream = upstream
@@ -261,12 +271,16 @@ class AuthorizationServer:
         if not code:
             return refuse("server_error", "the upstream sign-in returned no code")
         try:
-            subject = self.upstream.subject(code, site.url(CALLBACK_PATH), pending.upstream_verifier)
+            user = self.upstream.user(code, site.url(CALLBACK_PATH), pending.upstream_verifier)
         except ValueError:
             return refuse("access_denied", "the sign-in expired: start again")
         except (UpstreamUnavailable, FacadeUnavailable):
             logger.exception("upstream code redemption failed")
             return refuse("temporarily_unavailable", "the sign-in service is unavailable")
+        try:
+            tenant = self._tenant(user, "access_denied", "this account")
+        except OAuthError as exc:
+            return refuse(exc.error, exc.description)
         ours = secrets.token_urlsafe(32)
         self.store.put_code(
             ours,
@@ -278,10 +292,11 @@ class AuthorizationServer:
                 scope=pending.scope,
                 resource=pending.resource,
                 issuer=pending.issuer,
-                subject=subject,
+                subject=user.subject,
                 refreshable=pending.refreshable,
                 expires_at=self._now() + CODE_SECONDS,
                 grant_id=secrets.token_urlsafe(16),
+                tenant=tenant,
             ),
         )
         params = {"code": ours}
@@ -333,6 +348,7 @@ class AuthorizationServer:
             raise OAuthError("invalid_grant", "code_verifier does not match the code_challenge")
         if form.get("resource", grant.resource) != grant.resource:
             raise OAuthError("invalid_target", "resource differs from the authorization request")
+        self._require_tenant(grant.tenant, "the code")
         refresh = None
         if grant.refreshable:
             refresh = (
@@ -345,6 +361,7 @@ class AuthorizationServer:
                     resource=grant.resource,
                     issuer=grant.issuer,
                     expires_at=self._now() + self.settings.refresh_token_seconds,
+                    tenant=grant.tenant,
                 ),
             )
         outcome = self.store.redeem_code(code, refresh)
@@ -356,7 +373,13 @@ class AuthorizationServer:
         if record is not None:
             self._extend(record)
         return self._tokens(
-            grant.issuer, grant.subject, grant.resource, client_id, grant.scope, refresh[0] if refresh else None
+            grant.issuer,
+            grant.subject,
+            grant.resource,
+            client_id,
+            grant.scope,
+            refresh[0] if refresh else None,
+            tenant=grant.tenant,
         )
 
     def _refresh(self, site: Site, client_id: str, form: Mapping[str, str]) -> dict[str, Any]:
@@ -376,6 +399,7 @@ class AuthorizationServer:
             raise OAuthError("invalid_grant", "the refresh token was issued by another server")
         if form.get("resource", grant.resource) != grant.resource:
             raise OAuthError("invalid_target", "resource differs from the original grant")
+        self._require_tenant(grant.tenant, "the refresh token")
         scope = grant.scope
         if "scope" in form:
             asked = tuple(dict.fromkeys(form["scope"].split()))
@@ -389,7 +413,9 @@ class AuthorizationServer:
             raise OAuthError("invalid_grant", "the refresh token was already used; sign in again")
         if outcome != Redemption.DONE:
             raise OAuthError("invalid_grant", "the sign-in was revoked or has expired")
-        return self._tokens(grant.issuer, grant.subject, grant.resource, client_id, scope, successor)
+        return self._tokens(
+            grant.issuer, grant.subject, grant.resource, client_id, scope, successor, tenant=grant.tenant
+        )
 
     def _client_credentials(self, site: Site, form: Mapping[str, str], basic: tuple[str, str] | None) -> dict[str, Any]:
         """A machine client of the upstream issuer (e.g. the Cognito machine app client): the
@@ -401,12 +427,39 @@ class AuthorizationServer:
             raise InvalidClient("client_credentials needs the client's id and secret")
         if form.get("resource", site.resource) != site.resource:
             raise OAuthError("invalid_target", f"this server issues tokens for {site.resource} only")
-        subject, granted = self.upstream.client_credentials(client_id, secret, form.get("scope"))
+        machine, granted = self.upstream.client_credentials(client_id, secret, form.get("scope"))
+        tenant = self._tenant(machine, "unauthorized_client", "this client")
         scope = tuple(name for name in granted if name in site.scopes_supported)
-        return self._tokens(site.issuer, subject, site.resource, client_id, scope, None)
+        return self._tokens(site.issuer, machine.subject, site.resource, client_id, scope, None, tenant=tenant)
+
+    def _tenant(self, user: UpstreamUser, error: str, who: str) -> str | None:
+        """The user's tenant from the upstream's claim; None without tenants. With tenants, a user
+        the upstream names no valid tenant for is refused (``error``): served without one, it
+        would be a caller outside every tenant, which such a deployment does not have."""
+        if not self.tenant_claim:
+            return None
+        value = user.claims.get(self.tenant_claim)
+        if not is_tenant(value):
+            named = f"the issuer's {self.tenant_claim!r} claim names none ({TENANT_SYNTAX})"
+            raise OAuthError(error, f"{who} has no tenant here: {named}")
+        return require_tenant(value)
+
+    def _require_tenant(self, tenant: str | None, what: str) -> None:
+        """A code or refresh token of a sign-in without a tenant (before tenants were switched on)
+        gives no more tokens once they are: the client signs the user in again."""
+        if self.tenant_claim and tenant is None:
+            raise OAuthError("invalid_grant", f"{what} belongs to a sign-in without a tenant; sign in again")
 
     def _tokens(
-        self, issuer: str, subject: str, resource: str, client_id: str, scope: tuple[str, ...], refresh: str | None
+        self,
+        issuer: str,
+        subject: str,
+        resource: str,
+        client_id: str,
+        scope: tuple[str, ...],
+        refresh: str | None,
+        *,
+        tenant: str | None,
     ) -> dict[str, Any]:
         access = mint_access_token(
             self.keys,
@@ -417,6 +470,8 @@ class AuthorizationServer:
             scope=scope,
             now=self._now(),
             lifetime_seconds=self.settings.access_token_seconds,
+            tenant_claim=self.tenant_claim,
+            tenant=tenant,
         )
         body: dict[str, Any] = {
             "access_token": access,

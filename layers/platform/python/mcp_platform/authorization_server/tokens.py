@@ -3,14 +3,17 @@
 An access token is a JWT (RFC 9068 shape, ``typ: at+jwt``) signed ES256 with the facade's
 current key (:mod:`.signing`): ``iss`` the facade (this origin), ``aud`` the resource it was
 requested for (RFC 8707: this endpoint's canonical URL), ``sub`` the user's subject at the
-upstream issuer, ``client_id``, ``scope``, ``iat``/``exp``, ``jti``.
+upstream issuer, ``client_id``, ``scope``, ``iat``/``exp``, ``jti``; with tenants (the deployment
+names a tenant claim) also the user's tenant, under that claim's name, as the upstream said it at
+sign-in.
 
 The endpoint trusts them like any issuer's, without a network call: a bearer token whose ``iss``
 is the facade of the request's own origin is verified against the facade's keys; every other
 credential goes to the resource server's authenticator (upstream tokens, e.g. a machine client's
 client-credentials token, stay valid). The principal is ``oauth:<upstream issuer>#<sub>``: the
 same user whether the token came through the facade or straight from the upstream issuer, and
-independent of the host name the client used.
+independent of the host name the client used, and the tenant is read from the token by the
+same rule (:func:`~mcp_platform.application.auth.oauth.token_tenant`).
 """
 
 from __future__ import annotations
@@ -28,7 +31,13 @@ from mcp_platform.application.auth.base import (
     InsufficientScope,
     Principal,
 )
-from mcp_platform.application.auth.oauth import LEEWAY_SECONDS, MAX_SUBJECT, token_client, token_scopes
+from mcp_platform.application.auth.oauth import (
+    LEEWAY_SECONDS,
+    MAX_SUBJECT,
+    token_client,
+    token_scopes,
+    token_tenant,
+)
 from mcp_platform.application.auth.resource import ProtectedResource, origin
 from mcp_platform.application.blocking import IN_THREAD, Blocking
 from mcp_platform.authorization_server.signing import ALGORITHM, SigningKeys
@@ -46,12 +55,16 @@ def mint_access_token(
     scope: tuple[str, ...],
     now: int,
     lifetime_seconds: int,
+    tenant_claim: str = "",
+    tenant: str | None = None,
 ) -> str:
-    """Blocking (may read the key secret)."""
+    """Blocking (may read the key secret). ``tenant`` goes under ``tenant_claim`` when both are given."""
     import jwt  # PyJWT: loaded with the facade's first sign-in, as the resource server loads it
 
     kid, key = keys.signer()
+    # The tenant first: a claim name that is also a registered one (sub, aud, ...) never replaces it.
     claims = {
+        **({tenant_claim: tenant} if tenant_claim and tenant is not None else {}),
         "iss": issuer,
         "sub": subject,
         "aud": audience,
@@ -88,8 +101,11 @@ class FacadeTokens:
         *,
         upstream_issuer: str,
         required_scopes: tuple[str, ...],
+        tenant_claim: str = "",
         blocking: Blocking = IN_THREAD,
     ) -> None:
+        self.tenant_claim = tenant_claim
+        """The deployment's tenant claim (``MCP_OAUTH_TENANT_CLAIM``): the facade's tokens carry it."""
         self.upstream = upstream
         self.blocking = blocking
         self.resource = resource
@@ -105,6 +121,7 @@ class FacadeTokens:
             return await self.upstream.authenticate(headers, client_host)
         try:
             claims = await self.validate(credential, audience)
+            tenant = token_tenant(claims, self.tenant_claim)
         except AuthError as exc:
             raise AuthError(
                 str(exc), exc.error, challenge=self.resource.challenge(headers, exc.error, str(exc))
@@ -114,6 +131,7 @@ class FacadeTokens:
             kind="oauth",
             scopes=token_scopes(claims),
             client_id=token_client(claims),
+            tenant=tenant,
         )
         missing = principal.lacks(self.required_scopes)
         if missing:

@@ -109,6 +109,7 @@ def build_authenticator(
             facade_keys,
             upstream_issuer=settings.oauth.issuer,
             required_scopes=settings.oauth.scopes,
+            tenant_claim=settings.oauth.tenant_claim,
             blocking=blocking,
         )
     return KeyOrToken(api_keys, oauth) if "api_key" in settings.auth_modes else oauth
@@ -182,6 +183,7 @@ def build_facade(
     secret = SecretsManagerText(secretsmanager, facade_settings.keys_secret)
     keys = SigningKeys(SecretKeyRing(secret, label="OAuth facade key secret"))
     issuer = settings.oauth.issuer if settings.oauth is not None else ""
+    tenant_claim = settings.oauth.tenant_claim if settings.oauth is not None else ""
 
     def build() -> FacadeApp:
         # On the first request to a facade path, not at start: most requests never reach it.
@@ -210,6 +212,7 @@ def build_facade(
             facade_settings,
             store.clock,
             machines=settings.oauth is not None and settings.oauth.client_credentials,
+            tenant_claim=tenant_claim,
         )
         return FacadeApp(
             server,

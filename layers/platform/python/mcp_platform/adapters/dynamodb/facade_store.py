@@ -10,6 +10,9 @@ One-time use is decided by DynamoDB, never by a read: a code is redeemed by a co
 refresh token is rotated by one transaction that retires it, checks its grant is alive and puts
 its successor. Of two concurrent redemptions exactly one wins; the other is told the code or
 token was used, and the caller revokes the grant (RFC 6749 section 4.1.2, OAuth 2.1 4.3.1).
+
+A code and a refresh token carry the sign-in's ``tenant`` when it has one; without one the item
+has no such attribute, as items written before tenants existed, which read as no tenant.
 """
 
 from __future__ import annotations
@@ -157,6 +160,7 @@ class FacadeStore:
             "subject": grant.subject,
             "refreshable": grant.refreshable,
             "grant_id": grant.grant_id,
+            **_tenant(grant.tenant),
         }
         self.gateway.put_new(self.table_name, self._item(ts.OAUTH_CODE_PREFIX + digest(code), grant.expires_at, item))
 
@@ -177,6 +181,7 @@ class FacadeStore:
             expires_at=int(item[ts.TTL]),
             grant_id=item["grant_id"],
             used="used_at" in item,
+            tenant=item.get("tenant"),
         )
 
     def redeem_code(self, code: str, refresh: tuple[str, RefreshGrant] | None) -> str:
@@ -211,6 +216,7 @@ class FacadeStore:
             issuer=item["issuer"],
             expires_at=int(item[ts.TTL]),
             used="used_at" in item,
+            tenant=item.get("tenant"),
         )
 
     def rotate_refresh(self, old: str, new: str, grant: RefreshGrant) -> str:
@@ -321,4 +327,10 @@ def _refresh_item(grant: RefreshGrant) -> dict[str, Any]:
         "scope": list(grant.scope),
         "resource": grant.resource,
         "issuer": grant.issuer,
+        **_tenant(grant.tenant),
     }
+
+
+def _tenant(tenant: str | None) -> dict[str, str]:
+    """The ``tenant`` attribute, absent without one (the format of a deployment without tenants)."""
+    return {"tenant": tenant} if tenant is not None else {}
