@@ -14,6 +14,12 @@ The OAuth facade (``oauth_facade``, on by default here; stacks/oauth_facade.py) 
 it signs users in through its own confidential app client (:meth:`add_facade_client`, whose
 callback is the facade's on the Function URL). ``oauth_machine_client`` adds an app client for
 the client_credentials grant (a secret, the resource server's scopes only) for machine callers.
+
+With ``oauth_tenant_claim=custom:<name>`` the pool has that custom attribute, **immutable**: an
+administrator sets a user's tenant when creating the user, and nobody changes it afterwards (a
+mutable one would be writable by its user through UpdateUserAttributes with their own access
+token: a way into another tenant). Cognito puts it in ID tokens, which is where the facade reads
+it; its access tokens carry it only when a pre-token-generation trigger adds it.
 """
 
 from __future__ import annotations
@@ -24,12 +30,13 @@ from constructs import Construct
 
 from stacks.common import deletion_protection, removal_policy
 from stacks.config import PlatformConfig
-from stacks.oauth_config import COGNITO_RESOURCE_SERVER
+from stacks.oauth_config import COGNITO_CUSTOM_PREFIX, COGNITO_RESOURCE_SERVER
 
 
 class CognitoAuthorization(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, config: PlatformConfig) -> None:
         super().__init__(scope, construct_id)
+        tenant = config.oauth_tenant_claim.removeprefix(COGNITO_CUSTOM_PREFIX)
         self.user_pool = cognito.UserPool(
             self,
             "UserPool",
@@ -43,6 +50,11 @@ class CognitoAuthorization(Construct):
             mfa_second_factor=cognito.MfaSecondFactor(otp=True, sms=False),  # no SMS: no SNS role, no toll fraud
             account_recovery=cognito.AccountRecovery.EMAIL_ONLY,
             feature_plan=cognito.FeaturePlan.ESSENTIALS,  # managed login; Plus adds threat protection
+            custom_attributes=(
+                {tenant: cognito.StringAttribute(min_len=1, max_len=64, mutable=False)}
+                if tenant != config.oauth_tenant_claim
+                else None
+            ),
             deletion_protection=deletion_protection(config),
             removal_policy=removal_policy(config),
         )

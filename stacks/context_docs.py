@@ -86,9 +86,11 @@ KEYS: dict[str, ContextKeyDoc] = {
     ),
     "oauth_tenant_claim": ContextKeyDoc(
         (
-            "the access-token claim naming the caller's tenant (e.g. `tenant_id`; Cognito: a claim added by a "
-            "pre-token-generation trigger); set, a token without a valid tenant is refused. Not with the OAuth "
-            "facade"
+            "the token claim naming the caller's tenant (e.g. `tenant_id`); set, a token without a valid tenant "
+            "is refused. With the OAuth facade the claim is read from the upstream sign-in's ID token (a machine "
+            "client's access token) and the facade's tokens carry it; a sign-in without it is refused. With "
+            "`oauth_cognito`, `custom:<name>` gives the user pool that immutable custom attribute (set when "
+            "the user is created)"
         ),
         default="none",
     ),

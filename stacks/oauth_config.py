@@ -13,6 +13,8 @@ fails on a combination the function would refuse or could not serve:
   (the facade's client there: a Secrets Manager secret you create, ARN or name);
   ``oauth_machine_client`` (a Cognito app client for the client_credentials grant) without
   ``oauth_cognito``; ``oauth_upstream_scopes`` without ``openid``.
+- ``oauth_tenant_claim`` that is not a claim name, or, with ``oauth_cognito``, a ``custom:``
+  claim whose attribute name Cognito would refuse (the user pool gets that attribute).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ COGNITO_DEFAULT_SCOPES = ("mcp/tools",)
 DEFAULT_CALLBACK_URLS = ("http://localhost:6274/oauth/callback",)
 SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
 CLAIM_NAME = re.compile(r"[\x21-\x7e]{1,256}")
+COGNITO_CUSTOM_PREFIX = "custom:"  # a Cognito user pool's custom attribute, as its tokens name it
+COGNITO_CUSTOM_NAME = re.compile(r"[A-Za-z0-9_-]{1,20}")
 CALLBACK_PATTERN = re.compile(r"^(https://[^\s#]+|http://localhost(:\d{1,5})?(/[^\s#]*)?)$")
 
 SETTING_KEYS = (
@@ -114,10 +118,9 @@ def oauth_context(
     tenant_claim = str(raw("oauth_tenant_claim") or "").strip()
     if tenant_claim and not CLAIM_NAME.fullmatch(tenant_claim):
         raise fail("oauth_tenant_claim", "a claim name (1-256 printable characters, no spaces)", tenant_claim)
-    if tenant_claim and oauth and facade:
-        # The facade's own tokens carry the upstream subject only: its callers would all be
-        # refused for want of the claim.
-        raise fail("oauth_tenant_claim", "unset with the OAuth facade (set oauth_facade=false)", tenant_claim)
+    custom = tenant_claim.removeprefix(COGNITO_CUSTOM_PREFIX)
+    if cognito and custom != tenant_claim and not COGNITO_CUSTOM_NAME.fullmatch(custom):
+        raise fail("oauth_tenant_claim", "custom:<1-20 letters, digits, '_' or '-'> with oauth_cognito", tenant_claim)
     upstream_scopes = _list(raw("oauth_upstream_scopes"), "oauth_upstream_scopes", fail, separator=" ")
     if "openid" not in upstream_scopes or not all(SCOPE_TOKEN.fullmatch(scope) for scope in upstream_scopes):
         raise fail("oauth_upstream_scopes", "space-separated scopes including openid", " ".join(upstream_scopes))

@@ -65,8 +65,12 @@ def test_oauth_modes_are_accepted_with_an_https_issuer_and_no_dax(mode: str, can
         ({"oauth_cognito": "true"}, "oauth_cognito"),
         ({"oauth_tenant_claim": "tenant_id"}, "oauth_tenant_claim"),
         ({"auth_mode": "oauth", "oauth_issuer": ISSUER, "oauth_tenant_claim": "tenant id"}, "oauth_tenant_claim"),
-        # The facade's own tokens carry no tenant claim: every caller would be refused
-        ({"auth_mode": "oauth", "oauth_cognito": "true", "oauth_tenant_claim": "tenant_id"}, "oauth_tenant_claim"),
+        # A Cognito custom attribute the pool could not have
+        ({"auth_mode": "oauth", "oauth_cognito": "true", "oauth_tenant_claim": "custom:"}, "oauth_tenant_claim"),
+        (
+            {"auth_mode": "oauth", "oauth_cognito": "true", "oauth_tenant_claim": "custom:" + "t" * 21},
+            "oauth_tenant_claim",
+        ),
     ],
 )
 def test_bad_oauth_context_fails_synth_naming_the_key(context: dict[str, Any], key: str) -> None:
@@ -94,6 +98,37 @@ def test_external_issuer_becomes_the_functions_oauth_variables() -> None:
 def test_g3_the_tenant_claim_becomes_the_endpoints_variable() -> None:
     config = config_from(auth_mode="oauth", oauth_issuer=ISSUER, oauth_tenant_claim="tenant_id")
     assert Endpoint._oauth_environment(config, None)[EnvVars.OAUTH_TENANT_CLAIM] == "tenant_id"
+
+
+def test_g3_the_tenant_claim_is_accepted_with_the_facade_and_cognito_gets_it_as_an_immutable_attribute(
+    tmp_path: Path,
+) -> None:
+    # Given Cognito with the facade on (its default) and the ID token's custom:tenant as the claim
+    context = {"auth_mode": "oauth", "dax": "false", "oauth_cognito": "true", "oauth_tenant_claim": "custom:tenant"}
+    assert config_from(**context).oauth_facade
+    other = config_from(
+        auth_mode="oauth",
+        oauth_issuer=ISSUER,
+        oauth_facade="true",
+        oauth_upstream_client_secret="my/facade-client",
+        oauth_tenant_claim="tenant_id",
+    )
+    assert other.oauth_facade and other.oauth_tenant_claim == "tenant_id"
+    # When it is synthesized
+    s = synthesize(tmp_path / "tenants", context)
+    # Then the endpoint (facade and resource server) is told the claim
+    env = endpoint_env(s)
+    assert env[EnvVars.OAUTH_TENANT_CLAIM] == "custom:tenant" and env[EnvVars.OAUTH_FACADE] == "true"
+    # and the pool has the attribute, which no user can change (not even their own)
+    (pool,) = s.resources("AWS::Cognito::UserPool").values()
+    (attribute,) = [a for a in pool["Properties"]["Schema"] if a["Name"] == "tenant"]
+    assert attribute["Mutable"] is False and attribute["AttributeDataType"] == "String"
+    assert attribute["StringAttributeConstraints"] == {"MinLength": "1", "MaxLength": "64"}
+
+
+def test_without_a_custom_tenant_claim_the_user_pool_has_no_custom_attribute(oauth: Synthesized) -> None:
+    (pool,) = oauth.resources("AWS::Cognito::UserPool").values()
+    assert not [a for a in pool["Properties"].get("Schema", []) if a.get("Name") == "tenant"]
 
 
 def test_api_key_stacks_have_no_oauth_variables_and_no_user_pool(default: Synthesized, alt: Synthesized) -> None:
