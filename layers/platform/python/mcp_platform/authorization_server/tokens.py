@@ -28,7 +28,7 @@ from mcp_platform.application.auth.base import (
     InsufficientScope,
     Principal,
 )
-from mcp_platform.application.auth.oauth import LEEWAY_SECONDS, MAX_SUBJECT, token_client, token_scopes
+from mcp_platform.application.auth.oauth import LEEWAY_SECONDS, MAX_SUBJECT, token_client, token_groups, token_scopes
 from mcp_platform.application.auth.resource import ProtectedResource, origin
 from mcp_platform.application.blocking import IN_THREAD, Blocking
 from mcp_platform.authorization_server.signing import ALGORITHM, SigningKeys
@@ -114,6 +114,7 @@ class FacadeTokens:
             kind="oauth",
             scopes=token_scopes(claims),
             client_id=token_client(claims),
+            groups=token_groups(claims),
         )
         missing = principal.lacks(self.required_scopes)
         if missing:
