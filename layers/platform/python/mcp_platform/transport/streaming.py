@@ -43,8 +43,10 @@ from mcp_platform.application.metrics import (
     MetricsWriter,
 )
 from mcp_platform.application.tool_calls import TransportSessionNotFound
+from mcp_platform.protocol.access import FORBIDDEN_HTTP_STATUS
 from mcp_platform.protocol.binding import BoundRequest
 from mcp_platform.protocol.jsonrpc import (
+    FORBIDDEN,
     HEADER_MISMATCH,
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -74,6 +76,7 @@ MODERN_ERROR_STATUS = {
     METHOD_NOT_FOUND: 404,
     UNAVAILABLE: 503,
     MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+    FORBIDDEN: FORBIDDEN_HTTP_STATUS,
 }
 # The methods whose operation metric is also dimensioned by what they name (OpenTelemetry MCP).
 TARGETED_METHODS = {"tools/call": TOOL, "prompts/get": PROMPT}
