@@ -140,7 +140,10 @@ class ResponseStreamer:
             except JsonRpcError as exc:
                 outcome.update(error_message(request_id, exc))  # updated, not rebound: the span reads it
                 status, extra = _error_status(exc.code, http_status_errors)
-                await send_json(send, status, outcome, {**headers, **extra})
+                await send_json(send, status, outcome, {**headers, **extra}, more_body=True)
+                # A refusal may leave an event (a call the policies denied): flushed before the
+                # last byte like every other path's (an empty buffer costs no flush).
+                await self._end(send, export_span)
                 return
             if bound.streams and request.accepts("text/event-stream"):
                 await self._stream(work, request_id, call, send, headers, timing, receive, outcome, export_span)
