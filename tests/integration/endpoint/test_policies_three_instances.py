@@ -9,7 +9,7 @@ tool whose calls are limited by an argument disappears).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -17,6 +17,7 @@ import pytest
 
 from mcp_platform.adapters.dynamodb.api_keys import ApiKeyStore
 from mcp_platform.application.auth.base import Principal
+from mcp_platform.application.policies.ports import PolicyEngine
 from mcp_platform.protocol.jsonrpc import FORBIDDEN
 from tests.support.endpoint import AwsStack, Instance, endpoint_instance, fresh_stack
 from tests.support.kinesis import read_whole_stream
@@ -122,7 +123,9 @@ def test_a_forbid_on_an_argument_value_refuses_that_call_on_every_instance(
     assert len(committed) == 3
 
 
-def test_a_forbidden_call_in_a_2025_session_is_refused_in_its_stream(three: list[Instance], keys: dict[str, str]) -> None:
+def test_a_forbidden_call_in_a_2025_session_is_refused_in_its_stream(
+    three: list[Instance], keys: dict[str, str]
+) -> None:
     """2025: the refusal is the same JSON-RPC error, in a 200 answer, on any instance."""
     session = initialize(three[0].url, keys["alice"])
     params = {"name": "countdown", "arguments": {"steps": 9, "interval_ms": 1}}
@@ -130,17 +133,27 @@ def test_a_forbidden_call_in_a_2025_session_is_refused_in_its_stream(three: list
         answer = call(instance.url, keys["alice"], session, 100 + n, "tools/call", params)
         assert answer.status_code == 200
         assert final_message(answer)["error"]["code"] == FORBIDDEN
-        names = [t["name"] for t in call(instance.url, keys["alice"], session, 200 + n, "tools/list").json()["result"]["tools"]]
+        names = [
+            t["name"]
+            for t in call(instance.url, keys["alice"], session, 200 + n, "tools/list").json()["result"]["tools"]
+        ]
         assert "countdown" in names and "session_audit" not in names
 
 
-def test_lists_show_only_what_the_caller_may_use_on_every_instance(
-    three: list[Instance], keys: dict[str, str]
-) -> None:
+def test_lists_show_only_what_the_caller_may_use_on_every_instance(three: list[Instance], keys: dict[str, str]) -> None:
     assert_lists_show_what_may_be_used(three, keys)
     # A hidden tool is refused too, for a tenant's caller as for a group's.
     assert tool_call(three[0].url, keys["carol"], 1, "countdown", {"steps": 1})[0] == 403
     assert tool_call(three[1].url, keys["alice"], 2, "session_audit", {"session": "x"})[0] == 403
+
+
+def naive_lists(engine: PolicyEngine) -> Callable[[Principal, str, Sequence[str]], list[bool]]:
+    """Lists decided as calls with no arguments: what a list would show without partial evaluation."""
+
+    def usable(caller: Principal, action: str, names: Sequence[str]) -> list[bool]:
+        return [engine.decide(caller, action, name, {}).permitted for name in names]
+
+    return usable
 
 
 def test_the_properties_fail_against_naive_versions(three: list[Instance], keys: dict[str, str]) -> None:
@@ -154,12 +167,8 @@ def test_the_properties_fail_against_naive_versions(three: list[Instance], keys:
     with pytest.raises(AssertionError):
         assert_forbidden_note_refused_everywhere(three, keys["alice"])
     for instance, kept in zip(three, policies, strict=True):
+        assert kept is not None
         instance.endpoint.policies = kept
-        engine = kept.engine
-
-        def naive(caller: Principal, action: str, names: list[str], decide: Callable = engine.decide) -> list[bool]:  # type: ignore[type-arg]
-            return [decide(caller, action, name, {}).permitted for name in names]
-
-        engine.usable = naive  # type: ignore[method-assign]
+        kept.engine.usable = naive_lists(kept.engine)
     with pytest.raises(AssertionError):
         assert_lists_show_what_may_be_used(three, keys)

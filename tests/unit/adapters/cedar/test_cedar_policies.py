@@ -10,7 +10,6 @@ from typing import Literal
 import pytest
 
 from mcp_platform import ToolContext, tool
-
 from mcp_platform.adapters.cedar.schema import CatalogSchema, Unrepresentable
 from mcp_platform.application.policies.ports import PolicyError
 from mcp_platform.protocol.catalog import Catalog
@@ -98,11 +97,15 @@ def test_a_value_cedar_cannot_hold_is_refused_not_rounded() -> None:
 def test_policies_the_catalog_refuses_stop_with_the_policy_named() -> None:
     """A misspelt argument, an unknown tool and a syntax error each raise PolicyError naming the
     policy (its @id, or file#index) or the file."""
-    misspelt = '@id("typo")\nforbid(principal, action == Action::"countdown", resource) when { context.arguments.step > 3 };'
+    misspelt = (
+        '@id("typo")\nforbid(principal, action == Action::"countdown", resource) when { context.arguments.step > 3 };'
+    )
     with pytest.raises(PolicyError, match=r"typo: .*arguments\.step"):
         PolicyCheck(platform_tools, policies={"a.cedar": misspelt})
     with pytest.raises(PolicyError, match=r"b.cedar#0: .*unrecognized action"):
-        PolicyCheck(platform_tools, policies={"b.cedar": 'permit(principal, action == Action::"no_such_tool", resource);'})
+        PolicyCheck(
+            platform_tools, policies={"b.cedar": 'permit(principal, action == Action::"no_such_tool", resource);'}
+        )
     with pytest.raises(PolicyError, match=r"c.cedar"):
         PolicyCheck(platform_tools, policies={"c.cedar": "permit(principal, action, resource) when { ;"})
 

@@ -25,17 +25,20 @@ POLICY_SUFFIX = ".cedar"
 POLICIES_FOLDER = "policies"
 
 
-def policies_dir(settings: Settings, features: ModuleType) -> Path:
-    """Where the policy files are: ``MCP_POLICIES_DIR``, else ``policies/`` beside the features package."""
+def policies_dir(settings: Settings, features_folder: Path) -> Path:
+    """Where the policy files are: ``MCP_POLICIES_DIR``, else ``policies/`` beside the features
+    package's folder."""
     if settings.policies_dir:
         directory = Path(settings.policies_dir).expanduser()
         if not directory.is_dir():  # a typo must not leave a deployment without its policies
             raise ConfigError(f"{EnvVars.POLICIES_DIR} must be a folder, got {settings.policies_dir!r}")
         return directory
-    location = features.__file__
-    if location is None:  # a namespace package: no folder of its own to sit beside
-        return Path(POLICIES_FOLDER)
-    return Path(location).resolve().parent.parent / POLICIES_FOLDER
+    return features_folder.resolve().parent / POLICIES_FOLDER
+
+
+def features_folder(features: ModuleType) -> Path:
+    """The features package's folder (a namespace package has none: the working directory's)."""
+    return Path(features.__file__).parent if features.__file__ is not None else Path()
 
 
 def policy_files(directory: Path) -> dict[str, str]:
@@ -48,7 +51,7 @@ def policy_files(directory: Path) -> dict[str, str]:
 def build_policies(settings: Settings, catalog: Catalog, features: ModuleType) -> Policies | None:
     """The policies over ``catalog``, or None without policy files; a policy that does not parse
     or that the catalog's schema refuses stops the start with a :class:`ConfigError` naming it."""
-    directory = policies_dir(settings, features)
+    directory = policies_dir(settings, features_folder(features))
     files = policy_files(directory)
     if not files:
         return None
