@@ -440,14 +440,20 @@ class PolicyCheck:
     token or an API key would present it.
     """
 
-    def __init__(self, *packages: ModuleType, policies: Path | Mapping[str, str]) -> None:
+    def __init__(self, *features: ModuleType, policies: Path | Mapping[str, str]) -> None:
+        """``features``: features packages (every module of each, as the endpoint discovers them)
+        or single feature modules."""
         from mcp_platform.adapters.cedar.engine import CedarPolicies
         from mcp_platform.bootstrap.policies import policy_files
 
         files = policy_files(policies) if isinstance(policies, Path) else dict(policies)
         if not files:
             raise ValueError(f"no *.cedar policy file in {policies}")
-        self.catalog = Catalog.discover(*packages)
+        self.catalog = Catalog.discover(*(m for m in features if hasattr(m, "__path__")))
+        for module in (m for m in features if not hasattr(m, "__path__")):
+            for value in vars(module).values():
+                if spec_of(value) is not None:
+                    self.catalog.add(value)
         self.engine = CedarPolicies(files, self.catalog)
 
     def decide(self, action: str, name: str, arguments: Mapping[str, Any] | None = None, **caller: Any) -> Decision:
