@@ -88,10 +88,14 @@ permit(principal in Group::"writers", action == Action::"get_prompt", resource =
 
 def test_a_value_cedar_cannot_hold_is_refused_not_rounded() -> None:
     """Given a policy on an integer argument, when a call sends one beyond 64 bits, then it is
-    refused with the reason (a rounded or dropped value could slip past a forbid)."""
-    check = PolicyCheck(platform_tools, policies={"a.cedar": EVERYONE})
+    refused with the reason (a rounded or dropped value could slip past a forbid); without a
+    policy that reads it, the call is decided without it."""
+    check = PolicyCheck(platform_tools, policies=RULES)
     refused = check.decide("call_tool", "countdown", {"steps": 2**70})
     assert not refused.permitted and "outside Cedar's 64-bit integers" in refused.errors[0]
+    # Where no policy reads the arguments, the decision does not depend on them: decided once.
+    unread = PolicyCheck(platform_tools, policies={"a.cedar": EVERYONE})
+    assert unread.may_call("countdown", {"steps": 2**70})
 
 
 def test_policies_the_catalog_refuses_stop_with_the_policy_named() -> None:

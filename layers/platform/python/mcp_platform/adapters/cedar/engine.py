@@ -5,10 +5,14 @@ Per call: one ``is_authorized`` against the parsed policy set, over the static e
 tools, fixed resources, prompts) plus the caller's entity, which is built once per principal and
 kept (a principal is immutable; API-key and token principals repeat across requests).
 
-Lists use Cedar's partial evaluation with the context unknown: a tool is listed unless every call
-of it is certainly forbidden (a policy on argument values neither hides it nor shows it to a caller
-its other conditions refuse). Partial evaluation is experimental in Cedar, and used here for that
-preview only: every call is decided again in full.
+Per caller and tool, Cedar's partial evaluation with the arguments unknown (once, then kept) says
+two things. Whether the tool is listed: unless every call of it is certainly forbidden (a policy on
+argument values neither hides it nor shows it to a caller its other conditions refuse). And whether
+any policy reads the arguments at all: when none does, the partial decision is definite (every
+permit and forbid that applies was decided without them) and is every call's decision, so such a
+call costs a dictionary look-up; otherwise each call is decided in full with its arguments.
+Partial evaluation is experimental in Cedar; it is trusted only where it reached a definite
+decision without an error, which cannot depend on what it left unknown.
 
 A decision that meets an evaluation error is a refusal: Cedar skips a policy that errors, which for
 a ``forbid`` would let the call through.
@@ -19,6 +23,7 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import cedarpy
@@ -42,7 +47,18 @@ from mcp_platform.protocol.access import CALL_TOOL, GET_PROMPT, READ_RESOURCE
 from mcp_platform.protocol.catalog import Catalog
 
 CALLERS_KEPT = 1024
+PREVIEWS_KEPT = 8192
 RESOURCE_TYPES = {CALL_TOOL: TOOL, READ_RESOURCE: RESOURCE, GET_PROMPT: PROMPT}
+
+
+@dataclass(frozen=True)
+class _Preview:
+    """One caller's use of one tool, with the arguments unknown."""
+
+    listed: bool
+    """Some call may be permitted."""
+    settled: Decision | None
+    """Every call's decision, when no policy reads the arguments; None: each call is decided."""
 
 
 class CedarPolicies:
@@ -68,6 +84,7 @@ class CedarPolicies:
         self.static = cedarpy.Entities.from_json_str(json.dumps(self.schema.entities))
         self.fixed_resources = frozenset(catalog.resources) | {t.uri_template for t in catalog.templates.values()}
         self._callers: OrderedDict[Principal, cedarpy.Entities] = OrderedDict()
+        self._previews: dict[tuple[Principal, str], _Preview] = {}
 
     def decide(self, caller: Principal, action: str, name: str, arguments: Mapping[str, Any] | None) -> Decision:
         entities = self._entities(caller)
@@ -76,6 +93,9 @@ class CedarPolicies:
             convert = self.schema.arguments.get(name)
             if convert is None:
                 return Decision(False, errors=(f"{name} is not a tool of this server",))
+            settled = self._preview(caller, name).settled
+            if settled is not None:
+                return settled
             try:
                 context = {ARGUMENTS: convert(dict(arguments or {}), ARGUMENTS)}
             except Unrepresentable as exc:
@@ -96,21 +116,32 @@ class CedarPolicies:
         return Decision(result.allowed, decided)
 
     def usable(self, caller: Principal, action: str, names: Sequence[str]) -> list[bool]:
-        entities = self._entities(caller)
-        principal = _uid(USER, caller.id)
-        kind = RESOURCE_TYPES[action]
         if action != CALL_TOOL:  # no arguments: the lists' decisions are the reads' and gets' own
             return [self.decide(caller, action, name, None).permitted for name in names]
-        shown = []
-        for name in names:
-            request = {
-                "principal": principal,
-                "action": _uid("Action", name),
-                "resource": _uid(kind, name),
-                "context": None,  # unknown: whatever arguments a call may bring
-            }
-            shown.append(cedarpy.is_authorized_partial(request, self.policy_set, entities).decision.name != "Deny")
-        return shown
+        return [self._preview(caller, name).listed for name in names]
+
+    def _preview(self, caller: Principal, tool: str) -> _Preview:
+        key = (caller, tool)
+        kept = self._previews.get(key)
+        if kept is not None:
+            return kept
+        request = {
+            "principal": _uid(USER, caller.id),
+            "action": _uid("Action", tool),
+            "resource": _uid(TOOL, tool),
+            "context": None,  # unknown: whatever arguments a call may bring
+        }
+        result = cedarpy.is_authorized_partial(request, self.policy_set, self._entities(caller))
+        decision = result.decision
+        settled = None
+        if decision is not cedarpy.Decision.NoDecision and not result.diagnostics.errors:
+            decided = tuple(self.names.get(policy, policy) for policy in result.diagnostics.reasons)
+            settled = Decision(decision is cedarpy.Decision.Allow, decided)
+        preview = _Preview(listed=decision is not cedarpy.Decision.Deny, settled=settled)
+        if len(self._previews) >= PREVIEWS_KEPT:
+            self._previews.clear()  # callers come and go: start over rather than grow
+        self._previews[key] = preview
+        return preview
 
     def _entities(self, caller: Principal) -> cedarpy.Entities:
         kept = self._callers.get(caller)
