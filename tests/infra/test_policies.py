@@ -17,9 +17,7 @@ GOOD = 'permit(principal, action in Action::"call_tool", resource);\n'
 BAD = '@id("typo")\nforbid(principal, action == Action::"echo", resource) when { context.arguments.txt == "x" };\n'
 
 
-def test_a_bad_policy_fails_synth_naming_it_and_good_ones_pass(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_bad_policy_fails_synth_naming_it_and_good_ones_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(synth_policies, "POLICIES_DIR", tmp_path)
     assert synth_policies.check_policies() == 0  # no policy file: nothing to check
     (tmp_path / "all.cedar").write_text(GOOD)
