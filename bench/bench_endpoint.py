@@ -350,6 +350,73 @@ def cpu_rows() -> list[dict[str, Any]]:
     return asyncio.run(measure())
 
 
+def policy_rules(words_tool: str) -> str:
+    """20 rules over the platform's tools, of the kinds the policies page shows: a permit for every
+    tool, forbids on argument values (five on ``words_tool``'s text), group-only tools, tenants'
+    subsets."""
+    rules = [
+        'permit(principal, action in Action::"call_tool", resource);',
+        'permit(principal, action == Action::"read_resource", resource);',
+        'permit(principal, action == Action::"get_prompt", resource);',
+        *(
+            f'forbid(principal, action == Action::"{words_tool}", resource) '
+            f'when {{ context.arguments.text like "*{word}*" }};'
+            for word in ("secret", "password", "token", "private-key", "ssn")
+        ),
+        *(
+            'forbid(principal, action == Action::"countdown", resource) '
+            f"when {{ context.arguments has steps && context.arguments.steps > {limit} }} "
+            f'unless {{ principal in Group::"{group}" }};'
+            for limit, group in ((10, "operators"), (50, "admins"), (90, "owners"))
+        ),
+        *(
+            f'forbid(principal, action == Action::"{tool}", resource) unless {{ principal in Group::"admins" }};'
+            for tool in ("session_audit", "recent_tool_events", "session_report")
+        ),
+        *(
+            'forbid(principal, action in Action::"call_tool", resource) '
+            f'when {{ principal has tenant && principal.tenant == "{tenant}" }} '
+            'unless { action in [Action::"echo", Action::"open_session"] };'
+            for tenant in ("trial", "sandbox", "free", "demo", "edu", "beta")
+        ),
+    ]
+    assert len(rules) == 20
+    return "\n".join(rules)
+
+
+def policy_rows() -> list[dict[str, Any]]:
+    """G4: the same stateless call with a 20-rule policy set and without any; once where no rule
+    reads echo's arguments (decided once per caller, then looked up), once where five do (each
+    call evaluated by Cedar)."""
+
+    async def measure(words_tool: str) -> dict[str, list[float]]:
+        with tempfile.TemporaryDirectory(prefix="bench-policies-") as folder:
+            (Path(folder) / "rules.cedar").write_text(policy_rules(words_tool))
+            apps = {"ours": our_app(auth=True, policies=folder), "peer": our_app(auth=True)}
+            return await _alternate({"ours": _modern_echo(True), "peer": _modern_echo(True)}, apps)
+
+    note = (
+        "both ours (echo, plain JSON, bearer, in-process ASGI); the peer column is the same endpoint without "
+        "policies (nothing of Cedar loaded); ours checks each call against 20 Cedar rules"
+    )
+    rows = []
+    for words_tool, label, how in (
+        ("append_note", "no rule on echo's arguments", "decided once per caller and tool, then looked up"),
+        ("echo", "5 rules on echo's arguments", "each call evaluated by Cedar (cedarpy) with its arguments"),
+    ):
+        times = asyncio.run(measure(words_tool))
+        rows.append(
+            row(
+                f"2026 stateless tools/call p50, 20 Cedar rules ({label}) vs none",
+                round(p50_us(times["ours"])),
+                round(p50_us(times["peer"])),
+                "us",
+                f"{note}: {how}; target ratio <= 1.2",
+            )
+        )
+    return rows
+
+
 # -- 3. streaming --------------------------------------------------------------------------------
 def _first_progress(url: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[float, float, float]:
     """The second call on one keep-alive connection (as the Web Adapter holds it): a fresh
@@ -418,7 +485,7 @@ def streaming_rows() -> list[dict[str, Any]]:
 
 
 def run() -> list[dict[str, Any]]:
-    return [*cold_start_rows(), *cpu_rows(), *streaming_rows()]
+    return [*cold_start_rows(), *cpu_rows(), *policy_rows(), *streaming_rows()]
 
 
 if __name__ == "__main__":

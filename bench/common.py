@@ -111,7 +111,9 @@ def tool_call(request_id: int | str, name: str, arguments: dict[str, Any], meta:
     return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
 
 
-def our_app(*, auth: bool, dynamodb: Any = None, kinesis: Any = None, extra_tools: tuple = ()) -> Any:
+def our_app(
+    *, auth: bool, dynamodb: Any = None, kinesis: Any = None, extra_tools: tuple = (), policies: str = ""
+) -> Any:
     """Our endpoint on zero-latency fakes (or the given clients), serving the platform's own tools
     (tests/support/platform_tools, not the app's): auth ``api_key`` with the bench key minted, or
     ``none`` (loopback only). Blocking calls run as on Lambda (``INLINE``:
@@ -128,6 +130,8 @@ def our_app(*, auth: bool, dynamodb: Any = None, kinesis: Any = None, extra_tool
     dynamodb = dynamodb if dynamodb is not None else FakeDynamo()
     kinesis = kinesis if kinesis is not None else FakeKinesis()
     env = {"SESSION_TABLE_NAME": "bench", "EVENT_STREAM_NAME": "bench", "PRODUCER_DLQ_URL": "dlq"}
+    if policies:  # a folder of *.cedar files (bench_endpoint.POLICY_RULES)
+        env["MCP_POLICIES_DIR"] = policies
     if not auth:
         env["MCP_AUTH"] = "none"
     settings = Settings.from_mapping(env)

@@ -43,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     from local.banner import render
     from local.emulator import EmulatorNotRunning
     from local.platform import Running, start
+    from mcp_platform.config import ConfigError
 
     stop = threading.Event()
     serving = threading.Event()
@@ -71,6 +72,9 @@ def main(argv: list[str] | None = None) -> int:
         print("stopping: endpoint, pollers, emulator ...", flush=True)
     except KeyboardInterrupt:
         print("interrupted during start-up; cleaning up", flush=True)
+    except ConfigError as error:  # a bad setting or policy: named, without a traceback
+        print(f"configuration error: {error}", file=sys.stderr)
+        return 1
     except EmulatorNotRunning as error:
         print(f"{error}\nIs `make dev` running with LOCAL_AWS_PORT={options.aws_port}?", file=sys.stderr)
         return 1

@@ -7,6 +7,7 @@ GetAtt resolved against the emulator; then the few things that differ on one mac
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from local.bootstrap import LocalOptions
@@ -65,6 +66,8 @@ def endpoint_environment(
     if options.auth_mode:
         env[EnvVars.AUTH_MODE] = options.auth_mode  # "none" is refused off loopback by build_app
     env.update({name: os.environ[name] for name in OAUTH_VARIABLES if os.environ.get(name)})
+    if os.environ.get(EnvVars.POLICIES_DIR):  # the app's own folder otherwise (beside its features)
+        env[EnvVars.POLICIES_DIR] = str(Path(os.environ[EnvVars.POLICIES_DIR]).expanduser().resolve())
     return env
 
 

@@ -26,7 +26,7 @@ from local.oauth_facade import prepare as prepare_oauth_facade
 from local.ops import resolved_environment, save_environment
 from local.pollers import KinesisShards, ShardSource, StreamPoller, TableStreamShards
 from local.queue_poller import QueuePoller
-from local.reload import FeatureReloader, ReloadableHandler, SwappableApp, file_stamps, load_features
+from local.reload import FeatureReloader, ReloadableHandler, SwappableApp, load_features, stamps_of
 from local.resources import MappingSpec, ResourcePlan, plan_from_template
 from local.template import release_jsii_runtime, synthesize
 from local.ttl import TtlDeletions, TtlSweeper
@@ -129,7 +129,11 @@ def start(options: LocalOptions, running_hook: Any = None) -> Running:
         running_hook(running)
     running.oauth_issuer = prepare_oauth_facade(env, options, clients.secretsmanager)  # MCP_OAUTH_FACADE only
     running.environment = env
-    features_stamps = file_stamps(options.features_dir)  # before the import: what changes after it reloads
+    from mcp_platform.bootstrap.policies import policies_dir
+    from mcp_platform.config import Settings
+
+    policies = policies_dir(Settings.from_mapping(env), options.features_dir)  # read by each build
+    features_stamps = stamps_of(options.features_dir, policies)  # before the import: what changes after it reloads
     features = load_features(options.features_dir)
     # X6: one item cache for this process's endpoint and task worker, as one DAX cluster serves
     # every function; an attached instance (another process) cannot share it, so it reads the table.
@@ -164,7 +168,12 @@ def start(options: LocalOptions, running_hook: Any = None) -> Running:
     if options.reload_s > 0:
         rebuild = _rebuilder(build_endpoint, app, task_workers)
         running.reloader = FeatureReloader(
-            options.features_dir, rebuild, served=features_stamps, interval_s=options.reload_s, stop=running.stop_event
+            options.features_dir,
+            rebuild,
+            served=features_stamps,
+            interval_s=options.reload_s,
+            stop=running.stop_event,
+            policies=policies,
         )
         running.reloader.start()
     backlog = PipelineBacklog(emulator, running.pollers, options.stream_retention_s) if emulator else None

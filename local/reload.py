@@ -1,7 +1,8 @@
 """`make dev` reloads the features folder while the emulator and everything in it keeps running.
 
 Saving, adding or deleting a module in the features folder (``MCP_FEATURES_DIR``, by default
-``functions/endpoint/mcp_tools``) re-imports the whole features package from scratch, builds a
+``functions/endpoint/mcp_tools``), or a policy file in the policies folder (``MCP_POLICIES_DIR``,
+by default ``functions/endpoint/policies``), re-imports the whole features package from scratch, builds a
 new endpoint app and new task-worker handlers from it through the same composition root as at
 start-up, and swaps them in. A package that fails to import or to register is logged with its
 traceback, and the previous app and handlers keep serving.
@@ -95,10 +96,10 @@ def discard_stale_bytecode(directory: Path, files: Iterable[str]) -> None:
 
 
 # -- noticing changes --------------------------------------------------------------------------
-def file_stamps(directory: Path) -> FileStamps:
-    """The Python files under ``directory`` (bytecode caches excluded) and their stamps."""
+def file_stamps(directory: Path, pattern: str = "*.py") -> FileStamps:
+    """The files under ``directory`` matching ``pattern`` (bytecode caches excluded) and their stamps."""
     stamps: FileStamps = {}
-    for path in directory.rglob("*.py"):
+    for path in directory.rglob(pattern):
         if "__pycache__" in path.parts:
             continue
         try:
@@ -107,6 +108,31 @@ def file_stamps(directory: Path) -> FileStamps:
             continue  # deleted while listing: the next look reports it
         stamps[path.relative_to(directory).as_posix()] = (status.st_mtime_ns, status.st_size)
     return stamps
+
+
+POLICIES_PREFIX = "policies/"
+POLICY_PATTERN = "*.cedar"
+
+
+def stamps_of(features: Path, policies: Path | None) -> FileStamps:
+    """What a reload watches: the features folder's modules and the policies folder's files."""
+    stamps = file_stamps(features)
+    if policies is not None and policies.is_dir():
+        found = {path.name: stamp for path, stamp in _top_level(policies, POLICY_PATTERN)}
+        stamps.update({POLICIES_PREFIX + name: stamp for name, stamp in found.items()})
+    return stamps
+
+
+def _top_level(directory: Path, pattern: str) -> list[tuple[Path, tuple[int, int]]]:
+    """The folder's own files matching ``pattern`` (not its subfolders', as the endpoint reads them)."""
+    found = []
+    for path in directory.glob(pattern):
+        try:
+            status = path.stat()
+        except FileNotFoundError:
+            continue
+        found.append((path, (status.st_mtime_ns, status.st_size)))
+    return found
 
 
 @dataclass(frozen=True)
@@ -164,11 +190,20 @@ class FeatureReloader:
     alike, so an editor's multi-step save is taken whole), imports it afresh and rebuilds."""
 
     def __init__(
-        self, directory: Path, rebuild: Rebuild, *, served: FileStamps, interval_s: float, stop: threading.Event
+        self,
+        directory: Path,
+        rebuild: Rebuild,
+        *,
+        served: FileStamps,
+        interval_s: float,
+        stop: threading.Event,
+        policies: Path | None = None,
     ) -> None:
-        """``served``: the folder's stamps taken before the package now served was imported, so a
-        change saved while the platform was starting is reloaded too."""
+        """``served``: the stamps (:meth:`stamps`) taken before the package now served was
+        imported, so a change saved while the platform was starting is reloaded too; ``policies``:
+        the folder of the ``*.cedar`` files the endpoint reads at each build."""
         self.directory = directory
+        self.policies = policies
         self.interval_s = interval_s
         self._rebuild = rebuild
         self._stop = stop
@@ -183,21 +218,25 @@ class FeatureReloader:
 
     def check(self) -> Changes:
         """One look: reloads if the folder changed since the last build and has since settled."""
-        seen = file_stamps(self.directory)
+        seen = self.stamps()
         changes = Changes.between(self._served, seen)
         if not changes:
             return changes
         if self._stop.wait(self.interval_s):
             return Changes()  # stopping: nothing more to serve
-        if file_stamps(self.directory) != seen:
+        if self.stamps() != seen:
             return Changes()  # still being written: the next look takes it once it settles
         self.reload(changes)
         self._served = seen  # a failed build is not retried until the folder changes again
         return changes
 
+    def stamps(self) -> FileStamps:
+        """The features folder's modules, and the policy files as ``policies/<name>``."""
+        return stamps_of(self.directory, self.policies)
+
     def reload(self, changes: Changes) -> Served | None:
         started = time.monotonic()
-        discard_stale_bytecode(self.directory, changes.written)
+        discard_stale_bytecode(self.directory, [name for name in changes.written if name.endswith(".py")])
         previous = forget_features()
         try:
             served = Served.of(self._rebuild(load_features(self.directory)))

@@ -19,6 +19,7 @@ from stacks.governance import Governance
 from stacks.monitoring import Monitored, Monitoring
 from stacks.network import Network
 from stacks.oauth_facade import OAuthFacade
+from stacks.policies import check_policies
 from stacks.processing import Processing
 from stacks.request_state import RequestStateKey
 from stacks.shared_layer import SharedLayer
@@ -63,6 +64,7 @@ class PlatformStack(Stack):
         )
         # 2026 multi-round requests: every instance verifies every instance's requestState.
         self.request_state = RequestStateKey(self, "RequestState", config=config, key=key)
+        check_policies()  # a bad policy fails synth, naming it (the function reads them at start)
         self.endpoint = Endpoint(
             self,
             "Endpoint",

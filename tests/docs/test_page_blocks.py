@@ -55,7 +55,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("docs_page_blocks
 
 PAGES = (ROOT / "docs" / "get-started.md", *sorted((ROOT / "docs" / "building").glob("*.md")))
 BLOCKS = [block for page in PAGES for block in blocks(page)]
-RUNNABLE = [block for block in BLOCKS if block.runner in {"module", "pytest", "commands", "json"}]
+RUNNABLE = [block for block in BLOCKS if block.runner in {"module", "pytest", "commands", "json", "policy"}]
 FEATURES_PACKAGE = "docs_page_features"
 PACKAGE_JSON = json.loads((ROOT / "package.json").read_text())["devDependencies"]
 # The page's local addresses (make dev's defaults), replaced by the endpoint's started here.
@@ -413,6 +413,9 @@ def run_module(block: Block, request: pytest.FixtureRequest) -> None:
 
 def run_pytest_block(block: Block, request: pytest.FixtureRequest) -> None:
     request.getfixturevalue("features")  # the page's modules, importable as the test imports them
+    # The pages' policy files, where a test reading MCP_POLICIES_DIR (as make dev does) finds them.
+    monkeypatch: pytest.MonkeyPatch = request.getfixturevalue("monkeypatch")
+    monkeypatch.setenv("MCP_POLICIES_DIR", str(request.getfixturevalue("policies")))
     namespace: dict[str, Any] = {}
     exec(compile(block.code, block.id, "exec"), namespace)
     tests = [value for name, value in namespace.items() if name.startswith("test_") and callable(value)]
@@ -423,6 +426,26 @@ def run_pytest_block(block: Block, request: pytest.FixtureRequest) -> None:
             asyncio.run(outcome)
 
 
+@pytest.fixture(scope="module")
+def policies(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The pages' ``policy`` blocks as the policy files they name (a file's blocks in page order)."""
+    folder = tmp_path_factory.mktemp("docs-policies")
+    for block in (block for block in BLOCKS if block.runner == "policy"):
+        with (folder / block.arguments.split()[0]).open("a") as file:
+            file.write(block.code + "\n")
+    return folder
+
+
+def run_policy_block(block: Block, request: pytest.FixtureRequest) -> None:
+    """The block's file, with the pages' others, validates against the pages' features (the
+    schema generated from their catalog, as the endpoint's start and synth check it)."""
+    from mcp_platform.testing import PolicyCheck
+
+    assert block.arguments.endswith(".cedar"), f"{block.id}: a policy block names its file (NAME.cedar)"
+    folder: Path = request.getfixturevalue("policies")
+    PolicyCheck(request.getfixturevalue("features"), policies=folder)
+
+
 @pytest.mark.parametrize("block", RUNNABLE, ids=lambda block: block.id)
 def test_the_block_runs_as_shown(block: Block, request: pytest.FixtureRequest) -> None:
     if block.runner == "module":
@@ -431,6 +454,8 @@ def test_the_block_runs_as_shown(block: Block, request: pytest.FixtureRequest) -
         run_pytest_block(block, request)
     elif block.runner == "json":
         json.loads(block.code)
+    elif block.runner == "policy":
+        run_policy_block(block, request)
     else:
         found = commands(block.code)
         assert found, f"{block.id}: a shell block with no command"

@@ -6,6 +6,9 @@ the site)::
 
     <!-- docs-test: module NAME [call | task JSON-ARGUMENTS] -->   a features module
     <!-- docs-test: pytest -->                                     test functions to run
+    <!-- docs-test: policy FILE.cedar -->                          Cedar policies, validated as
+                                                                   the page's FILE (MCP_POLICIES_DIR
+                                                                   while its pytest blocks run)
     <!-- docs-test: illustrative REASON -->                        shown, not run, and why
 
 Unmarked blocks are checked by their language: shell blocks command by command, JSON blocks

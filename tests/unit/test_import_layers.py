@@ -41,10 +41,14 @@ def test_only_the_transport_and_the_composition_root_import_the_server() -> None
 
 
 def test_the_request_context_and_binding_import_nothing_of_the_protocol_core() -> None:
-    # The request's span type: a leaf module, itself importing nothing of the platform.
+    # The request's span type and its caller's access: leaf modules, the span's importing nothing of
+    # the platform, the access's only the JSON-RPC errors.
     trace = {"mcp_platform.protocol.trace_context", "mcp_platform.protocol.trace_context.TraceContext"}
-    assert imported_modules(PACKAGE / "protocol" / "request_context.py") == trace
+    access = {"mcp_platform.protocol.access", "mcp_platform.protocol.access.Access"}
+    assert imported_modules(PACKAGE / "protocol" / "request_context.py") == trace | access
     assert imported_modules(PACKAGE / "protocol" / "trace_context.py") == set()
+    leaf = imported_modules(PACKAGE / "protocol" / "access.py")
+    assert all(name.startswith("mcp_platform.protocol.jsonrpc") for name in leaf), leaf
     binding = imported_modules(PACKAGE / "protocol" / "binding.py")
     assert all(name.startswith("mcp_platform.protocol.jsonrpc") for name in binding), binding
 

@@ -50,6 +50,18 @@ def authenticate(auth: OAuthAuthenticator, token: str | None, headers: dict[str,
     return asyncio.run(auth.authenticate(sent, "127.0.0.1"))
 
 
+def test_a_tokens_groups_claim_names_the_principals_groups(issuer: LocalIssuer) -> None:
+    # Given tokens naming groups as Cognito does, as the common claim does, and none at all
+    auth, _ = authenticator(issuer)
+    cognito = authenticate(auth, issuer.mint("ann", AUDIENCE, claims={"cognito:groups": ["admins", "support"]}))
+    common = authenticate(auth, issuer.mint("ben", AUDIENCE, claims={"groups": "finance"}))
+    plain = authenticate(auth, issuer.mint("cat", AUDIENCE))
+    # Then each principal carries exactly the groups its token names
+    assert cognito.groups == frozenset({"admins", "support"})
+    assert common.groups == frozenset({"finance"})
+    assert plain.groups == frozenset()
+
+
 def test_valid_token_names_an_issuer_qualified_principal_with_its_scopes(issuer: LocalIssuer) -> None:
     auth, _ = authenticator(issuer, scopes=("mcp:tools",))
     principal = authenticate(auth, issuer.mint("alice", AUDIENCE, ["mcp:tools", "notes:write"]))

@@ -28,6 +28,7 @@ from local.reload import (
     forget_features,
     load_features,
     restore_features,
+    stamps_of,
 )
 from mcp_platform.protocol.catalog import Catalog
 
@@ -415,3 +416,41 @@ def test_an_idle_handler_is_closed_when_replaced() -> None:
     handler.replace(RecordingHandler("C", events))
     assert handler({"id": 2}, None) == "C"
     assert events == ["A runs 1", "A closed", "B closed", "C runs 2"]
+
+
+# -- policies ---------------------------------------------------------------------------------------
+def test_saving_a_policy_file_rebuilds_with_it_and_a_bad_one_keeps_the_last_good_build(
+    features: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Given a reloader that builds the policies too (as the endpoint's root does), when a policy
+    file is added to the policies folder, then the next look rebuilds with it; when it is saved
+    with a policy the catalog refuses, the build fails, is logged, and what served keeps serving."""
+    from mcp_platform.application.policies.ports import PolicyError
+    from mcp_platform.testing import PolicyCheck
+
+    (features / "probe.py").write_text(tool_module("probe", "hi"))
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    checks: list[PolicyCheck | None] = []
+
+    def rebuild(package: ModuleType) -> Catalog:
+        has_files = any(policies.glob("*.cedar"))
+        checks.append(PolicyCheck(package, policies=policies) if has_files else None)
+        return Catalog.discover(package)
+
+    served = stamps_of(features, policies)
+    rebuild(load_features(features))
+    watcher = FeatureReloader(
+        features, rebuild, served=served, interval_s=0.01, stop=threading.Event(), policies=policies
+    )
+    (policies / "deny.cedar").write_text('forbid(principal, action == Action::"probe", resource);\n')
+    assert watcher.check() == Changes(added=("policies/deny.cedar",))
+    latest = checks[-1]
+    assert latest is not None and not latest.may_call("probe")
+    (policies / "deny.cedar").write_text('forbid(principal, action == Action::"no_such_tool", resource);\n')
+    with caplog.at_level(logging.ERROR, logger="local.reload"):
+        assert watcher.check() == Changes(changed=("policies/deny.cedar",))
+    assert "still serving the previous features" in caplog.text and "no_such_tool" in caplog.text
+    assert checks[-1] is latest  # the failed build left nothing behind
+    with pytest.raises(PolicyError):
+        PolicyCheck(load_features(features), policies=policies)

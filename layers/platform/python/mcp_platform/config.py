@@ -74,6 +74,9 @@ class EnvVars:
     RATE_LIMITS = "MCP_RATE_LIMITS"
     QUOTAS = "MCP_QUOTAS"  # read by the endpoint (enforced) and by ingest (it keeps the totals)
     LIMITS_TABLE = "LIMITS_TABLE_NAME"
+    # Per-tool policies (mcp_platform.application.policies): a folder of *.cedar files; empty = the
+    # app's own, ``policies/`` beside its features package (functions/endpoint/policies).
+    POLICIES_DIR = "MCP_POLICIES_DIR"
     # Every function's JSON log lines and EMF metric lines (mcp_platform.application.metrics).
     LOG_LEVEL = "MCP_LOG_LEVEL"
     SERVICE_NAME = "MCP_SERVICE_NAME"
@@ -289,6 +292,8 @@ class Settings:
     """JSON text of the quotas, parsed by ``application.governance.rules``; empty = none."""
     limits_table: str = ""
     """The rate-limit counters' table; required when ``rate_limits`` is set."""
+    policies_dir: str = ""
+    """The folder of the ``*.cedar`` policy files; empty = ``policies/`` beside the features package."""
 
     @property
     def auth_modes(self) -> frozenset[str]:
@@ -352,4 +357,5 @@ class Settings:
             rate_limits=env.get(EnvVars.RATE_LIMITS, "").strip(),
             quotas=env.get(EnvVars.QUOTAS, "").strip(),
             limits_table=env.get(EnvVars.LIMITS_TABLE, ""),
+            policies_dir=env.get(EnvVars.POLICIES_DIR, "").strip(),
         )

@@ -29,11 +29,15 @@ import dataclasses
 import math
 import threading
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from mcp_platform.application.audit.trail import AuditTrailReader
+from mcp_platform.application.auth.base import Principal
 from mcp_platform.application.events.ports import RecentToolEvents
+from mcp_platform.application.policies.ports import Decision
 from mcp_platform.application.services import Services, ToolContext
 from mcp_platform.application.sessions.changes import ConditionCheck, ExtraPut, PendingChanges, SessionChanges
 from mcp_platform.application.sessions.commit_plan import Budgets, CommitPlan, MetadataWrite, plan_commit
@@ -57,8 +61,9 @@ from mcp_platform.application.sessions.model import (
     ToolCallResult,
 )
 from mcp_platform.protocol import context as protocol_context
+from mcp_platform.protocol.access import CALL_TOOL, GET_PROMPT, READ_RESOURCE
 from mcp_platform.protocol.admission import check_storable
-from mcp_platform.protocol.catalog import spec_of
+from mcp_platform.protocol.catalog import Catalog, spec_of
 from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock, iso_utc
 from mcp_platform.protocol.conversion import jsonable
 from mcp_platform.protocol.prompts import PromptSpec, messages
@@ -417,3 +422,75 @@ class ToolHarness:
         self.store.commit(session, call, changes)
         self.extra_puts.extend(changes.extra_puts)
         self.condition_checks.extend(changes.condition_checks)
+
+
+class PolicyCheck:
+    """A features package's policies, decided as the endpoint decides them, without a server::
+
+        check = PolicyCheck(mcp_tools, Path("functions/endpoint/policies"))
+        assert check.may_call("refund", {"amount": 50}, groups={"support"})
+        assert not check.may_call("refund", {"amount": 500}, groups={"support"})
+        assert "refund" not in check.tools(tenant="acme")
+
+    ``policies``: the folder of ``*.cedar`` files, or the files' texts by name. The policies are
+    validated against the schema generated from the packages' catalog as at the endpoint's start:
+    a policy naming an unknown tool or argument raises
+    :class:`~mcp_platform.application.policies.ports.PolicyError` naming it. The caller is described
+    by keyword (``caller_id``, ``kind``, ``groups``, ``tenant``, ``scopes``, ``client_id``), as a
+    token or an API key would present it.
+    """
+
+    def __init__(self, *features: ModuleType, policies: Path | Mapping[str, str]) -> None:
+        """``features``: features packages (every module of each, as the endpoint discovers them)
+        or single feature modules."""
+        from mcp_platform.adapters.cedar.engine import CedarPolicies
+        from mcp_platform.bootstrap.policies import policy_files
+
+        files = policy_files(policies) if isinstance(policies, Path) else dict(policies)
+        if not files:
+            raise ValueError(f"no *.cedar policy file in {policies}")
+        self.catalog = Catalog.discover(*(m for m in features if hasattr(m, "__path__")))
+        for module in (m for m in features if not hasattr(m, "__path__")):
+            for value in vars(module).values():
+                if spec_of(value) is not None:
+                    self.catalog.add(value)
+        self.engine = CedarPolicies(files, self.catalog)
+
+    def decide(self, action: str, name: str, arguments: Mapping[str, Any] | None = None, **caller: Any) -> Decision:
+        """The decision on one use (``action``: ``call_tool``, ``read_resource`` or ``get_prompt``)."""
+        return self.engine.decide(policy_caller(**caller), action, name, arguments)
+
+    def may_call(self, tool: str, arguments: Mapping[str, Any] | None = None, **caller: Any) -> bool:
+        return self.decide(CALL_TOOL, tool, arguments or {}, **caller).permitted
+
+    def may_read(self, uri: str, **caller: Any) -> bool:
+        return self.decide(READ_RESOURCE, uri, **caller).permitted
+
+    def may_get(self, prompt: str, **caller: Any) -> bool:
+        return self.decide(GET_PROMPT, prompt, **caller).permitted
+
+    def tools(self, **caller: Any) -> list[str]:
+        """The tool names ``tools/list`` shows the caller."""
+        names = self.catalog.tools.names()
+        usable = self.engine.usable(policy_caller(**caller), CALL_TOOL, names)
+        return [name for name, shown in zip(names, usable, strict=True) if shown]
+
+
+def policy_caller(
+    caller_id: str = "alice",
+    *,
+    kind: str = "api_key",
+    groups: Iterable[str] = (),
+    tenant: str | None = None,
+    scopes: Iterable[str] | None = None,
+    client_id: str | None = None,
+) -> Principal:
+    """A caller as policies see it (the principal an API key or a token would give)."""
+    return Principal(
+        id=caller_id,
+        kind=kind,
+        scopes=frozenset(scopes) if scopes is not None else None,
+        client_id=client_id,
+        tenant=tenant,
+        groups=frozenset(groups),
+    )

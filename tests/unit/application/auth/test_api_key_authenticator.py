@@ -73,3 +73,15 @@ def test_a_record_that_could_pass_for_another_owner_is_refused(principal: str, t
     auth = ApiKeyAuthenticator(MemoryDirectory({"mcpk_x": principal}, tenants))
     with pytest.raises(AuthError, match="Unknown or revoked"):
         asyncio.run(auth.authenticate(bearer("mcpk_x"), "127.0.0.1"))
+
+
+def test_the_groups_a_key_was_minted_with_are_the_principals() -> None:
+    # Given a key whose record names two groups
+    class GroupedDirectory:
+        def holder_of(self, key: str) -> KeyHolder | None:
+            return KeyHolder("alice", groups=frozenset({"admins", "support"})) if key == "mcpk_g" else None
+
+    # When it is verified
+    principal = asyncio.run(ApiKeyAuthenticator(GroupedDirectory()).authenticate(bearer("mcpk_g"), "127.0.0.1"))
+    # Then the principal is in those groups
+    assert (principal.id, principal.groups) == ("alice", frozenset({"admins", "support"}))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +22,7 @@ from mcp_platform.protocol import compact_json
 from mcp_platform.protocol.admission import Inadmissible, check_storable
 from mcp_platform.protocol.clock import iso_utc
 from mcp_platform.protocol.input_required import InputRequired
-from mcp_platform.protocol.jsonrpc import TOOL_FAILED, JsonRpcError
+from mcp_platform.protocol.jsonrpc import FORBIDDEN, TOOL_FAILED, JsonRpcError
 from mcp_platform.protocol.signature import ArgumentError
 from mcp_platform.protocol.tools import ToolError, ToolSpec, error_result
 
@@ -121,6 +122,37 @@ def call_event(
         session_id=prepared.session_id,
         tenant=tenant_of(call.principal),
         emitted_at=finished_at,
+        trace_id=trace.trace_id if trace is not None else None,
+        span_id=trace.span_id if trace is not None else None,
+    )
+
+
+POLICY_DENIED = "policy_denied"
+"""The ``error_code`` of the event of a call the policies refused."""
+
+
+def denial_event(prepared: PreparedCall, call: RequestContext, refusal: JsonRpcError, at: float) -> ToolCallEvent:
+    """The event of a call the policies refused: nothing ran, so it starts and ends at ``at``.
+
+    It has an id of its own, not the call's: the call id (an idempotency key's) stays free for the
+    same call once a policy permits it, which ingest would otherwise count as this one's duplicate.
+    And no session: nothing was written to the session, and ingest writes no record there either."""
+    assert refusal.code == FORBIDDEN
+    moment = iso_utc(at)
+    trace = call.trace
+    return ToolCallEvent(
+        event_id=os.urandom(16).hex(),
+        principal=call.principal,
+        tool=prepared.spec.name,
+        status=STATUS_ERROR,
+        started_at=moment,
+        finished_at=moment,
+        request_bytes=prepared.request_bytes,
+        response_bytes=len(compact_json.dumps(refusal.to_error())),
+        duration_ms=0.0,
+        tenant=tenant_of(call.principal),
+        error_code=POLICY_DENIED,
+        emitted_at=moment,
         trace_id=trace.trace_id if trace is not None else None,
         span_id=trace.span_id if trace is not None else None,
     )

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_platform.application.services import Services
 from mcp_platform.application.tool_calls import LoadedCall, ToolCallRunner
+from mcp_platform.protocol.access import CALL_TOOL
 from mcp_platform.protocol.binding import BoundRequest, Work, refusal
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.context import LOG_LEVELS, ToolContext
@@ -26,7 +27,7 @@ from mcp_platform.protocol.dispatch import Dispatch
 from mcp_platform.protocol.features import FEATURES, Binder, Feature, Handler, ResourcesFeature
 from mcp_platform.protocol.handshake import Initialized
 from mcp_platform.protocol.input_required import INPUT_METHODS, InputRequired
-from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
+from mcp_platform.protocol.jsonrpc import FORBIDDEN, INVALID_PARAMS, JsonRpcError, Request
 from mcp_platform.protocol.preparation import PreparedCall, require_client_capabilities
 from mcp_platform.protocol.request_context import RequestContext
 from mcp_platform.protocol.tools import ToolCatalog
@@ -119,6 +120,8 @@ class McpServer:
         )
 
     async def _admit_tool_call(self, request: Request, prepared: PreparedCall, call: RequestContext) -> Work:
+        if call.access is not None:
+            self._authorize(prepared, call)  # before anything is read, run or written
         loaded = await self.runner.load(prepared, call)
         require_client_capabilities(prepared.spec, call)
         tasks = self._task_runner(loaded, call)
@@ -138,6 +141,17 @@ class McpServer:
             return self._finish(await self._answered(request, call, self.runner.run(loaded, call)), call)
 
         return work
+
+    def _authorize(self, prepared: PreparedCall, call: RequestContext) -> None:
+        """The policies' word on this call, its arguments included; a refusal is answered -31010
+        and its event records it (the denial is the call's only trace: nothing ran)."""
+        assert call.access is not None
+        try:
+            call.access.require(CALL_TOOL, prepared.spec.name, prepared.arguments)
+        except JsonRpcError as refused:
+            if refused.code == FORBIDDEN:
+                self.runner.record_refusal(prepared, call, refused)
+            raise
 
     async def _admit(self, request: Request, call: RequestContext) -> Work:
         handler = self.handler_for(request.method, call.modern)

@@ -18,6 +18,7 @@ from mcp_platform.application.effects import store_error
 from mcp_platform.application.notifications import Notifications
 from mcp_platform.application.notifications.ports import TooManySubscriptions, check_uri
 from mcp_platform.application.sessions.errors import StoreUnavailable
+from mcp_platform.protocol.access import READ_RESOURCE
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.features import Feature, Handler, resource_not_found
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, LIMIT_EXCEEDED, JsonRpcError, Request
@@ -62,6 +63,8 @@ class SubscriptionsFeature(Feature):
         """Authorized exactly as a read: a URI the caller cannot read (another principal's
         session, an unknown one) gets the answer its read would (-32002), and nothing is kept."""
         uri = _uri(request)
+        if call.access is not None:
+            call.access.require(READ_RESOURCE, uri)  # what the policies forbid reading is not watched either
         if not await self.readable(uri, call.principal):
             raise resource_not_found(uri, modern=False)
         subscriptions = self.notifications.subscriptions

@@ -37,7 +37,14 @@ from mcp_platform.application.effects import (
     store_error,
 )
 from mcp_platform.application.events.ports import EventSink
-from mcp_platform.application.invocation import DEFAULT_MAX_CALL_SECONDS, admit_result, call_event, call_limit, invoke
+from mcp_platform.application.invocation import (
+    DEFAULT_MAX_CALL_SECONDS,
+    admit_result,
+    call_event,
+    call_limit,
+    denial_event,
+    invoke,
+)
 from mcp_platform.application.metrics import ERROR_TYPE, STORE_THROTTLES, TOOL, MetricsWriter
 from mcp_platform.application.services import Services, ToolContext
 from mcp_platform.application.sessions import errors as session_errors
@@ -319,6 +326,11 @@ class ToolCallRunner:
         """One EMF line per occurrence, per tool (a name the catalog resolved: a bounded dimension)."""
         if self.metrics is not None:
             self.metrics.count(counter, per=(TOOL, prepared.spec.name), properties={ERROR_TYPE: type(exc).__name__})
+
+    def record_refusal(self, prepared: PreparedCall, call: RequestContext, refusal: JsonRpcError) -> None:
+        """The event of a call the policies refused before anything ran (``invocation.denial_event``)."""
+        if self.events is not None:
+            self.events.emit(denial_event(prepared, call, refusal, self._clock.now()))
 
     def _record_event(
         self, prepared: PreparedCall, call: RequestContext, result: dict[str, Any], started: float, finished: float

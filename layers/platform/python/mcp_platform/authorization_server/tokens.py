@@ -35,6 +35,7 @@ from mcp_platform.application.auth.oauth import (
     LEEWAY_SECONDS,
     MAX_SUBJECT,
     token_client,
+    token_groups,
     token_scopes,
     token_tenant,
 )
@@ -132,6 +133,7 @@ class FacadeTokens:
             scopes=token_scopes(claims),
             client_id=token_client(claims),
             tenant=tenant,
+            groups=token_groups(claims),
         )
         missing = principal.lacks(self.required_scopes)
         if missing:

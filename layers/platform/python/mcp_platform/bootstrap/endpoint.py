@@ -31,6 +31,7 @@ from mcp_platform.application.metrics import LineSink, MetricsWriter
 from mcp_platform.application.server import McpServer
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.application.transport_sessions import TransportSessions
+from mcp_platform.bootstrap.policies import build_policies
 from mcp_platform.bootstrap.runtime import build_runtime
 from mcp_platform.bootstrap.telemetry import build_spans
 from mcp_platform.config import ConfigError, EnvVars, Settings
@@ -307,6 +308,7 @@ def build_app(
         shutdown_flush=_settle_then_flush(runner, producer, shared=True),
         blocking=runtime.blocking,
         governor=governor,
+        policies=build_policies(settings, catalog, tools_package),
     )
 
 

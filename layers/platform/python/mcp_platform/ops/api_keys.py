@@ -21,6 +21,9 @@ def main(argv: list[str] | None = None) -> int:
     mint.add_argument("--principal", required=True)
     mint.add_argument("--label", default="")
     mint.add_argument("--tenant", default=None, help="the tenant the principal belongs to")
+    mint.add_argument(
+        "--group", action="append", default=[], help="a group the principal is in (repeatable): what policies see"
+    )
     revoke = commands.add_parser("revoke", help="revoke a key")
     revoke.add_argument("--key", required=True)
     args = parser.parse_args(argv)
@@ -28,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     store = ApiKeyStore(settings.session_table, aws_client("dynamodb", settings))
     if args.command == "mint":
         try:
-            print(store.mint(args.principal, args.label, tenant=args.tenant))
+            print(store.mint(args.principal, args.label, tenant=args.tenant, groups=args.group))
         except ValueError as exc:
             parser.error(str(exc))
         return 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from mcp_platform.protocol.access import CALL_TOOL, GET_PROMPT, READ_RESOURCE
 from mcp_platform.protocol.apps import EXTENSION_ID as APPS_EXTENSION
 from mcp_platform.protocol.binding import BoundRequest
 from mcp_platform.protocol.catalog import Catalog
@@ -84,6 +85,23 @@ class CatalogFeature(Feature):
         # 2026: prompts/get and resources/read may ask too (the request's interaction).
         return ToolContext.for_request(call, self.services)
 
+    def _page(
+        self,
+        key: str,
+        listing: list[dict[str, Any]],
+        named_by: str,
+        action: str,
+        request: Request,
+        call: RequestContext,
+    ) -> dict[str, Any]:
+        """One page of what the caller may use: with policies, the items they forbid are left out
+        before paging (so pages stay full and a cursor counts what this caller sees)."""
+        if call.access is not None:
+            usable = call.access.usable(action, [item[named_by] for item in listing])
+            listing = [item for item, shown in zip(listing, usable, strict=True) if shown]
+        cursor = request.params.get("cursor")
+        return page(key, listing, cursor, self.page_size, modern=call.modern, private=call.access is not None)
+
 
 class ToolsFeature(CatalogFeature):
     capability_key = "tools"
@@ -97,8 +115,7 @@ class ToolsFeature(CatalogFeature):
 
     async def _list(self, request: Request, call: RequestContext) -> dict[str, Any]:
         # S5: no AWS call; S6: paginated with an opaque cursor.
-        listing = self.catalog.tools.listing()
-        return page("tools", listing, request.params.get("cursor"), self.page_size, modern=call.modern)
+        return self._page("tools", self.catalog.tools.listing(), "name", CALL_TOOL, request, call)
 
 
 class ResourcesFeature(CatalogFeature):
@@ -116,16 +133,18 @@ class ResourcesFeature(CatalogFeature):
 
     async def _list(self, request: Request, call: RequestContext) -> dict[str, Any]:
         listing = [self.catalog.resources[uri].describe() for uri in sorted(self.catalog.resources)]
-        return page("resources", listing, request.params.get("cursor"), self.page_size, modern=call.modern)
+        return self._page("resources", listing, "uri", READ_RESOURCE, request, call)
 
     async def _templates(self, request: Request, call: RequestContext) -> dict[str, Any]:
         listing = [self.catalog.templates[name].describe() for name in sorted(self.catalog.templates)]
-        return page("resourceTemplates", listing, request.params.get("cursor"), self.page_size, modern=call.modern)
+        return self._page("resourceTemplates", listing, "uriTemplate", READ_RESOURCE, request, call)
 
     async def _read(self, request: Request, call: RequestContext) -> dict[str, Any]:
         uri = request.params.get("uri")
         if not isinstance(uri, str) or not uri:
             raise JsonRpcError(INVALID_PARAMS, "params.uri must be a non-empty string")
+        if call.access is not None:
+            call.access.require(READ_RESOURCE, uri)  # before the read runs
         try:
             listed, cache = await self._contents(uri, self._context(call))
         except ResourceNotFound as exc:
@@ -187,7 +206,7 @@ class PromptsFeature(CatalogFeature):
 
     async def _list(self, request: Request, call: RequestContext) -> dict[str, Any]:
         listing = [self.catalog.prompts[name].describe() for name in sorted(self.catalog.prompts)]
-        return page("prompts", listing, request.params.get("cursor"), self.page_size, modern=call.modern)
+        return self._page("prompts", listing, "name", GET_PROMPT, request, call)
 
     async def _get(self, request: Request, call: RequestContext) -> dict[str, Any]:
         name = request.params.get("name")
@@ -197,6 +216,8 @@ class PromptsFeature(CatalogFeature):
         arguments = request.params.get("arguments") or {}
         if not isinstance(arguments, dict):
             raise JsonRpcError(INVALID_PARAMS, "params.arguments must be an object")
+        if call.access is not None:
+            call.access.require(GET_PROMPT, spec.name)  # before the prompt runs
         try:
             # The prompt may refuse an argument's value too (e.g. an unknown session handle).
             produced = await spec.run(self._context(call), **spec.bind(arguments))
@@ -233,6 +254,11 @@ class CompletionFeature(CatalogFeature):
             raise JsonRpcError(INVALID_PARAMS, "params.argument.value must be a string")
         known = _known_arguments(request.params.get("context"))
         completers, declared = self._completers(ref)
+        if call.access is not None:  # a forbidden prompt's or template's values are not offered either
+            if ref["type"] == "ref/prompt":
+                call.access.require(GET_PROMPT, ref["name"])
+            else:
+                call.access.require(READ_RESOURCE, ref["uri"])
         if argument["name"] not in declared:
             raise JsonRpcError(INVALID_PARAMS, f"Unknown argument: {argument['name']}")
         completer = completers.get(argument["name"])

@@ -24,6 +24,7 @@ STORE_REJECTED: Final = -31006  # the store refused the call's writes for anothe
 TOOL_FAILED: Final = -31007  # the tool failed unexpectedly; nothing was committed: retry
 RATE_LIMITED: Final = -31008  # a rate limit's window is full: retry after data.retryAfterSeconds
 QUOTA_EXCEEDED: Final = -31009  # a day or month quota is used up until data.resetsAt
+FORBIDDEN: Final = -31010  # the deployment's policies forbid this caller the tool, resource or prompt
 
 RequestId = str | int
 

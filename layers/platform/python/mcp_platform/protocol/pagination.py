@@ -12,14 +12,17 @@ from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 LIST_TTL_MS = 300_000  # tools/resources/prompts lists change only with a deployment
 
 
-def page(key: str, items: Sequence[dict[str, Any]], cursor: Any, page_size: int, *, modern: bool) -> dict[str, Any]:
-    """One page of ``items`` under ``key``, with ``nextCursor`` while more remain."""
+def page(
+    key: str, items: Sequence[dict[str, Any]], cursor: Any, page_size: int, *, modern: bool, private: bool = False
+) -> dict[str, Any]:
+    """One page of ``items`` under ``key``, with ``nextCursor`` while more remain. ``private``:
+    the list depends on who asks (policies filtered it), so no shared cache may keep it."""
     start = decode_cursor(cursor)
     result: dict[str, Any] = {key: list(items[start : start + page_size])}
     if start + page_size < len(items):
         result["nextCursor"] = encode_cursor(start + page_size)
     if modern:
-        result.update(ttlMs=LIST_TTL_MS, cacheScope="public")
+        result.update(ttlMs=LIST_TTL_MS, cacheScope="private" if private else "public")
     return result
 
 

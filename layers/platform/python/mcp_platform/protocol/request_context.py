@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mcp_platform.protocol.access import Access
     from mcp_platform.protocol.trace_context import TraceContext
 
 Notify = Callable[[dict[str, Any]], Awaitable[None]]
@@ -47,7 +48,8 @@ class RequestContext:
       :meth:`attach_transport_session`);
     * the channel back to the client: ``notify``, ``cancelled``, ``interaction``;
     * ``trace``: the request's span (:mod:`mcp_platform.protocol.trace_context`), which what the
-      request writes carries (its tool-call event and records, a task, a 2025 server request).
+      request writes carries (its tool-call event and records, a task, a 2025 server request);
+    * ``access``: what the policies let the caller use (:mod:`mcp_platform.protocol.access`).
 
     The channel stays flat fields: each is set by a different party (the streamer and the task
     worker set ``notify``, the 2025 transport registers ``cancelled`` for notifications/cancelled,
@@ -69,6 +71,8 @@ class RequestContext:
     """How this request asks its client for input (``interactive.api.Interaction``), set by bind."""
     trace: TraceContext | None = None
     """The request's span; None only where no transport made one (tests calling the core)."""
+    access: Access | None = None
+    """What the deployment's policies let the caller use; None: no policies, everything permitted."""
 
     @property
     def transport_session_id(self) -> str | None:

@@ -47,7 +47,9 @@ from mcp_platform.transport.streaming import Flush, ResponseStreamer
 if TYPE_CHECKING:  # an API-key stack never loads the OAuth modules, a stack without rules no governance
     from mcp_platform.application.auth.resource import ProtectedResource
     from mcp_platform.application.governance.admission import Governor
+    from mcp_platform.application.policies.access import Policies
     from mcp_platform.authorization_server import LazyFacade
+    from mcp_platform.protocol.access import Access
     from mcp_platform.transport.listen import NotificationStreams
 
 logger = logging.getLogger(__name__)
@@ -87,8 +89,11 @@ class McpEndpoint:
         blocking: Blocking = IN_THREAD,
         shutdown_flush: Flush | None = None,
         governor: Governor | None = None,
+        policies: Policies | None = None,
     ) -> None:
         self.server = server
+        self.policies = policies
+        """Policy files configured: each request carries its caller's view of them (``RequestContext.access``)."""
         self.governor = governor
         """Rate limits or quotas configured: every MCP request is admitted by it first."""
         self.facade = facade
@@ -229,11 +234,14 @@ class McpEndpoint:
         await self._govern(caller, message)  # before anything runs or is written
         if caller.scopes is not None:  # scope-limited credentials (OAuth tokens) only
             require_tool_scopes(self.protected_resource, self.server.catalog.tools.get, request, message, caller)
+        access = self.policies.for_caller(caller) if self.policies is not None else None
         if modern:
-            await self._post_modern(request, message, caller.owner, trace, receive, send, cors)
+            await self._post_modern(request, message, caller.owner, trace, receive, send, cors, access)
         else:
             version_header = request.headers.get(VERSION_HEADER)
-            await self.handshake.post(request, message, caller.owner, version_header, receive, send, cors, trace=trace)
+            await self.handshake.post(
+                request, message, caller.owner, version_header, receive, send, cors, trace=trace, access=access
+            )
 
     async def _govern(self, caller: Principal, message: Request | None) -> None:
         """Counts the request against the rate limits (and a tools/call against its tool's and
@@ -272,6 +280,7 @@ class McpEndpoint:
         receive: Receive,
         send: Send,
         cors: dict[str, str],
+        access: Access | None = None,
     ) -> None:
         if message.id is None:  # a notification
             check_notification_version(request)
@@ -291,6 +300,7 @@ class McpEndpoint:
             log_level=log_level,
             client_capabilities=declared if isinstance(declared, dict) else {},
             trace=trace,
+            access=access,
         )
         bound = self.server.bind(message, call)  # no I/O and no refusal: the checks below come first
         if bound.header_mirrors:

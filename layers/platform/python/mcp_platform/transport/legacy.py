@@ -29,6 +29,7 @@ from mcp_platform.transport.streaming import ResponseStreamer
 
 if TYPE_CHECKING:  # annotations only (the listen module loads only with subscriptions on: cold start)
     from mcp_platform.application.sessions.model import Session
+    from mcp_platform.protocol.access import Access
     from mcp_platform.protocol.trace_context import TraceContext
     from mcp_platform.transport.listen import NotificationStreams
 
@@ -65,8 +66,10 @@ class HandshakeEra:
         cors: dict[str, str],
         *,
         trace: TraceContext | None = None,
+        access: Access | None = None,
     ) -> None:
-        """``trace``: the request's span (the endpoint's reading of its ``_meta`` and headers)."""
+        """``trace``: the request's span (the endpoint's reading of its ``_meta`` and headers);
+        ``access``: what the policies let the caller use (None: no policies)."""
         if version_header is not None and version_header not in HANDSHAKE_VERSIONS:
             raise HttpError(400, f"Unsupported MCP-Protocol-Version: {version_header}")
         if message.method == "initialize":
@@ -86,6 +89,7 @@ class HandshakeEra:
             modern=False,
             transport=TransportSession(session_id),
             trace=trace,
+            access=access,
         )
         bound = self.server.bind(message, call)
         if not bound.validates_transport_session:

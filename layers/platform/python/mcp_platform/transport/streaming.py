@@ -43,8 +43,10 @@ from mcp_platform.application.metrics import (
     MetricsWriter,
 )
 from mcp_platform.application.tool_calls import TransportSessionNotFound
+from mcp_platform.protocol.access import FORBIDDEN_HTTP_STATUS
 from mcp_platform.protocol.binding import BoundRequest
 from mcp_platform.protocol.jsonrpc import (
+    FORBIDDEN,
     HEADER_MISMATCH,
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -74,6 +76,7 @@ MODERN_ERROR_STATUS = {
     METHOD_NOT_FOUND: 404,
     UNAVAILABLE: 503,
     MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+    FORBIDDEN: FORBIDDEN_HTTP_STATUS,
 }
 # The methods whose operation metric is also dimensioned by what they name (OpenTelemetry MCP).
 TARGETED_METHODS = {"tools/call": TOOL, "prompts/get": PROMPT}
@@ -137,7 +140,10 @@ class ResponseStreamer:
             except JsonRpcError as exc:
                 outcome.update(error_message(request_id, exc))  # updated, not rebound: the span reads it
                 status, extra = _error_status(exc.code, http_status_errors)
-                await send_json(send, status, outcome, {**headers, **extra})
+                await send_json(send, status, outcome, {**headers, **extra}, more_body=True)
+                # A refusal may leave an event (a call the policies denied): flushed before the
+                # last byte like every other path's (an empty buffer costs no flush).
+                await self._end(send, export_span)
                 return
             if bound.streams and request.accepts("text/event-stream"):
                 await self._stream(work, request_id, call, send, headers, timing, receive, outcome, export_span)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
@@ -18,6 +19,7 @@ from mcp_platform.application.auth.ports import KeyHolder
 from mcp_platform.application.auth.tenants import TENANT_OWNER_PREFIX, require_tenant
 
 TENANT = "tenant"  # on a key's record: the tenant of its holder, absent for none
+GROUPS = "groups"  # on a key's record: a string set of its holder's groups, absent for none
 
 
 class ApiKeyStore:
@@ -27,11 +29,22 @@ class ApiKeyStore:
         self.table_name = table_name
         self.client = client
 
-    def mint(self, principal: str, label: str = "", key: str | None = None, *, tenant: str | None = None) -> str:
+    def mint(
+        self,
+        principal: str,
+        label: str = "",
+        key: str | None = None,
+        *,
+        tenant: str | None = None,
+        groups: Iterable[str] = (),
+    ) -> str:
         """A new key for ``principal`` (of ``tenant``, if given); ValueError for a principal or
         tenant that could be mistaken for another's (see :mod:`~mcp_platform.application.auth.tenants`)."""
         if not principal:
             raise ValueError("principal is required")
+        named = sorted({group.strip() for group in groups})
+        if "" in named:
+            raise ValueError("a group name cannot be empty")
         for prefix, whose in ((OAUTH_PRINCIPAL_PREFIX, "OAuth subjects"), (TENANT_OWNER_PREFIX, "tenant owners")):
             if principal.startswith(prefix):
                 raise ValueError(f"an API-key principal cannot start with {prefix!r} ({whose})")
@@ -45,6 +58,8 @@ class ApiKeyStore:
         }
         if tenant is not None:
             item[TENANT] = {"S": require_tenant(tenant)}
+        if named:  # DynamoDB refuses an empty set
+            item[GROUPS] = {"SS": named}
         self.client.put_item(TableName=self.table_name, Item=item)
         return key
 
@@ -59,7 +74,8 @@ class ApiKeyStore:
         if not item:
             return None
         tenant = item.get(TENANT, {}).get("S")
-        return KeyHolder(principal=item["principal"]["S"], tenant=tenant)
+        groups = frozenset(item.get(GROUPS, {}).get("SS", ()))
+        return KeyHolder(principal=item["principal"]["S"], tenant=tenant, groups=groups)
 
     def revoke(self, key: str) -> bool:
         response = self.client.delete_item(

@@ -52,7 +52,7 @@ class ApiKeyAuthenticator:
         if holder is None or not _acceptable(holder):
             self._cache.pop(digest, None)
             raise AuthError("Unknown or revoked API key")
-        verified = Principal(id=holder.principal, kind="api_key", tenant=holder.tenant)
+        verified = Principal(id=holder.principal, kind="api_key", tenant=holder.tenant, groups=holder.groups)
         self._cache[digest] = (verified, now + self.cache_seconds)
         self._cache.move_to_end(digest)
         while len(self._cache) > CACHE_LIMIT:

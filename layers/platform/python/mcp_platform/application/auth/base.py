@@ -30,6 +30,9 @@ class Principal:
     tenant: str | None = None
     """The tenant the caller belongs to (its API key's, or the OAuth claim the deployment names);
     None for a caller without one."""
+    groups: frozenset[str] = frozenset()
+    """The groups the caller is in: an OAuth token's groups claim (Amazon Cognito's
+    ``cognito:groups``), an API key's ``--group``s. What policies read (``principal in Group::"..."``)."""
 
     @property
     def owner(self) -> str:

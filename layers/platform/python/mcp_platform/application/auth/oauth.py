@@ -66,6 +66,7 @@ class OAuthAuthenticator:
             scopes=token_scopes(claims),
             client_id=token_client(claims),
             tenant=tenant,
+            groups=token_groups(claims),
         )
         missing = principal.lacks(self.settings.scopes)
         if missing:
@@ -160,6 +161,23 @@ def token_scopes(claims: dict[str, Any]) -> frozenset[str]:
             found.update(value.split())
         elif isinstance(value, list):
             found.update(item for item in value if isinstance(item, str))
+    return frozenset(found)
+
+
+GROUP_CLAIMS = ("cognito:groups", "groups")
+"""Where a token names its subject's groups: Amazon Cognito's claim, then the common one (Okta,
+Keycloak, Entra ID with group claims on)."""
+
+
+def token_groups(claims: dict[str, Any]) -> frozenset[str]:
+    """The subject's groups: a list of names (or one space-separated string) under :data:`GROUP_CLAIMS`."""
+    found: set[str] = set()
+    for name in GROUP_CLAIMS:
+        value = claims.get(name)
+        if isinstance(value, str):
+            found.update(value.split())
+        elif isinstance(value, list):
+            found.update(item for item in value if isinstance(item, str) and item)
     return frozenset(found)
 
 

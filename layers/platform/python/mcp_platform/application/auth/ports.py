@@ -33,6 +33,8 @@ class KeyHolder:
 
     principal: str
     tenant: str | None = None
+    groups: frozenset[str] = frozenset()
+    """The groups the key was minted with (``--group``): what policies see as the caller's."""
 
 
 class ApiKeyDirectory(Protocol):

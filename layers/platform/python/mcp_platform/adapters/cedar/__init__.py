@@ -1,0 +1,1 @@
+"""Cedar policies (``cedarpy``): the policy engine, and the Cedar schema of a catalog."""
