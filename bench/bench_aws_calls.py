@@ -847,6 +847,23 @@ def cost_table() -> list[list[str]]:
                 _usd(c.total),
             ]
         )
+    relay = cost.outbox_relay()
+    lines.append(
+        [
+            "outbox relay, per committed call (audit)",
+            "0",
+            " + ".join(map(str, relay.billed_ms)),
+            f"{cost.read_units(0, consistent=False):g}",
+            "0",
+            "0.0",
+            _usd(relay.lambda_usd),
+            _usd(relay.dynamodb_usd),
+            _usd(relay.kinesis_usd),
+            _usd(relay.other_usd),
+            _usd(relay.ingest_usd),
+            _usd(relay.total),
+        ]
+    )
     return lines
 
 

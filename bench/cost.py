@@ -223,6 +223,24 @@ def cost(
     )
 
 
+def outbox_relay(*, architecture: str = DEFAULTS["architecture"]) -> Cost:
+    """What the outbox relay (K10) adds per committed call, in the audit function that already
+    handles the record's INSERT: one eventually consistent GetItem of ingest's dedupe marker (a
+    key-only item: half a read unit) and that call's round trip at the audit's memory size. The
+    event's bytes on the record are in each committing operation's own write units; a relayed
+    event (only for a call whose instance died before its flush) is not counted here."""
+    waited_ms = LATENCY_MS["dynamodb.GetItem"]
+    gb_seconds = waited_ms / 1000 * INGEST_MEMORY_MB / 1024
+    return Cost(
+        lambda_usd=gb_seconds * PRICES[f"lambda duration {architecture}"].usd * 1e6,
+        dynamodb_usd=read_units(0, consistent=False) * PRICES["dynamodb read units"].usd,
+        kinesis_usd=0.0,
+        other_usd=0.0,
+        ingest_usd=0.0,
+        billed_ms=[math.ceil(waited_ms)],
+    )
+
+
 def median_invocations(runs: list[list[Invocation]]) -> list[Invocation]:
     """The counted run's invocations with each one's time the median over ``runs`` (this
     machine is shared: one run's time drifts by tens of percent)."""

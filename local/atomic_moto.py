@@ -15,7 +15,7 @@ transaction rollback), which refuses any moto but the pinned one.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from moto.moto_server.threaded_moto_server import MotoRequestHandler
@@ -25,17 +25,22 @@ from werkzeug.serving import make_server
 
 from local import moto_patches
 
+WsgiApp = Callable[[dict[str, Any], Any], Iterable[bytes]]
+
 
 class AtomicMotoServer(ThreadedMotoServer):
     """ThreadedMotoServer serving one request at a time (threaded HTTP handling unchanged).
 
-    ``lock`` is held for each request; in-process readers of moto's state take it too.
+    ``lock`` is held for each request; in-process readers of moto's state take it too. ``wrap``
+    serves more beside moto (the local DAX cluster): it gets the atomic app and returns the one
+    served.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, wrap: Callable[[WsgiApp], WsgiApp] | None = None, **kwargs: Any) -> None:
         moto_patches.apply()
         super().__init__(*args, **kwargs)
         self.lock = threading.Lock()
+        self._wrap = wrap
 
     def _server_entry(self) -> None:
         app = DomainDispatcherApplication(create_backend_app)
@@ -45,6 +50,7 @@ class AtomicMotoServer(ThreadedMotoServer):
             with lock:
                 return list(app(environ, start_response))
 
-        self._server = make_server(self._ip_address, self._port, atomic, True, request_handler=MotoRequestHandler)
+        served = atomic if self._wrap is None else self._wrap(atomic)
+        self._server = make_server(self._ip_address, self._port, served, True, request_handler=MotoRequestHandler)
         self._server_ready_event.set()
         self._server.serve_forever()

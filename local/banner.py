@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from local.dax_cluster import endpoint_url as dax_endpoint_url
 from local.platform import Running
 from mcp_platform.config import EnvVars
 
@@ -20,11 +21,12 @@ def render(running: Running) -> str:
     lines = [
         "",
         f"MCP platform ({mode}) is ready in {running.startup_seconds:.1f} s "
-        f"(template synthesized in {running.synth_seconds:.1f} s, stage {plan.stage}, DAX off)",
+        f"(template synthesized in {running.synth_seconds:.1f} s, stage {plan.stage})",
         "",
         f"  MCP endpoint   {url}   (health: http://127.0.0.1:{options.mcp_port}/healthz)",
         f"  AWS emulator   {options.aws_endpoint}   (moto, region {options.region})"
         + ("   [attached, not started here]" if options.attach else ""),
+        f"  DAX item cache {dax_endpoint_url(options.aws_endpoint)}   (one for every instance on the emulator)",
     ]
     if running.api_key:
         lines.append(f"  API key        {running.api_key}   (principal local-developer; MCP_API_KEY fixes it)")

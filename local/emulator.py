@@ -15,6 +15,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from local.bootstrap import LOOPBACK
+from local.dax_standin import DEFAULT_ITEM_TTL_S
 from local.intrinsics import ACCOUNT_ID
 from local.resources import ResourcePlan
 from mcp_platform.ops.lambda_records import SourceKind
@@ -55,11 +56,17 @@ class Emulator:
     keeps them all). Each reads moto's state under the lock every request holds.
     """
 
-    def __init__(self, port: int, region: str = "us-east-1") -> None:
+    def __init__(self, port: int, region: str = "us-east-1", *, item_ttl_s: float = DEFAULT_ITEM_TTL_S) -> None:
         from local.atomic_moto import AtomicMotoServer  # deferred: moto's import is not free
+        from local.dax_cluster import with_dax_cluster
 
         self.port, self.region = port, region
-        self._server = AtomicMotoServer(ip_address=LOOPBACK, port=port, verbose=False)
+        self._server = AtomicMotoServer(
+            ip_address=LOOPBACK,
+            port=port,
+            verbose=False,
+            wrap=lambda moto: with_dax_cluster(moto, region, item_ttl_s),  # one item cache for every instance
+        )
 
     @property
     def endpoint_url(self) -> str:

@@ -13,7 +13,6 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from local.bootstrap import LOOPBACK, LocalOptions, port_is_free
-from local.dax_standin import ItemCacheStandIn
 from local.emulator import Attributes, Clients, Emulator, describe, provision, wait_until_reachable
 from local.endpoint import EndpointServer
 from local.endpoint_log import EndpointLog, clear
@@ -107,7 +106,7 @@ def start(options: LocalOptions, running_hook: Any = None) -> Running:
     _check_ports(options)
     emulator = None
     if not options.attach:
-        emulator = Emulator(options.aws_port, options.region)
+        emulator = Emulator(options.aws_port, options.region, item_ttl_s=_item_ttl_s())
         emulator.start()
     try:
         synthesized = synthesize()
@@ -135,9 +134,9 @@ def start(options: LocalOptions, running_hook: Any = None) -> Running:
     policies = policies_dir(Settings.from_mapping(env), options.features_dir)  # read by each build
     features_stamps = stamps_of(options.features_dir, policies)  # before the import: what changes after it reloads
     features = load_features(options.features_dir)
-    # X6: one item cache for this process's endpoint and task worker, as one DAX cluster serves
-    # every function; an attached instance (another process) cannot share it, so it reads the table.
-    dax = None if options.attach else _dax_stand_in(env)
+    # X6: one item cache for every instance on this emulator, attached ones included, as one DAX
+    # cluster serves every function: the emulator serves it (local/dax_cluster.py).
+    dax = _dax_client(env, options)
     task_workers: list[TaskWorkerEnvironments] = []
     if not options.attach:
         deletions = _ttl_deletions(plan, options)
@@ -209,7 +208,7 @@ def _endpoint(
 
 
 def _endpoint_builder(
-    environ: Mapping[str, str], options: LocalOptions, dax: ItemCacheStandIn | None, log: EndpointLog
+    environ: Mapping[str, str], options: LocalOptions, dax: Any, log: EndpointLog
 ) -> Callable[[ModuleType], McpEndpoint]:
     """Builds the endpoint's app for the given features, at start-up and on each reload, from
     the function's environment ``environ`` as the template gives it; its EMF lines go to ``log``
@@ -238,7 +237,7 @@ def _endpoint_builder(
     return build
 
 
-def _warm_clients(settings: Settings, dax: ItemCacheStandIn | None = None) -> dict[str, Any]:
+def _warm_clients(settings: Settings, dax: Any = None) -> dict[str, Any]:
     """The AWS clients the composition root builds by default (each built on first use), made
     once and handed to every build: a reload reuses their connections instead of leaving a new
     set of clients, sockets included, to the garbage collector each time."""
@@ -252,14 +251,24 @@ def _warm_clients(settings: Settings, dax: ItemCacheStandIn | None = None) -> di
     return clients
 
 
-def _dax_stand_in(env: dict[str, str]) -> ItemCacheStandIn:
-    """The DAX stand-in with the stack's default item TTL (X2), in front of the emulator's table."""
+def _dax_client(env: dict[str, str], options: LocalOptions) -> Any:
+    """A DynamoDB client of the emulator's DAX cluster (its one item cache), built on first use."""
+    from dataclasses import replace
+
+    from local.dax_cluster import endpoint_url
     from mcp_platform.adapters.aws_clients import LazyClient
     from mcp_platform.config import Settings
+
+    return LazyClient(
+        "dynamodb", replace(Settings.from_mapping(env), aws_endpoint_url=endpoint_url(options.aws_endpoint))
+    )
+
+
+def _item_ttl_s() -> float:
+    """The stack's default DAX item TTL (X2)."""
     from stacks.config import DEFAULTS
 
-    table = LazyClient("dynamodb", Settings.from_mapping(env))
-    return ItemCacheStandIn(table, item_ttl_s=float(DEFAULTS["dax_item_ttl_seconds"]))
+    return float(DEFAULTS["dax_item_ttl_seconds"])
 
 
 def _rebuilder(
@@ -359,7 +368,7 @@ def _task_worker(
     options: LocalOptions,
     running: Running,
     features: ModuleType,
-    dax: ItemCacheStandIn | None,
+    dax: Any,
 ) -> TaskWorkerEnvironments:
     from mcp_platform.config import Settings
 

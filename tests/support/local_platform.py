@@ -35,9 +35,16 @@ class LocalPlatform:
     api_key: str
     startup_s: float
     log_path: Path
+    process: subprocess.Popen[bytes] | None = None
 
     def aws(self, service: str) -> Any:
         return client(service, self.aws_url)
+
+    def kill(self) -> None:
+        """SIGKILL, as Lambda ends an environment: no handler, no flush, nothing after it runs."""
+        assert self.process is not None
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
 
 
 def wait_for(probe: Callable[[], T | None], deadline_s: float, what: str) -> T:
@@ -68,8 +75,13 @@ def local_platform(
     log_path = log_dir / "platform.log"
     started = time.monotonic()
     with log_path.open("w") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "local", *args], cwd=ROOT, env=full_env, stdout=log, stderr=subprocess.STDOUT
+        process = subprocess.Popen(  # a process group of its own, for LocalPlatform.kill
+            [sys.executable, "-m", "local", *args],
+            cwd=ROOT,
+            env=full_env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     try:
 
@@ -84,9 +96,11 @@ def local_platform(
         wait_for(healthy, START_DEADLINE_S, "the endpoint's /healthz")
         startup = time.monotonic() - started
         mcp_url, aws_url = f"http://127.0.0.1:{mcp_port}/mcp", f"http://127.0.0.1:{aws_port}"
-        yield LocalPlatform(mcp_url, aws_url, api_key, startup, log_path)
+        yield LocalPlatform(mcp_url, aws_url, api_key, startup, log_path, process)
     finally:
-        if process.poll() is None:
+        # Killed by the test (LocalPlatform.kill): there is no clean exit to check.
+        killed = process.returncode == -signal.SIGKILL
+        if not killed and process.poll() is None:
             process.send_signal(signal.SIGINT)
         try:
             code = process.wait(timeout=30)
@@ -94,6 +108,8 @@ def local_platform(
             process.kill()
             process.wait(timeout=10)
             raise AssertionError(f"python -m local ignored SIGINT:\n{log_path.read_text()[-4000:]}") from None
+    if killed:
+        return
     output = log_path.read_text()
     assert code == 0, f"exit code {code} after SIGINT:\n{output[-4000:]}"
     assert "stopped" in output

@@ -88,3 +88,11 @@ def test_each_invocations_time_is_the_median_over_the_runs() -> None:
     calls = Counter({"kinesis.PutRecords": 1})
     runs = [[cost.Invocation(our_ms=ms, calls=calls)] for ms in (9.0, 2.0, 3.0)]
     assert cost.median_invocations(runs) == [cost.Invocation(our_ms=3.0, calls=calls)]
+
+
+def test_the_outbox_relay_costs_half_a_read_unit_and_one_round_trip_of_the_audit_per_committed_call() -> None:
+    relay = cost.outbox_relay(architecture="arm64")
+    assert relay.dynamodb_usd == pytest.approx(0.5 * cost.PRICES["dynamodb read units"].usd)
+    gb_seconds = cost.LATENCY_MS["dynamodb.GetItem"] / 1000 * 512 / 1024
+    assert relay.lambda_usd == pytest.approx(gb_seconds * cost.PRICES["lambda duration arm64"].usd * 1e6)
+    assert relay.total < 0.1  # beside the $6.00 target of an append-only call

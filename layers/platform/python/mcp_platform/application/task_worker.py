@@ -10,9 +10,10 @@ Fed by the task queue (SQS, one message per task run: the first, and one after e
 3. run the call exactly as the endpoint would (``ToolCallRunner``: same idempotency, effects and
    commit). It commits under the task's tool-call id, so a retry after a crash that followed the
    commit replays the committed result instead of running the tool twice (D4);
-4. record the outcome: ``completed`` with the result, ``input_required`` with the questions
-   (``tasks/update`` answers them and queues the next run, which sees every answer so far), or
-   ``failed`` with the JSON-RPC error. A cancelled task stays cancelled (conditional writes).
+4. record the outcome: ``completed`` with the result (its event flushed first, K10),
+   ``input_required`` with the questions (``tasks/update`` answers them and queues the next
+   run, which sees every answer so far), or ``failed`` with the JSON-RPC error. A cancelled
+   task stays cancelled (conditional writes).
 
 While the tool runs, the task item is read every ``cancel_poll_seconds``: a ``tasks/cancel``
 from any instance sets the tool's ``ctx.cancelled`` (cooperative), and a tool that ignores it
@@ -202,6 +203,12 @@ class TaskWorker:
                 raise TaskRetry(error.message) from error
             await self._finish(task.task_id, FAILED, error=error.to_error(), message=error.message)
             return
+        # The run's event on the stream before the task's outcome is (K10): once the task reads
+        # completed, a redelivered message runs nothing, so an event flushed only after the
+        # finish would die with a worker killed in between. Killed before the finish, the task
+        # runs again and emits again under the same id, which ingest counts once.
+        await self.runner.settle()
+        await self.flush()
         await self._finish(task.task_id, COMPLETED, result=result)
 
     async def _watch(self, task_id: str, call: RequestContext, execution: asyncio.Future[None]) -> None:

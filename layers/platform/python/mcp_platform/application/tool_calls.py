@@ -280,6 +280,9 @@ class ToolCallRunner:
         """Commit, then queue the event. VersionConflict propagates (the caller reruns the
         tool); every other store error is answered by its code (``effects.store_error``)."""
         admit_result(prepared.spec, result)
+        # The event is committed with the record (K10): the table stream's relay emits it should
+        # this process die before its flush; emitted here too, for the stream within milliseconds.
+        event = call_event(prepared, call, result, started, finished) if self.events is not None else None
         call_record = ToolCall(
             id=prepared.tool_call_id,
             name=prepared.spec.name,
@@ -291,6 +294,7 @@ class ToolCallRunner:
             request_hash=prepared.request_hash,
             trace_id=call.trace.trace_id if call.trace is not None else None,
             span_id=call.trace.span_id if call.trace is not None else None,
+            event=event.to_bytes() if event is not None else None,
         )
         # Read-modify-write: under the session's version when the run read the session as a
         # whole, else under the versions of the attributes it read (appends never conflict).
@@ -309,7 +313,8 @@ class ToolCallRunner:
             raise self._store_error(prepared, exc) from exc
         if changes.effect != APPEND_ONLY:  # exact, or exact attribute by attribute (SessionLocks.newest)
             self._locks.remember(done.session)
-        self._record_event(prepared, call, result, started, finished)
+        if self.events is not None and event is not None:
+            self.events.emit(event)
         return result
 
     def _store_error(self, prepared: PreparedCall, exc: session_errors.SessionStoreError) -> JsonRpcError:

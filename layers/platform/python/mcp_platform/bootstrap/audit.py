@@ -7,12 +7,14 @@ from typing import Any
 from mcp_platform.adapters.aws_clients import aws_client
 from mcp_platform.adapters.dynamodb.audit_trail import AuditTrail
 from mcp_platform.adapters.dynamodb.audit_writer import AuditWriter
+from mcp_platform.adapters.dynamodb.ingest_ledger import CountedEventMarkers
 from mcp_platform.adapters.dynamodb.session_remains import SessionRemains
 from mcp_platform.adapters.dynamodb.stream_images import STREAM_IMAGES, read_stream_change
 from mcp_platform.adapters.kinesis.audit_publisher import KinesisEventPublisher
 from mcp_platform.application.audit.expiry import SessionExpiryHandler
 from mcp_platform.application.audit.ports import EventPublisher
 from mcp_platform.application.audit.processor import AuditProcessor
+from mcp_platform.application.events.relay import CommittedEventRelay
 from mcp_platform.config import ConfigError, EnvVars, Settings
 
 
@@ -45,7 +47,8 @@ def build_audit_processor(
         retention_seconds = settings.audit_retention_days * 86_400
     writer = AuditWriter(dynamodb, settings.audit_table, retention_seconds=retention_seconds)
     expiry = SessionExpiryHandler(SessionRemains(dynamodb, settings.session_table), writer, publisher)
-    return AuditProcessor(read_stream_change, STREAM_IMAGES, writer, expiry)
+    relay = CommittedEventRelay(CountedEventMarkers(dynamodb, settings.session_table), publisher)
+    return AuditProcessor(read_stream_change, STREAM_IMAGES, writer, expiry, relay)
 
 
 def build_audit_trail(settings: Settings, *, dynamodb: Any = None) -> AuditTrail:

@@ -37,6 +37,22 @@ SESSION_ALIVE = "attribute_exists(#pk) AND #ttl > :now AND #st = :active"
 _ALIVE_CHECK, _MARKER_CHECK, _RECORD_PUT = 0, 1, 2
 
 
+class CountedEventMarkers:
+    """:class:`~mcp_platform.application.events.relay.CountedEvents` over ingest's dedupe markers
+    (an eventually consistent GetItem: a marker just written and not yet seen costs one more
+    record on the stream, which ingest then counts as the duplicate it is)."""
+
+    def __init__(self, client: Any, table_name: str) -> None:
+        self._ddb = client
+        self._table = table_name
+
+    def counted(self, event_id: str) -> bool:
+        key = {ts.PK: {"S": ts.event_dedupe_pk(event_id)}, ts.SK: {"S": ts.EVENT_DEDUPE_SK}}
+        return "Item" in self._ddb.get_item(
+            TableName=self._table, Key=key, ProjectionExpression="#pk", ExpressionAttributeNames={"#pk": ts.PK}
+        )
+
+
 class DynamoIngestLedger:
     """The ingest's :class:`~mcp_platform.application.events.ports.IngestLedger`; ``client`` is the
     plain DynamoDB client (conditions are decided by DynamoDB, not by a cache)."""

@@ -158,4 +158,15 @@ def read_stream_change(record: Mapping[str, Any]) -> StreamChange:
         expired=_expired_session(old_image) if expiry else None,
         trace_id=trace_id,
         span_id=span_id,
+        committed_event=_committed_event(event_name, new_image),
     )
+
+
+def _committed_event(event_name: str, new_image: Mapping[str, Any] | None) -> bytes | None:
+    """The event a commit stored on a tool-call record, on the record's INSERT only (a record is
+    immutable: no later change of it carries a new event)."""
+    if event_name != "INSERT" or not new_image:
+        return None
+    stored = new_image.get(ts.COMMITTED_EVENT)
+    text = stored.get("S") if isinstance(stored, Mapping) else None
+    return text.encode() if isinstance(text, str) else None

@@ -181,6 +181,10 @@ TOOL_CALL_ID = "tool_call_id"
 TOOL_NAME = "tool_name"
 ARGUMENTS = "arguments"
 RESULT = "result"  # on the marker only: the one stored copy of a call's result (replay reads it)
+# On the record only: the call's tool-call event, as its wire JSON (K10). The commit stores it with
+# the record, so the table stream carries every committed call's event to the audit function, which
+# relays what ingest has not counted: an instance that dies before its flush loses nothing.
+COMMITTED_EVENT = "event"
 RESULT_SK = "result_sk"  # on a record: the sk of the marker that holds its result
 RESULT_BYTES = "result_bytes"  # on a record: the stored size of that result
 IS_ERROR = "is_error"

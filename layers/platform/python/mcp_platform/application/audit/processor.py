@@ -18,6 +18,7 @@ from mcp_platform.application.audit.images import ImageCodec
 from mcp_platform.application.audit.ports import AuditLog
 from mcp_platform.application.audit.records import StreamChange
 from mcp_platform.application.audit.trail import InvalidCursor, TrailPage
+from mcp_platform.application.events.relay import CommittedEventRelay
 
 __all__ = ["AuditProcessor", "InvalidCursor", "RecordOutcome", "TrailPage"]
 
@@ -40,12 +41,19 @@ class RecordOutcome:
 
 class AuditProcessor:
     def __init__(
-        self, read: StreamRecordReader, codec: ImageCodec, writer: AuditLog, expiry: SessionExpiryHandler
+        self,
+        read: StreamRecordReader,
+        codec: ImageCodec,
+        writer: AuditLog,
+        expiry: SessionExpiryHandler,
+        relay: CommittedEventRelay | None = None,
     ) -> None:
+        """``relay``: emits the committed events ingest has not counted (K10)."""
         self._read = read
         self._codec = codec
         self._writer = writer
         self._expiry = expiry
+        self._relay = relay
 
     def process(self, record: Mapping[str, Any]) -> RecordOutcome:
         change = self._read(record)
@@ -55,6 +63,8 @@ class AuditProcessor:
         # Side effects run on duplicates too: a previous delivery may have audited the record
         # and then failed half-way through them.
         expiry = self._expiry.handle(change) if change.is_session_expiry else None
+        if self._relay is not None:
+            self._relay.relay(change)  # on duplicates too, for the same reason
         return RecordOutcome(
             change.sequence_number,
             AUDITED if written else DUPLICATE,

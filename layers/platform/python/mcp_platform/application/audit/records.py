@@ -54,6 +54,9 @@ class StreamChange:
     the item's trace attributes (``protocol.trace_context``). None for a change made outside a
     traced request (a TTL removal, a ttl slide, an end)."""
     span_id: str | None = None
+    committed_event: bytes | None = None
+    """The tool-call event a commit stored with its record (K10), on that record's INSERT: the
+    relay (:mod:`mcp_platform.application.events.relay`) emits it unless ingest counted it."""
 
     @property
     def change_time_iso(self) -> str:

@@ -119,6 +119,9 @@ class ToolCall:
     """The trace and span of the request that ran the call (``protocol.trace_context``): stored
     on the items its commit writes, so their audit records name the trace."""
     span_id: str | None = None
+    event: bytes | None = None
+    """The call's tool-call event (its wire form), committed with the record (K10): the table
+    stream's relay emits it if the instance dies before its own flush."""
 
 
 @dataclass(frozen=True)

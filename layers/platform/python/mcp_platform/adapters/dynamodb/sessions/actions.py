@@ -57,6 +57,8 @@ class CommitActions:
             }
         )
         record_item[ts.ARGUMENTS] = to_attr(call.arguments)
+        if call.event is not None:
+            record_item[ts.COMMITTED_EVENT] = {"S": call.event.decode()}
         marker_item = to_item(
             {
                 **common,
