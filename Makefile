@@ -27,7 +27,7 @@ export NO_MKDOCS_2_WARNING := 1
 CHROMIUM ?= /usr/bin/chromium
 export CHROMIUM
 
-.PHONY: help setup test test-fast conformance synth deploy lint imports bench dev dev-second clean layer lock docs browser inspector-demo
+.PHONY: help setup test test-fast conformance synth deploy verify lint imports bench dev dev-second clean layer lock docs browser inspector-demo
 
 help:
 	@echo "make test    set up (venv, pip, npm, layer, Chromium) and run the whole test suite, conformance and the docs build included"
@@ -36,6 +36,7 @@ help:
 	@echo "make inspector-demo  the MCP Inspector's web UI signing in through the local OAuth facade (headless Chromium; screenshots in build/inspector-demo)"
 	@echo "make synth   synthesize the CloudFormation templates offline into cdk.out"
 	@echo "make deploy  cdk deploy into the account of your current AWS credentials"
+	@echo "make verify URL=<endpoint …/mcp> KEY=<API key> [STACK=<stack>]  prove a deployment works (without STACK: the running make dev)"
 	@echo "make lint    ruff, mypy, the import contracts and cfn-lint"
 	@echo "make imports  the import contracts of the layers (pyproject.toml, run by make lint and make test)"
 	@echo "make bench   benchmarks (ratios against peers run in the same script)"
@@ -136,6 +137,15 @@ lint: setup
 	$(MAKE) --no-print-directory imports
 	npx cdk synth -q
 	$(VENV)/bin/cfn-lint cdk.out/*.template.json
+
+# Proves a deployment works (python -m mcp_platform.ops verify: a report and an exit code). STACK
+# names the deployed stack, whose operations environment and alarms are read with your AWS
+# credentials; without it, the running `make dev` (LOCAL_AWS_PORT) is verified. The key is not echoed.
+URL ?= http://127.0.0.1:$(or $(MCP_PORT),8000)/mcp
+verify: $(STAMPS)/venv-$(LAMBDA_PYTHON)
+	@test -n "$(KEY)$(MCP_API_KEY)" || { echo "usage: make verify URL=<endpoint URL …/mcp> KEY=<API key> [STACK=<stack name>]" >&2; exit 2; }
+	@$(if $(STACK),PYTHONPATH=layers/platform/python $(PY) -m mcp_platform.ops --stack "$(STACK)",$(PY) -m local.ops) \
+	  verify --url "$(URL)" $(if $(KEY),--key "$(KEY)")
 
 bench: setup
 	$(PY) bench/run.py

@@ -64,6 +64,9 @@ def render(running: Running) -> str:
         queues = {q.logical_id: q for q in plan.queues}
         for spec in plan.mappings:
             function = plan.function(spec.function_logical_id)
+            if spec.logical_id in running.disabled_mappings:
+                lines.append(f"    {function.name}  <- {spec.source_logical_id}  DISABLED (LOCAL_DISABLED_MAPPINGS)")
+                continue
             head = f"    {function.name}  <- {spec.source_logical_id}  handler {running.handlers.get(spec.logical_id)}"
             queue = queues.get(spec.source_logical_id)
             if queue is not None:  # an SQS source: retries and DLQ are the queue's redrive policy

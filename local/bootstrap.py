@@ -49,6 +49,13 @@ class LocalOptions:
     features_dir: Path = DEFAULT_FEATURES_DIR  # served, and reloaded when it changes (local/reload.py)
     reload_s: float = 0.5  # how often the features folder is looked at; 0 = never reload
     log_dir: Path = DEFAULT_LOG_DIR  # the endpoints' log files, per emulator port (LOCAL_LOG_DIR): run_dir
+    # Functions whose event source mappings are not polled, as a mapping with Enabled: false on AWS
+    # (LOCAL_DISABLED_MAPPINGS, e.g. "ingest"): their records wait in the stream or the queue.
+    disabled_mappings: tuple[str, ...] = ()
+
+    def mapping_disabled(self, function_name: str) -> bool:
+        """``function_name`` (``mcp-dev-processing-ingest``) is named, whole or by its last word."""
+        return any(function_name == name or function_name.endswith(f"-{name}") for name in self.disabled_mappings)
 
     @property
     def aws_endpoint(self) -> str:
@@ -88,6 +95,9 @@ class LocalOptions:
             features_dir=_features_dir(os.environ.get("MCP_FEATURES_DIR") or str(DEFAULT_FEATURES_DIR)),
             reload_s=_seconds("LOCAL_RELOAD_SECONDS", os.environ.get("LOCAL_RELOAD_SECONDS") or "0.5", 60),
             log_dir=Path(os.environ.get("LOCAL_LOG_DIR") or str(DEFAULT_LOG_DIR)).expanduser().resolve(),
+            disabled_mappings=tuple(
+                name.strip() for name in os.environ.get("LOCAL_DISABLED_MAPPINGS", "").split(",") if name.strip()
+            ),
         )
 
 

@@ -1,4 +1,4 @@
-"""`python -m local.ops dlq|usage|audit ...` (the operations commands) and `python -m local.ops
+"""`python -m local.ops dlq|usage|audit|verify ...` (the operations commands) and `python -m local.ops
 api-keys mint|revoke ...` (the API-key command) against a running `make dev`.
 
 The same command as ``python -m mcp_platform.ops``, with the names and queue URLs the stack's

@@ -69,6 +69,7 @@ class Running:
     environment: dict[str, str] = field(default_factory=dict)  # the endpoint's, as it was started
     endpoint_log: EndpointLog | None = None  # its lines as deployed, and the compact call lines
     saved_environment: Path | None = None  # the operations environment, while this emulator runs
+    disabled_mappings: list[str] = field(default_factory=list)  # logical ids not polled (LOCAL_DISABLED_MAPPINGS)
 
     def shutdown(self) -> None:
         """Endpoint first (no new work), then the pollers and sweepers, then the emulator they
@@ -142,6 +143,10 @@ def start(options: LocalOptions, running_hook: Any = None) -> Running:
         deletions = _ttl_deletions(plan, options)
         queues = {queue.logical_id for queue in plan.queues}
         for spec in plan.mappings:
+            if options.mapping_disabled(plan.function(spec.function_logical_id).name):
+                logger.warning("%s: not polled (LOCAL_DISABLED_MAPPINGS)", spec.logical_id)
+                running.disabled_mappings.append(spec.logical_id)
+                continue
             if spec.source_logical_id in queues:
                 environments = _task_worker(spec, plan, attributes, options, running, features, dax)
                 running.queue_pollers += _queue_pollers(spec, attributes, clients, options, running, environments)

@@ -35,6 +35,7 @@ class LocalPlatform:
     api_key: str
     startup_s: float
     log_path: Path
+    log_dir: Path  # its LOCAL_LOG_DIR: where it saved its operations environment
     process: subprocess.Popen[bytes] | None = None
 
     def aws(self, service: str) -> Any:
@@ -45,6 +46,13 @@ class LocalPlatform:
         assert self.process is not None
         os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(timeout=10)
+
+    def local_ops(self, *args: str, timeout_s: float = 180) -> subprocess.CompletedProcess[str]:
+        """`python -m local.ops <args>` against this platform, as a user runs it beside `make dev`."""
+        env = {**os.environ, "LOCAL_AWS_PORT": self.aws_url.rsplit(":", 1)[1], "LOCAL_LOG_DIR": str(self.log_dir)}
+        env.pop("MCP_API_KEY", None)
+        command = [sys.executable, "-m", "local.ops", *args]
+        return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout_s)
 
 
 def wait_for(probe: Callable[[], T | None], deadline_s: float, what: str) -> T:
@@ -96,7 +104,7 @@ def local_platform(
         wait_for(healthy, START_DEADLINE_S, "the endpoint's /healthz")
         startup = time.monotonic() - started
         mcp_url, aws_url = f"http://127.0.0.1:{mcp_port}/mcp", f"http://127.0.0.1:{aws_port}"
-        yield LocalPlatform(mcp_url, aws_url, api_key, startup, log_path, process)
+        yield LocalPlatform(mcp_url, aws_url, api_key, startup, log_path, Path(full_env["LOCAL_LOG_DIR"]), process)
     finally:
         # Killed by the test (LocalPlatform.kill): there is no clean exit to check.
         killed = process.returncode == -signal.SIGKILL

@@ -153,3 +153,32 @@ def test_a_traced_call_is_found_by_its_trace_id_at_every_stage(platform: LocalPl
     assert "ingest dedupe marker" in journey
     assert journey.count(f"{session_pk} / ") >= 3 + 3  # the session's traced items, then its audit records
     assert "(nothing yet)" not in journey
+
+
+def test_verify_proves_the_running_platform_works(platform: LocalPlatform) -> None:
+    """Given the running platform (its pipeline whole), when `python -m local.ops verify` runs
+    against its URL with its key, then every check but the alarms passes (health, the 401, both
+    eras, the streamed call's progress, the calls' events in ingest, the empty DLQs), the alarms
+    line says why they were not checked, the JSON report says the same, and it exits 0."""
+    report_path = platform.log_dir / "verify.json"
+    shown = platform.local_ops(
+        "verify", "--url", platform.mcp_url, "--key", platform.api_key, "--ingest-within", "45",
+        "--report", str(report_path),
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stdout + shown.stderr[-3000:]
+    report = json.loads(report_path.read_text())
+    statuses = {check["name"]: check["status"] for check in report["checks"]}
+    assert statuses == {
+        "health": "pass",
+        "unauthenticated": "pass",
+        "2025": "pass",
+        "2026": "pass",
+        "streaming": "pass",
+        "ingest": "pass",
+        "dlq": "pass",
+        "alarms": "skip",
+    }, shown.stdout
+    assert report["passed"] is True
+    assert "call event(s) reached ingest" in shown.stdout
+    assert "the local emulator has no CloudWatch alarms" in shown.stdout
+    assert "verified: every check passed" in shown.stdout

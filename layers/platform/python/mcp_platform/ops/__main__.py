@@ -1,5 +1,5 @@
 """Operating a deployment: its dead-letter queues (list, show, replay through the same code path,
-purge) and its principals' usage (show, reset the quota totals).
+purge), its principals' usage (show, reset the quota totals), and proving it works (verify).
 
     python -m mcp_platform.ops --stack McpPlatform-dev dlq list
     python -m mcp_platform.ops --stack McpPlatform-dev dlq show ingest [--max 10]
@@ -9,11 +9,12 @@ purge) and its principals' usage (show, reset the quota totals).
     python -m mcp_platform.ops --stack McpPlatform-dev usage show --tenant acme
     python -m mcp_platform.ops --stack McpPlatform-dev usage reset alice [--tenant acme] [--day] --yes
     python -m mcp_platform.ops --stack McpPlatform-dev audit tenant acme [--max 100]
+    python -m mcp_platform.ops --stack McpPlatform-dev verify --url <endpoint URL>/mcp --key <API key>
 
 ``--stack`` reads the stack's ``OperationsEnvironment`` output (queue URLs, table and stream
 names) with your AWS credentials; without it the same names come from the environment (the
 variables of mcp_platform.config.EnvVars). Locally, ``python -m local.ops dlq ...`` (or
-``usage ...``) runs this against a running ``make dev``. Kinds: producer, ingest, audit, expiry,
+``usage ...``, ``verify ...``) runs this against a running ``make dev``. Kinds: producer, ingest, audit, expiry,
 tasks.
 """
 
@@ -33,6 +34,7 @@ from mcp_platform.config import EnvVars, Settings
 from mcp_platform.ops.dead_letters import KINDS, DeadLetterQueues
 
 OPERATIONS_OUTPUT = "OperationsEnvironment"
+API_KEY_VARIABLE = "MCP_API_KEY"  # verify's key when --key is not given (make dev's fixed key too)
 QUEUE_VARIABLES = {
     "producer": EnvVars.PRODUCER_DLQ_URL,
     "ingest": EnvVars.INGEST_DLQ_URL,
@@ -115,6 +117,7 @@ def run(argv: Sequence[str], env: Mapping[str, str], clients: Mapping[str, Any] 
     audit_tenant = audit.add_parser("tenant", help="a tenant's sessions and their audit records, oldest first")
     audit_tenant.add_argument("tenant")
     audit_tenant.add_argument("--max", type=int, default=100, help="records per session")
+    add_verify_arguments(areas.add_parser("verify", help="prove a deployment works: a report and an exit code"))
     args = parser.parse_args(argv)
 
     environment = dict(env)
@@ -124,6 +127,8 @@ def run(argv: Sequence[str], env: Mapping[str, str], clients: Mapping[str, Any] 
         return run_usage(args, environment, clients)
     if args.area == "audit":
         return run_audit(args, environment, clients)
+    if args.area == "verify":
+        return run_verify(args, environment, clients)
     queues = build_queues(environment, clients)
     if args.command == "list":
         for kind in KINDS:
@@ -204,6 +209,60 @@ def run_audit(args: argparse.Namespace, env: Mapping[str, str], clients: Mapping
         for record in trail.session_trail(session_id, limit=args.max).records:
             print(json.dumps({"session_id": session_id, **record}, default=str))
     return 0
+
+
+def add_verify_arguments(verify: argparse.ArgumentParser) -> None:
+    from mcp_platform.ops.verify import DEFAULT_INGEST_WITHIN_S, DEFAULT_TIMEOUT_S, Tools
+
+    verify.add_argument("--url", required=True, help="the MCP endpoint, e.g. the McpEndpointUrl output (…/mcp)")
+    verify.add_argument("--key", help=f"an API key (default: ${API_KEY_VARIABLE})")
+    verify.add_argument(
+        "--ingest-within",
+        type=float,
+        default=DEFAULT_INGEST_WITHIN_S,
+        help="seconds the calls' events may take to reach ingest",
+    )
+    verify.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per HTTP request")
+    defaults = Tools()
+    verify.add_argument("--opener-tool", default=defaults.opener, help="the tool that opens a session")
+    verify.add_argument("--session-tool", default=defaults.session, help="a session tool taking 'text'")
+    verify.add_argument("--streaming-tool", default=defaults.streaming, help="a tool that reports progress")
+    verify.add_argument("--report", help="also write the report as JSON to this file")
+
+
+def run_verify(args: argparse.Namespace, env: Mapping[str, str], clients: Mapping[str, Any] | None) -> int:
+    """One line per check, the exit code 1 if any failed (mcp_platform.ops.verify)."""
+    from mcp_platform.ops.verify import Tools, Verifier, VerifyOptions
+
+    key = args.key or os.environ.get(API_KEY_VARIABLE, "")
+    if not key:
+        print(f"an API key is needed: --key, or ${API_KEY_VARIABLE}", file=sys.stderr)
+        return 2
+    settings = Settings.from_mapping(dict(env))
+    made = dict(clients or {})
+
+    def client(service: str) -> Any:
+        if service not in made:
+            made[service] = aws_client(service, settings)
+        return made[service]
+
+    options = VerifyOptions(
+        url=args.url,
+        key=key,
+        tools=Tools(opener=args.opener_tool, session=args.session_tool, streaming=args.streaming_tool),
+        ingest_within_s=args.ingest_within,
+        timeout_s=args.timeout,
+        stack=args.stack,
+    )
+    print(f"verifying {args.url}", flush=True)
+    report = Verifier(options, env, client).run()
+    for check in report.checks:
+        print(check.line(), flush=True)
+    print("verified: every check passed" if report.passed else "NOT verified: a check failed", flush=True)
+    if args.report:
+        with open(args.report, "w", encoding="utf-8") as out:
+            json.dump(report.as_json(), out, indent=2)
+    return 0 if report.passed else 1
 
 
 if __name__ == "__main__":
