@@ -8,6 +8,7 @@ construct path without CDK's hash) and the stage, e.g. ``DataSessionTableA7791A6
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,7 +127,15 @@ class ResourcePlan:
 
 def plan_from_template(template: dict[str, Any], stage: str) -> ResourcePlan:
     plan = ResourcePlan(stage)
-    for logical_id, resource in template.get("Resources", {}).items():
+    resources = template.get("Resources", {})
+    # A function's live alias (stacks/deployment.py) -> the function: a mapping invokes the alias,
+    # which runs the one version of the function there is locally.
+    aliases = {
+        logical_id: resource["Properties"]["FunctionName"]["Ref"]
+        for logical_id, resource in resources.items()
+        if resource["Type"] == "AWS::Lambda::Alias"
+    }
+    for logical_id, resource in resources.items():
         kind, props = resource["Type"], resource.get("Properties", {})
         name = local_name(stage, logical_id)
         if kind == "AWS::DynamoDB::Table":
@@ -154,7 +163,7 @@ def plan_from_template(template: dict[str, Any], stage: str) -> ResourcePlan:
                 )
             )
         elif kind == "AWS::Lambda::EventSourceMapping":
-            plan.mappings.append(_mapping(logical_id, props))
+            plan.mappings.append(_mapping(logical_id, props, aliases))
         elif kind == "AWS::SecretsManager::Secret" and "GenerateSecretString" in props:
             generate = props["GenerateSecretString"]
             plan.secrets.append(
@@ -199,11 +208,11 @@ def _table(logical_id: str, name: str, props: dict[str, Any]) -> TableSpec:
     )
 
 
-def _mapping(logical_id: str, props: dict[str, Any]) -> MappingSpec:
+def _mapping(logical_id: str, props: dict[str, Any], aliases: dict[str, str]) -> MappingSpec:
     on_failure = props.get("DestinationConfig", {}).get("OnFailure", {}).get("Destination")
     return MappingSpec(
         logical_id=logical_id,
-        function_logical_id=props["FunctionName"]["Ref"],
+        function_logical_id=_invoked_function(props["FunctionName"], aliases),
         source=props["EventSourceArn"],
         # CloudFormation defaults for stream sources when a property is absent.
         batch_size=int(props.get("BatchSize", 100)),
@@ -214,3 +223,24 @@ def _mapping(logical_id: str, props: dict[str, Any]) -> MappingSpec:
         starting_position=props.get("StartingPosition", "LATEST"),
         on_failure=on_failure,
     )
+
+
+def _invoked_function(name: Any, aliases: dict[str, str]) -> str:
+    """The function a mapping's FunctionName names: a Ref to the function, or to one of its
+    aliases (CDK spells that ``<name from the alias's ARN>:<alias>``, around the alias's Ref)."""
+    refs = list(_refs(name))
+    if len(refs) != 1:
+        raise ValueError(f"a mapping's FunctionName must name one function or alias, got {name!r}")
+    return aliases.get(refs[0], refs[0])
+
+
+def _refs(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "Ref":
+                yield str(item)
+            else:
+                yield from _refs(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _refs(item)

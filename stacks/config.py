@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stacks.deployment import DEFAULT_DEPLOYMENT, DEV_DEPLOYMENT, DeploymentStrategy, InvalidDeployment
 from stacks.oauth_config import OAUTH_DEFAULTS, SECRET_REFERENCE, oauth_context
 
 # The Lambda runtime's Python is named once, in .python-version: the Makefile builds the venv the
@@ -71,6 +72,11 @@ DEFAULTS: dict[str, Any] = {
     # use at most this many environments (the rest are answered 429), and never the ingest, audit
     # and worker functions' share of the account's concurrency.
     "endpoint_reserved_concurrency": None,
+    # Environments of the endpoint kept initialized on its live alias (no cold start); None = none.
+    "endpoint_provisioned_concurrency": None,
+    # How a deployment moves each function's live alias (stacks/deployment.py); None = derived:
+    # all_at_once in dev stages, canary10_5min elsewhere.
+    "deployment": None,
     # Governance (stacks/governance.py): rule -> "<N>/<period>", a JSON object or its text; None = off.
     "rate_limits": None,  # admission limits shared by every instance (a counters table)
     "quotas": None,  # per day/month, read from the usage ingest keeps
@@ -129,6 +135,8 @@ class PlatformConfig:
     task_max_attempts: int
     task_worker_concurrency: int | None
     endpoint_reserved_concurrency: int | None
+    endpoint_provisioned_concurrency: int | None
+    deployment: DeploymentStrategy  # resolved: the stage's default when unset
     rate_limits: str | None  # canonical JSON of the validated rules, or None (off)
     quotas: str | None  # canonical JSON of the validated quotas, or None (off)
     alarm_email: str | None
@@ -164,6 +172,7 @@ class PlatformConfig:
         dax = _bool("dax", raw("dax"))
         oauth = oauth_context(raw, _fail, dax=dax)
         rate_limits, quotas = _governance(raw, facade=oauth["oauth_facade"])
+        reserved = _optional_int("endpoint_reserved_concurrency", raw("endpoint_reserved_concurrency"), 1, 10_000)
         return cls(
             stage=stage,
             dax=dax,
@@ -190,9 +199,9 @@ class PlatformConfig:
             tasks=_bool("tasks", raw("tasks")),
             task_max_attempts=_int("task_max_attempts", raw("task_max_attempts"), 1, 10),
             task_worker_concurrency=_optional_int("task_worker_concurrency", raw("task_worker_concurrency"), 1, 1000),
-            endpoint_reserved_concurrency=_optional_int(
-                "endpoint_reserved_concurrency", raw("endpoint_reserved_concurrency"), 1, 10_000
-            ),
+            endpoint_reserved_concurrency=reserved,
+            endpoint_provisioned_concurrency=_provisioned(raw("endpoint_provisioned_concurrency"), reserved),
+            deployment=_deployment(raw("deployment"), dev=stage in DEV_STAGES),
             rate_limits=rate_limits,
             quotas=quotas,
             alarm_email=None
@@ -200,6 +209,23 @@ class PlatformConfig:
             else _choice_pattern("alarm_email", raw("alarm_email"), EMAIL_PATTERN, "an email address"),
             **_otlp(raw, dax=dax),
         )
+
+
+def _provisioned(value: Any, reserved: int | None) -> int | None:
+    """Provisioned environments come out of the function's reserved concurrency when it has one."""
+    provisioned = _optional_int("endpoint_provisioned_concurrency", value, 1, 10_000)
+    if provisioned is not None and reserved is not None and provisioned > reserved:
+        raise _fail("endpoint_provisioned_concurrency", f"at most endpoint_reserved_concurrency ({reserved})", value)
+    return provisioned
+
+
+def _deployment(value: Any, *, dev: bool) -> DeploymentStrategy:
+    if value is None:
+        return DEV_DEPLOYMENT if dev else DEFAULT_DEPLOYMENT
+    try:
+        return DeploymentStrategy.parse(value)
+    except InvalidDeployment as error:
+        raise _fail("deployment", str(error), value) from None
 
 
 def _otlp(raw: Callable[[str], Any], *, dax: bool) -> dict[str, Any]:

@@ -157,6 +157,24 @@ KEYS: dict[str, ContextKeyDoc] = {
         ),
         default="unreserved",
     ),
+    "endpoint_provisioned_concurrency": ContextKeyDoc(
+        (
+            "environments of the endpoint kept initialized on its `live` alias: no cold start for that many "
+            "concurrent requests, billed around the clock whether used or not (see Deploying for what it costs); "
+            "at most `endpoint_reserved_concurrency` when that is set"
+        ),
+        default="none",
+    ),
+    "deployment": ContextKeyDoc(
+        (
+            "how a deployment moves every function's `live` alias to its new version, with CodeDeploy: "
+            "`all_at_once`, `canary<P>_<M>min` (P percent of the traffic, the rest after M minutes, e.g. "
+            "`canary10_5min`) or `linear<P>_every<M>min` (P percent more every M minutes, e.g. "
+            "`linear10_every1min`); rolled back when the endpoint's error-rate or p99 alarm, a DLQ's alarm or "
+            "the function's errors alarm fires (see Deploying)"
+        ),
+        default="`all_at_once` in dev stages, `canary10_5min` elsewhere",
+    ),
     "rate_limits": ContextKeyDoc(
         (
             'admission limits shared by every instance, rule → `"<N>/<period>"` (period `second`, `minute`, `hour` '

@@ -16,6 +16,7 @@ from stacks.common import log_group
 from stacks.config import PlatformConfig
 from stacks.data import Data
 from stacks.dax import DaxCache
+from stacks.deployment import live_alias
 from stacks.network import Network
 from stacks.oauth_facade import OAuthFacade
 from stacks.request_state import RequestStateKey
@@ -119,9 +120,12 @@ class Endpoint(Construct):
         if facade is not None:
             facade.grant(fn)  # the facade's signing seeds and its upstream client's secret
 
+        # What every invoker of the endpoint invokes (the Function URL here; an edge in front of the
+        # URL, when one is configured, must target it too): CodeDeploy shifts it between versions.
+        self.alias = live_alias(fn, provisioned_concurrency=config.endpoint_provisioned_concurrency)
         # S1 streaming URL. Auth type NONE: the app authenticates every request itself (bearer
         # API keys / OAuth, default deny), which IAM auth could not express for MCP clients.
-        self.url = fn.add_function_url(
+        self.url = self.alias.add_function_url(
             auth_type=lambda_.FunctionUrlAuthType.NONE,
             invoke_mode=lambda_.InvokeMode.RESPONSE_STREAM,
             cors=self._cors(config),

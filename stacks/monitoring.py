@@ -96,15 +96,20 @@ class Monitoring(Construct):
         self._alarm("AuditIteratorAge", audit_age, ITERATOR_AGE_ALARM_MS, "audit is behind the table stream")
 
         # Nothing is dropped silently: any message in any DLQ is an alarm.
+        self.dlq_alarms: list[cw.Alarm] = []  # each also rolls a deployment back (stacks/deployment.py)
         for name, queue in watched.dlqs.items():
             visible = queue.metric_approximate_number_of_messages_visible(statistic="Maximum", period=PERIOD)
-            self._alarm(f"{name}DlqNotEmpty", visible, 0, f"messages waiting in the {name} dead-letter queue")
+            self.dlq_alarms.append(
+                self._alarm(f"{name}DlqNotEmpty", visible, 0, f"messages waiting in the {name} dead-letter queue")
+            )
 
         functions = {"Endpoint": watched.endpoint, "Ingest": watched.ingest, "Audit": watched.audit}
         if watched.task_worker is not None:
             functions["TaskWorker"] = watched.task_worker
+        self.error_alarms: dict[str, cw.Alarm] = {}  # by function: what rolls back its own deployment
         for name, fn in functions.items():
-            self._alarm(f"{name}Errors", fn.metric_errors(statistic="Sum", period=PERIOD), 0, f"{name} errors")
+            errors = fn.metric_errors(statistic="Sum", period=PERIOD)
+            self.error_alarms[name] = self._alarm(f"{name}Errors", errors, 0, f"{name} errors")
             self._alarm(f"{name}Throttles", fn.metric_throttles(statistic="Sum", period=PERIOD), 0, f"{name} throttled")
 
         # S4: the endpoint's own time to first byte (milliseconds, EMF).
@@ -129,7 +134,9 @@ class Monitoring(Construct):
             statistic="Average",
             period=window,
         )
-        self._alarm("EndpointErrorRate", error_rate, ERROR_RATE_LIMIT, "over 5% of MCP requests failed (5 min)")
+        error_rate_alarm = self._alarm(
+            "EndpointErrorRate", error_rate, ERROR_RATE_LIMIT, "over 5% of MCP requests failed (5 min)"
+        )
         p99 = cw.Metric(
             namespace=watched.metrics_namespace,
             metric_name=OPERATION_DURATION,
@@ -137,7 +144,8 @@ class Monitoring(Construct):
             statistic="p99",
             period=window,
         )
-        self._alarm("EndpointP99", p99, P99_LIMIT_S, "p99 of MCP request duration over 30 s (5 min)")
+        p99_alarm = self._alarm("EndpointP99", p99, P99_LIMIT_S, "p99 of MCP request duration over 30 s (5 min)")
+        self.endpoint_alarms = [error_rate_alarm, p99_alarm]  # the callers' view: rolls every deployment back
         schema = f"{{{watched.metrics_namespace},{SERVICE},{METHOD},{TOOL}}}"
 
         def top_tools(metric: str, statistic: str) -> cw.MathExpression:

@@ -144,6 +144,14 @@ def acknowledge(stack: PlatformStack) -> None:
             "deliberate choice per deployment (set feature_plan in stacks/cognito.py).",
         )
 
+    _ack(
+        stack.deployment.role,
+        MANAGED_POLICY.format("AWSCodeDeployRoleForLambdaLimited"),
+        "AWS-maintained policy CodeDeploy needs to move a Lambda alias between versions and read the "
+        "rollback alarms; its invoke permission is limited to functions named CodeDeployHook_*, and the "
+        "platform has none.",
+    )
+
     provider = stack.node.try_find_child(AWS_CUSTOM_RESOURCE_ID)
     if provider is not None:
         _ack(provider, *BASIC_ROLE)

@@ -14,6 +14,7 @@ from stacks.common import dead_letter_queue, platform_key
 from stacks.config import PlatformConfig
 from stacks.data import Data
 from stacks.dax import DaxCache
+from stacks.deployment import RollbackAlarms, TrafficShifting
 from stacks.endpoint import METRICS_NAMESPACE, SERVICE_NAME, Endpoint
 from stacks.governance import Governance
 from stacks.monitoring import Monitored, Monitoring
@@ -144,6 +145,22 @@ class PlatformStack(Stack):
                 task_worker=self.tasks.function if self.tasks else None,
                 service_name=SERVICE_NAME,
                 metrics_namespace=METRICS_NAMESPACE,
+            ),
+        )
+        # Every function's live alias moves to its new version as `deployment` says, and back on an alarm.
+        self.deployment = TrafficShifting(
+            self,
+            "Deployment",
+            strategy=config.deployment,
+            aliases={
+                "Endpoint": self.endpoint.alias,
+                "Ingest": self.processing.ingest_alias,
+                "Audit": self.processing.audit_alias,
+                **({"TaskWorker": self.tasks.alias} if self.tasks else {}),
+            },
+            alarms=RollbackAlarms(
+                shared=[*self.monitoring.endpoint_alarms, *self.monitoring.dlq_alarms],
+                own={name: [alarm] for name, alarm in self.monitoring.error_alarms.items()},
             ),
         )
         self._operations_output(config)

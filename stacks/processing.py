@@ -15,6 +15,7 @@ from mcp_platform.config import EnvVars
 from stacks.common import log_group
 from stacks.config import PlatformConfig
 from stacks.data import Data
+from stacks.deployment import live_alias
 from stacks.runtime import architecture_of, lambda_runtime
 from stacks.stream import EventStream
 
@@ -67,7 +68,11 @@ class Processing(Construct):
         )
         data.session_table.grant_read_write_data(self.ingest)  # idempotent records, usage counters
         # K5: the mapping reads through the registered EFO consumer (its ARN is the source).
-        self.ingest.add_event_source(sources.KinesisConsumerEventSource(stream.consumer, **_a1_mapping(ingest_dlq)))
+        # Every mapping invokes its function's live alias, which CodeDeploy shifts between versions.
+        self.ingest_alias = live_alias(self.ingest)
+        self.ingest_alias.add_event_source(
+            sources.KinesisConsumerEventSource(stream.consumer, **_a1_mapping(ingest_dlq))
+        )
 
         self.audit = self._function(
             "Audit",
@@ -91,7 +96,8 @@ class Processing(Construct):
         stream.stream.grant_write(self.audit)
         expiry_dlq.grant_send_messages(self.audit)
         # A1 (and A5: a poison record is reported, bisected, then sent to the DLQ).
-        self.audit.add_event_source(sources.DynamoEventSource(data.session_table, **_a1_mapping(audit_dlq)))
+        self.audit_alias = live_alias(self.audit)
+        self.audit_alias.add_event_source(sources.DynamoEventSource(data.session_table, **_a1_mapping(audit_dlq)))
 
     def _function(
         self,

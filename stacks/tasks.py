@@ -25,6 +25,7 @@ from stacks.common import dead_letter_queue, log_group
 from stacks.config import PlatformConfig
 from stacks.data import Data
 from stacks.dax import DaxCache
+from stacks.deployment import live_alias
 from stacks.endpoint import ROOT, Endpoint
 from stacks.network import Network
 from stacks.runtime import architecture_of, lambda_runtime
@@ -108,7 +109,9 @@ class TaskWorker(Construct):
         fn = self.function
         # One task per invocation: each attempt has the whole timeout, and one slow task never
         # delays another (Lambda scales out per message).
-        fn.add_event_source(sources.SqsEventSource(self.queue, batch_size=1, report_batch_item_failures=True))
+        # The trigger invokes the live alias, which CodeDeploy shifts between versions.
+        self.alias = live_alias(fn)
+        self.alias.add_event_source(sources.SqsEventSource(self.queue, batch_size=1, report_batch_item_failures=True))
         data.session_table.grant_read_write_data(fn)  # task items, the session tool's commit
         data.audit_table.grant_read_data(fn)  # tools that read audit trails
         stream.stream.grant_write(fn)

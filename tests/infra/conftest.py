@@ -5,7 +5,8 @@ Variants: ``default`` is cdk.json's configuration (dev, dax=true, arm64, ON_DEMA
 from K6 inputs, a CORS allow-list); ``oauth`` is OAuth 2.1 with the Cognito user pool next to API
 keys; ``subscribed`` is the default with the notification streams on; ``xray`` and ``otlp_url``
 export spans (to X-Ray, and to an OTLP/HTTP backend with a header from a secret); ``governed`` has
-rate limits and quotas on the default, ``rate_limited`` rate limits alone in prod without DAX.
+rate limits and quotas on the default, ``rate_limited`` rate limits alone in prod without DAX;
+``shifted`` a custom traffic shift with provisioned endpoint environments, without a task worker.
 All synthesize with cdk-nag attached, so a finding without an acknowledgement fails the fixture
 and every test that uses it.
 """
@@ -20,6 +21,7 @@ from tests.infra.synth import (
     OAUTH_CONTEXT,
     OTLP_URL_CONTEXT,
     RATE_LIMITED_CONTEXT,
+    SHIFTED_CONTEXT,
     SUBSCRIPTIONS_CONTEXT,
     XRAY_CONTEXT,
     Synthesized,
@@ -72,3 +74,8 @@ def variant(request: pytest.FixtureRequest) -> Synthesized:
     """The main variants, for properties that must hold in every configuration."""
     synthesized: Synthesized = request.getfixturevalue(request.param)
     return synthesized
+
+
+@pytest.fixture(scope="session")
+def shifted(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    return synthesize(tmp_path_factory.mktemp("shifted"), SHIFTED_CONTEXT)

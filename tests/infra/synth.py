@@ -60,6 +60,16 @@ GOVERNED_CONTEXT: dict[str, Any] = {
     "rate_limits": '{"tool:search": "10/minute", "principal": "60/minute", "client": "600/minute"}',
     "quotas": {"principal": "1000/day", "principal:month": "20000/month"},
 }
+# A custom traffic shift outside dev, provisioned endpoint environments inside its reserved
+# concurrency, no task worker (three functions, three deployment groups).
+SHIFTED_CONTEXT: dict[str, Any] = {
+    "stage": "prod",
+    "dax": "false",
+    "tasks": "false",
+    "deployment": "linear20_every3min",
+    "endpoint_reserved_concurrency": "50",
+    "endpoint_provisioned_concurrency": "2",
+}
 # Rate limits alone, outside dev (retained, deletion-protected) and without DAX.
 RATE_LIMITED_CONTEXT: dict[str, Any] = {"stage": "prod", "dax": "false", "rate_limits": {"principal": "5/second"}}
 
@@ -74,6 +84,17 @@ class Synthesized:
     def resources(self, resource_type: str) -> dict[str, dict[str, Any]]:
         return {k: v for k, v in self.json["Resources"].items() if v["Type"] == resource_type}
 
+    def invoked(self, function_name: Any) -> tuple[str, str]:
+        """What an invoker's ``FunctionName`` (a mapping's) names: (function logical id, alias
+        name), from the one alias it refers to (CDK spells it ``<name from the alias ARN>:<alias>``)."""
+        aliases = self.resources("AWS::Lambda::Alias")
+        (alias_id,) = [alias_id for alias_id in aliases if {"Ref": alias_id} in _intrinsics(function_name)]
+        alias = aliases[alias_id]["Properties"]
+        assert function_name == {
+            "Fn::Join": ["", [{"Fn::Select": [6, {"Fn::Split": [":", {"Ref": alias_id}]}]}, f":{alias['Name']}"]]
+        }
+        return alias["FunctionName"]["Ref"], alias["Name"]
+
     def one(self, resource_type: str) -> dict[str, Any]:
         found = list(self.resources(resource_type).values())
         assert len(found) == 1, f"expected one {resource_type}, found {len(found)}"
@@ -87,3 +108,12 @@ def synthesize(tmp: Path, context: dict[str, Any]) -> Synthesized:
     path = Path(assembly.directory) / artifact.template_file
     template_json = json.loads(path.read_text())
     return Synthesized(stack, Template.from_json(template_json), template_json, path)
+
+
+def _intrinsics(value: Any) -> list[Any]:
+    """Every dict nested in ``value`` (itself included)."""
+    if isinstance(value, dict):
+        return [value, *(found for item in value.values() for found in _intrinsics(item))]
+    if isinstance(value, list):
+        return [found for item in value for found in _intrinsics(item)]
+    return []

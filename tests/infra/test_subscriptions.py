@@ -5,6 +5,7 @@ invocation it holds, nothing more)."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from stacks.config import ContextError, PlatformConfig
 from tests.infra.synth import Synthesized
 
 pytestmark = [pytest.mark.infra, pytest.mark.xdist_group("infra")]
+VERSION_HASH = re.compile(r"(CurrentVersion[0-9A-F]{8})[0-9a-f]{32}")
 
 
 def endpoint_env(synthesized: Synthesized) -> dict[str, Any]:
@@ -30,9 +32,13 @@ def test_off_by_default_on_by_context(default: Synthesized, subscribed: Synthesi
 
 
 def without_asset_keys(value: Any) -> Any:
-    """Asset object keys are content hashes of the sources (they change with any edit of them)."""
+    """Asset object keys are content hashes of the sources (they change with any edit of them), and
+    so are the logical ids of published versions: a hash of the function's configuration, the
+    variable included, follows ``CurrentVersion<8 hex>``."""
+    if isinstance(value, str):
+        return VERSION_HASH.sub(r"\1<configuration>", value)
     if isinstance(value, dict):
-        return {k: "<asset>" if k == "S3Key" else without_asset_keys(v) for k, v in value.items()}
+        return {without_asset_keys(k): "<asset>" if k == "S3Key" else without_asset_keys(v) for k, v in value.items()}
     if isinstance(value, list):
         return [without_asset_keys(item) for item in value]
     return value

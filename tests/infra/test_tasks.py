@@ -10,6 +10,7 @@ import pytest
 
 from mcp_platform.config import EnvVars
 from stacks.config import ContextError, PlatformConfig
+from stacks.deployment import LIVE_ALIAS
 from stacks.tasks import VISIBILITY_TIMEOUT_S, WORKER_TIMEOUT_S
 from tests.infra.synth import Synthesized, synthesize
 
@@ -54,7 +55,7 @@ def test_the_worker_runs_the_endpoint_code_from_its_own_queue(variant: Synthesiz
         for m in variant.resources("AWS::Lambda::EventSourceMapping").values()
         if m["Properties"]["EventSourceArn"] == {"Fn::GetAtt": [queue_id, "Arn"]}
     ]
-    assert mapping["FunctionName"] == {"Ref": worker_id}
+    assert variant.invoked(mapping["FunctionName"]) == (worker_id, LIVE_ALIAS)  # the trigger invokes the alias
     assert mapping["BatchSize"] == 1
     assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
     # A message is never redelivered while its worker may still run it; then the DLQ.

@@ -76,6 +76,24 @@ def test_plan_reads_tables_functions_and_mappings() -> None:
     assert mapping.max_record_age_s == -1  # absent = CloudFormation's default (no limit)
 
 
+def test_a_mapping_on_a_functions_live_alias_runs_that_function() -> None:
+    """Given the mapping invoking the function's alias, spelled as CDK spells it, when planned, then
+    it runs the function the alias belongs to (locally there is one version: the code as it is)."""
+    template = {"Resources": dict(TEMPLATE["Resources"])}
+    template["Resources"]["FnLive1234ABCD"] = {
+        "Type": "AWS::Lambda::Alias",
+        "Properties": {"FunctionName": {"Ref": "FnAAAA1111"}, "Name": "live", "FunctionVersion": "1"},
+    }
+    mapping = template["Resources"]["MapB2B2B2B2"]
+    alias_name = {"Fn::Join": ["", [{"Fn::Select": [6, {"Fn::Split": [":", {"Ref": "FnLive1234ABCD"}]}]}, ":live"]]}
+    template["Resources"]["MapB2B2B2B2"] = {
+        **mapping,
+        "Properties": {**mapping["Properties"], "FunctionName": alias_name},
+    }
+    (planned,) = plan_from_template(template, "dev").mappings
+    assert planned.function_logical_id == "FnAAAA1111"
+
+
 def test_intrinsics_resolve_against_emulator_attributes() -> None:
     """Given Ref/GetAtt/Join, when resolved, then they become the emulator's values; an unknown
     intrinsic fails loudly."""
