@@ -32,6 +32,9 @@ def add_import_roots() -> None:
             sys.path.insert(0, str(root))
 
 
+DEFAULT_ITEM_TTL_S = 300.0  # X2: the stack's dax_item_ttl_seconds default, for the local item cache
+
+
 @dataclass(frozen=True)
 class LocalOptions:
     """What a user can set: ports, region, auth mode, a fixed API key and the TTL sweep interval."""
@@ -48,6 +51,7 @@ class LocalOptions:
     fixtures: tuple[str, ...] = ()  # fixture packs the endpoint loads next to its tools (local/fixtures.py)
     features_dir: Path = DEFAULT_FEATURES_DIR  # served, and reloaded when it changes (local/reload.py)
     reload_s: float = 0.5  # how often the features folder is looked at; 0 = never reload
+    dax_item_ttl_s: float = DEFAULT_ITEM_TTL_S  # the local item cache's TTL (LOCAL_DAX_ITEM_TTL_SECONDS)
     log_dir: Path = DEFAULT_LOG_DIR  # the endpoints' log files, per emulator port (LOCAL_LOG_DIR): run_dir
     # Functions whose event source mappings are not polled, as a mapping with Enabled: false on AWS
     # (LOCAL_DISABLED_MAPPINGS, e.g. "ingest"): their records wait in the stream or the queue.
@@ -94,6 +98,11 @@ class LocalOptions:
             ),
             features_dir=_features_dir(os.environ.get("MCP_FEATURES_DIR") or str(DEFAULT_FEATURES_DIR)),
             reload_s=_seconds("LOCAL_RELOAD_SECONDS", os.environ.get("LOCAL_RELOAD_SECONDS") or "0.5", 60),
+            dax_item_ttl_s=_seconds(
+                "LOCAL_DAX_ITEM_TTL_SECONDS",
+                os.environ.get("LOCAL_DAX_ITEM_TTL_SECONDS") or str(DEFAULT_ITEM_TTL_S),
+                86400,
+            ),
             log_dir=Path(os.environ.get("LOCAL_LOG_DIR") or str(DEFAULT_LOG_DIR)).expanduser().resolve(),
             disabled_mappings=tuple(
                 name.strip() for name in os.environ.get("LOCAL_DISABLED_MAPPINGS", "").split(",") if name.strip()

@@ -27,9 +27,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from local.bootstrap import DEFAULT_ITEM_TTL_S
 from mcp_platform.adapters.dynamodb import table_schema as ts
 
-DEFAULT_ITEM_TTL_S = 300.0  # X2: the stack's dax_item_ttl_seconds default
 WRITE_OPERATIONS = ("put_item", "update_item", "delete_item")
 
 

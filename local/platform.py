@@ -107,7 +107,7 @@ def start(options: LocalOptions, running_hook: Any = None) -> Running:
     _check_ports(options)
     emulator = None
     if not options.attach:
-        emulator = Emulator(options.aws_port, options.region, item_ttl_s=_item_ttl_s())
+        emulator = Emulator(options.aws_port, options.region, item_ttl_s=options.dax_item_ttl_s)
         emulator.start()
     try:
         synthesized = synthesize()
@@ -267,13 +267,6 @@ def _dax_client(env: dict[str, str], options: LocalOptions) -> Any:
     return LazyClient(
         "dynamodb", replace(Settings.from_mapping(env), aws_endpoint_url=endpoint_url(options.aws_endpoint))
     )
-
-
-def _item_ttl_s() -> float:
-    """The stack's default DAX item TTL (X2)."""
-    from stacks.config import DEFAULTS
-
-    return float(DEFAULTS["dax_item_ttl_seconds"])
 
 
 def _rebuilder(
