@@ -130,7 +130,7 @@ def test_f3_an_oversized_argument_is_an_invalid_arguments_result_and_nothing_is_
     text = answer["result"]["content"][0]["text"]
     assert answer["result"]["isError"] and "arguments.text" in text, text
     assert session_sks(aws, handle) == [ts.METADATA_SK]
-    from mcp_platform.protocol.preparation import CALL_RECORD_BUDGET_BYTES
+    from mcp_platform.application.sessions.commit_plan import CALL_RECORD_BUDGET_BYTES
 
     assert str(CALL_RECORD_BUDGET_BYTES) in text
 

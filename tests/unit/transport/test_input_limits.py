@@ -15,14 +15,16 @@ from mcp_platform.adapters.dynamodb.sessions import CallRecordTooLarge
 from mcp_platform.application.effects import store_error
 from mcp_platform.application.invocation import DEFAULT_MAX_CALL_SECONDS
 from mcp_platform.application.sessions.changes import PendingChanges
+from mcp_platform.application.sessions.commit_plan import CALL_RECORD_BUDGET_BYTES
+from mcp_platform.application.stored_form import STORED_FORM
 from mcp_platform.application.tool_calls import LoadedCall, ToolCallRunner
-from mcp_platform.protocol.admission import Inadmissible
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.context import ToolContext
 from mcp_platform.protocol.handshake import stored_client_name
 from mcp_platform.protocol.jsonrpc import INVALID_REQUEST, LIMIT_EXCEEDED, Request
-from mcp_platform.protocol.preparation import CALL_RECORD_BUDGET_BYTES, admit_arguments
+from mcp_platform.protocol.preparation import admit_arguments
 from mcp_platform.protocol.request_context import RequestContext
+from mcp_platform.protocol.storability import Inadmissible
 from mcp_platform.protocol.tools import ToolCatalog, tool, tool_spec
 from mcp_platform.transport.messages import MAX_JSON_DEPTH, HttpError, HttpRequest, decode_json, read_body
 from mcp_platform.transport.security import RequestGuard, check_single_valued
@@ -106,17 +108,17 @@ def test_f5_a_repeated_host_or_origin_is_403(name: str) -> None:
 )
 def test_f2_initialize_stores_only_a_well_formed_client_name(client_info: Any, path: str) -> None:
     with pytest.raises(Inadmissible, match=path.replace(".", r"\.")):
-        stored_client_name(client_info)
-    assert stored_client_name({"name": "n" * 500}) == "n" * 200
-    assert stored_client_name(None) == ""
+        stored_client_name(client_info, STORED_FORM)
+    assert stored_client_name({"name": "n" * 500}, STORED_FORM) == "n" * 200
+    assert stored_client_name(None, STORED_FORM) == ""
 
 
 def test_f3_arguments_over_the_call_record_budget_name_the_largest_argument() -> None:
     arguments = {"text": "x" * CALL_RECORD_BUDGET_BYTES, "session": "h"}
     with pytest.raises(Inadmissible) as refused:
-        admit_arguments(arguments)
+        admit_arguments(arguments, STORED_FORM, CALL_RECORD_BUDGET_BYTES)
     assert refused.value.path == "arguments.text" and str(CALL_RECORD_BUDGET_BYTES) in str(refused.value)
-    assert admit_arguments({"text": "x" * 1000}) < CALL_RECORD_BUDGET_BYTES
+    assert admit_arguments({"text": "x" * 1000}, STORED_FORM, CALL_RECORD_BUDGET_BYTES) < CALL_RECORD_BUDGET_BYTES
 
 
 def test_f3_a_call_record_over_the_budget_is_limit_exceeded_naming_it() -> None:

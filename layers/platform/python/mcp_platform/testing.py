@@ -60,9 +60,9 @@ from mcp_platform.application.sessions.model import (
     ToolCallRecord,
     ToolCallResult,
 )
+from mcp_platform.application.stored_form import check_storable
 from mcp_platform.protocol import context as protocol_context
 from mcp_platform.protocol.access import CALL_TOOL, GET_PROMPT, READ_RESOURCE
-from mcp_platform.protocol.admission import check_storable
 from mcp_platform.protocol.catalog import Catalog, spec_of
 from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock, iso_utc
 from mcp_platform.protocol.conversion import jsonable

@@ -15,11 +15,12 @@ from hypothesis import strategies as st
 
 from mcp_platform.adapters.dynamodb.codec import attr_size, from_attr, to_attr
 from mcp_platform.adapters.dynamodb.stream_images import to_plain
+from mcp_platform.application.stored_form import check_storable
 from mcp_platform.application.tool_calls import LoadedCall, ToolCallRunner
-from mcp_platform.protocol.admission import Inadmissible, check_storable
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
 from mcp_platform.protocol.request_context import RequestContext
+from mcp_platform.protocol.storability import Inadmissible
 from mcp_platform.protocol.versions import IDEMPOTENCY_KEY_META
 from tests.support import platform_tools
 from tests.support.services import make_services

@@ -43,7 +43,7 @@ def test_f3_a_call_over_the_record_budget_is_refused_before_any_write(
 ) -> None:
     """Arguments and result together over the budget: CallRecordTooLarge, no transaction sent."""
     from mcp_platform.adapters.dynamodb.sessions import CallRecordTooLarge
-    from mcp_platform.protocol.preparation import CALL_RECORD_BUDGET_BYTES
+    from mcp_platform.application.sessions.commit_plan import CALL_RECORD_BUDGET_BYTES
 
     session = recorded_store.create_session("alice")
     recording.calls.clear()

@@ -18,12 +18,13 @@ from mcp_platform.application.auth.tenants import tenant_of
 from mcp_platform.application.effects import is_store_throttle, unavailable
 from mcp_platform.application.events.schema import STATUS_ERROR, STATUS_OK, ToolCallEvent
 from mcp_platform.application.services import ToolContext
+from mcp_platform.application.stored_form import check_storable
 from mcp_platform.protocol import compact_json
-from mcp_platform.protocol.admission import Inadmissible, check_storable
 from mcp_platform.protocol.clock import iso_utc
 from mcp_platform.protocol.input_required import InputRequired
 from mcp_platform.protocol.jsonrpc import FORBIDDEN, TOOL_FAILED, JsonRpcError
 from mcp_platform.protocol.signature import ArgumentError
+from mcp_platform.protocol.storability import Inadmissible
 from mcp_platform.protocol.tools import ToolError, ToolSpec, error_result
 
 if TYPE_CHECKING:

@@ -18,6 +18,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from mcp_platform.application.services import Services
+from mcp_platform.application.stored_form import STORED_FORM
 from mcp_platform.application.tool_calls import LoadedCall, ToolCallRunner
 from mcp_platform.protocol.access import CALL_TOOL
 from mcp_platform.protocol.binding import BoundRequest, Work, refusal
@@ -82,7 +83,7 @@ class McpServer:
 
     def initialize(self, request: Request) -> Initialized:
         """2025 initialize: what the new transport session keeps, and the InitializeResult."""
-        return self.dispatch.initialize(request)
+        return self.dispatch.initialize(request, STORED_FORM)
 
     def handler_for(self, method: str, modern: bool) -> Handler:
         return self.dispatch.handler_for(method, modern)

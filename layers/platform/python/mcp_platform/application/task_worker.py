@@ -37,6 +37,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcp_platform.application.blocking import IN_THREAD, Blocking
+from mcp_platform.application.stored_form import STORED_FORM
 from mcp_platform.application.tasks.budget import questions_refusal
 from mcp_platform.application.tasks.ports import TaskMessage, TaskNotFound, TaskRepository, TaskTransitionRefused
 from mcp_platform.application.tool_calls import ToolCallRunner
@@ -71,7 +72,7 @@ class TaskAnswers:
         missing = {key: request for key, request in requests.items() if key not in self.answers}
         if missing:
             raise InputRequired(missing)
-        return {key: check_answer(request.method, self.answers[key]) for key, request in requests.items()}
+        return {key: check_answer(request.method, self.answers[key], STORED_FORM) for key, request in requests.items()}
 
 
 class TaskWorker:

@@ -49,15 +49,17 @@ from mcp_platform.application.metrics import ERROR_TYPE, STORE_THROTTLES, TOOL, 
 from mcp_platform.application.services import Services, ToolContext
 from mcp_platform.application.sessions import errors as session_errors
 from mcp_platform.application.sessions.changes import PendingChanges
+from mcp_platform.application.sessions.commit_plan import CALL_RECORD_BUDGET_BYTES
 from mcp_platform.application.sessions.model import KIND_TRANSPORT, Session, ToolCall
 from mcp_platform.application.sessions.ports import SessionRepository
 from mcp_platform.application.sessions.retry import Backoff
+from mcp_platform.application.stored_form import STORED_FORM
 from mcp_platform.protocol import context
 from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock
-from mcp_platform.protocol.jsonrpc import JsonRpcError
+from mcp_platform.protocol.jsonrpc import JsonRpcError, Request
 from mcp_platform.protocol.preparation import PreparedCall, prepare_call
 from mcp_platform.protocol.request_context import RequestContext
-from mcp_platform.protocol.tools import APPEND_ONLY, READ_ONLY, ToolSpec, error_result
+from mcp_platform.protocol.tools import APPEND_ONLY, READ_ONLY, ToolCatalog, ToolSpec, error_result
 
 logger = logging.getLogger(__name__)
 
@@ -103,7 +105,10 @@ class ToolCallRunner:
         self._locks = SessionLocks()
         self._pending: set[asyncio.Future[dict[str, Any]]] = set()
 
-    prepare = staticmethod(prepare_call)
+    @staticmethod
+    def prepare(request: Request, call: RequestContext, catalog: ToolCatalog) -> PreparedCall:
+        """The call's I/O-free preparation, what it keeps admitted by the platform's stored form."""
+        return prepare_call(request, call, catalog, storability=STORED_FORM, arguments_budget=CALL_RECORD_BUDGET_BYTES)
 
     @property
     def store(self) -> SessionRepository:

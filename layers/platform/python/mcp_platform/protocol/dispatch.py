@@ -19,6 +19,7 @@ from mcp_platform.protocol.handshake import Initialized, transport_session_attri
 from mcp_platform.protocol.jsonrpc import METHOD_NOT_FOUND, JsonRpcError, Request
 from mcp_platform.protocol.pagination import LIST_TTL_MS
 from mcp_platform.protocol.request_context import RequestContext
+from mcp_platform.protocol.storability import Storability
 from mcp_platform.protocol.versions import MODERN_VERSIONS
 
 SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
@@ -74,10 +75,11 @@ class Dispatch:
             raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
         return handler
 
-    def initialize(self, request: Request) -> Initialized:
+    def initialize(self, request: Request, storability: Storability) -> Initialized:
         """2025 initialize: what the new transport session keeps, and the InitializeResult.
-        Raises -32602 for params initialize cannot accept (nothing is stored then)."""
-        attributes = transport_session_attributes(request.params)
+        Raises -32602 for params initialize cannot accept, or ``storability`` refuses (nothing
+        is stored then)."""
+        attributes = transport_session_attributes(request.params, storability)
         return Initialized(attributes, self.initialize_result(attributes["protocol_version"]))
 
     def initialize_result(self, version: str) -> dict[str, Any]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_platform.protocol.admission import Inadmissible, check_text, check_within
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
+from mcp_platform.protocol.storability import Inadmissible, Storability, check_within
 from mcp_platform.protocol.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION
 
 CLIENT_NAME_CHARS = 200
@@ -33,16 +33,16 @@ def negotiate(requested: Any) -> str:
     return requested if requested in HANDSHAKE_VERSIONS else LATEST_HANDSHAKE_VERSION
 
 
-def transport_session_attributes(params: dict[str, Any]) -> dict[str, Any]:
+def transport_session_attributes(params: dict[str, Any], storability: Storability) -> dict[str, Any]:
     """The attributes of the transport session an initialize with ``params`` creates; raises
-    -32602 for what initialize needs but lacks, or what cannot be stored."""
+    -32602 for what initialize needs but lacks, or what ``storability`` refuses."""
     requested = params.get("protocolVersion")
     capabilities = params.get("capabilities", {})
     if not isinstance(requested, str) or not isinstance(capabilities, dict):
         raise JsonRpcError(INVALID_PARAMS, "initialize needs params.protocolVersion (string) and capabilities")
     try:
-        client_name = stored_client_name(params.get("clientInfo"))
-        check_stored_capabilities(capabilities)
+        client_name = stored_client_name(params.get("clientInfo"), storability)
+        check_stored_capabilities(capabilities, storability)
     except Inadmissible as exc:
         raise JsonRpcError(INVALID_PARAMS, f"initialize: {exc}") from exc
     return {
@@ -54,14 +54,14 @@ def transport_session_attributes(params: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def check_stored_capabilities(capabilities: Any, path: str = "capabilities") -> None:
+def check_stored_capabilities(capabilities: Any, storability: Storability, path: str = "capabilities") -> None:
     """Client capabilities as kept (a transport session, a task): an object, storable, bounded."""
     if not isinstance(capabilities, dict):
         raise Inadmissible(path, "must be an object")
-    check_within(capabilities, path, MAX_CAPABILITIES_BYTES)
+    check_within(storability, capabilities, path, MAX_CAPABILITIES_BYTES)
 
 
-def stored_client_name(client_info: Any) -> str:
+def stored_client_name(client_info: Any, storability: Storability) -> str:
     """``clientInfo.name`` as the transport session stores it: a well-formed string, clipped.
     Raises :class:`Inadmissible` for what cannot be stored (the write would fail: a 503)."""
     if client_info is None:
@@ -71,5 +71,5 @@ def stored_client_name(client_info: Any) -> str:
     name = client_info.get("name", "")
     if not isinstance(name, str):
         raise Inadmissible("params.clientInfo.name", "must be a string")
-    check_text(name, "params.clientInfo.name")
+    storability.measure(name, "params.clientInfo.name")
     return name[:CLIENT_NAME_CHARS]

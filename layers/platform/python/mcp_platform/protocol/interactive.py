@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from mcp_platform.protocol.admission import Inadmissible, check_storable
 from mcp_platform.protocol.input_required import INPUT_METHODS, InputRequest, InputRequired
+from mcp_platform.protocol.storability import Inadmissible, Storability
 
 __all__ = ["INPUT_METHODS", "InputRequest", "InputRequired", "elicitation", "roots", "sampling"]
 
@@ -106,13 +106,13 @@ def roots() -> InputRequest:
     return InputRequest(ROOTS, {})
 
 
-def check_answer(method: str, answer: Any) -> dict[str, Any]:
-    """``answer`` when it has the shape of ``method``'s result and could be stored (a tool may
-    keep it, a task does: admitted as tool arguments are); raises InvalidInputResponse."""
+def check_answer(method: str, answer: Any, storability: Storability) -> dict[str, Any]:
+    """``answer`` when it has the shape of ``method``'s result and ``storability`` admits it (a
+    tool may keep it, a task does: admitted as tool arguments are); raises InvalidInputResponse."""
     if not isinstance(answer, dict):
         raise InvalidInputResponse(f"must be an object (the result of {method})")
     try:
-        check_storable(answer)
+        storability.measure(answer)
     except Inadmissible as exc:
         raise InvalidInputResponse(f"cannot be kept: {exc}") from exc
     if method == ELICIT:

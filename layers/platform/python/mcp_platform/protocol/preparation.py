@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mcp_platform.protocol import compact_json
-from mcp_platform.protocol.admission import Inadmissible, check_progress_token, check_storable, check_text
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, JsonRpcError, Request
+from mcp_platform.protocol.storability import Inadmissible, Storability, check_progress_token
 from mcp_platform.protocol.tools import ToolCatalog, ToolSpec
 from mcp_platform.protocol.versions import IDEMPOTENCY_KEY_META, SESSION_HANDLE_ARGUMENT
 
@@ -23,12 +23,6 @@ if TYPE_CHECKING:
     from mcp_platform.protocol.request_context import RequestContext
 
 MAX_IDEMPOTENCY_KEY = 128
-# One tool call is stored as two items, the record (its arguments) and the marker (its result,
-# which replay reads): together they get this budget, so each stays far below DynamoDB's 400 KB
-# item limit and a commit (both + the metadata item) far below the 4 MB transaction limit. Sizes
-# follow DynamoDB's rules (``admission.check_storable``): the endpoint refuses larger arguments
-# before the tool runs and a larger result before the commit; the store checks it again.
-CALL_RECORD_BUDGET_BYTES = 128 * 1024
 
 
 @dataclass(slots=True)
@@ -47,8 +41,12 @@ class PreparedCall:
     """Event-loop time by which the tool must have returned (set when the call starts)."""
 
 
-def prepare_call(request: Request, call: RequestContext, catalog: ToolCatalog) -> PreparedCall:
-    """Everything about a tools/call that needs no I/O: tool, arguments, session, call id."""
+def prepare_call(
+    request: Request, call: RequestContext, catalog: ToolCatalog, *, storability: Storability, arguments_budget: int
+) -> PreparedCall:
+    """Everything about a tools/call that needs no I/O: tool, arguments, session, call id.
+    What is kept of it is admitted by ``storability``, its arguments within ``arguments_budget``
+    bytes as stored (the call record's budget, arguments and result together)."""
     name = request.params.get("name")
     if not isinstance(name, str):
         raise JsonRpcError(INVALID_PARAMS, "params.name must be a string")
@@ -61,7 +59,7 @@ def prepare_call(request: Request, call: RequestContext, catalog: ToolCatalog) -
     invalid: str | None = None
     try:
         spec.validate_arguments(arguments)
-        request_bytes = admit_arguments(arguments)  # before anything is stored
+        request_bytes = admit_arguments(arguments, storability, arguments_budget)  # before anything is stored
     except ValueError as exc:
         invalid = str(exc)  # a tool execution error the model can correct (2025-11-25)
         request_bytes = len(_canonical(arguments))
@@ -73,14 +71,14 @@ def prepare_call(request: Request, call: RequestContext, catalog: ToolCatalog) -
     token = request.meta.get("progressToken")
     if token is not None:  # echoed in notifications, kept by a task: admitted like the arguments
         try:
-            check_progress_token(token)
+            check_progress_token(storability, token)
         except Inadmissible as exc:
             raise JsonRpcError(INVALID_PARAMS, str(exc)) from exc
     return PreparedCall(
         spec=spec,
         arguments=_without_handle(arguments),
         session_id=session_id,
-        tool_call_id=_tool_call_id(request, call, spec, session_id, digest),
+        tool_call_id=_tool_call_id(request, call, spec, session_id, digest, storability),
         progress_token=token if isinstance(token, (str, int)) and not isinstance(token, bool) else None,
         request_bytes=request_bytes,
         invalid_arguments=invalid,
@@ -99,22 +97,11 @@ def _canonical(arguments: dict[str, Any]) -> str:
     return compact_json.canonical(arguments, default=str)
 
 
-def admit_arguments(arguments: dict[str, Any], budget: int = CALL_RECORD_BUDGET_BYTES) -> int:
+def admit_arguments(arguments: dict[str, Any], storability: Storability, budget: int) -> int:
     """Admission of a call's arguments: each one storable, and all of them within the call-record
     budget (arguments and result together), naming the largest when they are not. Returns their
-    stored size (the sum ``check_storable`` would give for the whole map)."""
-    sizes: dict[str, int] = {}
-    total = 3
-    for name, value in arguments.items():
-        if type(value) is str:  # the usual argument: stored as its UTF-8 bytes (check_text)
-            try:
-                size = len(value.encode("utf-8"))
-            except UnicodeEncodeError:
-                size = check_text(value, f"arguments.{name}")  # raises, naming the argument
-        else:
-            size = check_storable(value, f"arguments.{name}")
-        sizes[name] = size
-        total += 1 + check_text(name, "arguments (a key)") + size
+    stored size."""
+    total, sizes = storability.measure_entries(arguments, "arguments")
     if total > budget:
         largest = max(sizes, key=sizes.__getitem__)
         raise Inadmissible(
@@ -153,7 +140,14 @@ def _session_id(spec: ToolSpec, arguments: dict[str, Any], call: RequestContext)
     )
 
 
-def _tool_call_id(request: Request, call: RequestContext, spec: ToolSpec, session_id: str | None, digest: str) -> str:
+def _tool_call_id(
+    request: Request,
+    call: RequestContext,
+    spec: ToolSpec,
+    session_id: str | None,
+    digest: str,
+    storability: Storability,
+) -> str:
     """The id the call is committed (and deduplicated) under; always scoped by principal,
     so one caller can never replay another's result.
 
@@ -170,7 +164,7 @@ def _tool_call_id(request: Request, call: RequestContext, spec: ToolSpec, sessio
         if not isinstance(explicit, str) or not 0 < len(explicit) <= MAX_IDEMPOTENCY_KEY:
             raise JsonRpcError(INVALID_PARAMS, f"_meta[{IDEMPOTENCY_KEY_META!r}] must be a 1-128 char string")
         try:
-            check_text(explicit, f"_meta[{IDEMPOTENCY_KEY_META!r}]")
+            storability.measure(explicit, f"_meta[{IDEMPOTENCY_KEY_META!r}]")
         except Inadmissible as exc:
             raise JsonRpcError(INVALID_PARAMS, str(exc)) from exc
         if spec.session != "required":

@@ -31,10 +31,11 @@ from mcp_platform.application.blocking import IN_THREAD, Blocking
 from mcp_platform.application.interactive.digests import question_digest
 from mcp_platform.application.interactive.ports import ReplyStore
 from mcp_platform.application.sessions.errors import SessionStoreError
-from mcp_platform.protocol.admission import Inadmissible, check_storable
+from mcp_platform.application.stored_form import STORED_FORM
 from mcp_platform.protocol.interactive import InputRequest, InvalidInputResponse, check_answer
 from mcp_platform.protocol.jsonrpc import INVALID_REQUEST, JsonRpcError, error_message
 from mcp_platform.protocol.request_context import RequestContext, discard_notification
+from mcp_platform.protocol.storability import Inadmissible
 from mcp_platform.protocol.tools import ToolError
 
 logger = logging.getLogger(__name__)
@@ -180,9 +181,9 @@ def _traced(wire: dict[str, Any], call: RequestContext) -> dict[str, Any]:
 
 
 def _inadmissible(message: dict[str, Any]) -> str | None:
-    """Why the client's response cannot be kept (see ``mcp.admission``), or None."""
+    """Why the client's response cannot be kept (see :mod:`mcp_platform.application.stored_form`), or None."""
     try:
-        check_storable(message)
+        STORED_FORM.measure(message)
     except Inadmissible as exc:
         return f"The client's response cannot be kept: {exc}"
     return None
@@ -200,7 +201,7 @@ def _answer(request: InputRequest, response: dict[str, Any]) -> dict[str, Any]:
             f"The client answered {request.method} with error {error.get('code')}: {error.get('message')}"
         )
     try:
-        return check_answer(request.method, response.get("result"))
+        return check_answer(request.method, response.get("result"), STORED_FORM)
     except InvalidInputResponse as exc:
         raise ClientRequestFailed(f"The client's answer to {request.method} is malformed: {exc}") from exc
 

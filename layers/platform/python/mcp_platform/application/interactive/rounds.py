@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_platform.application.interactive.digests import question_digest, salient_digest
 from mcp_platform.application.interactive.ports import StateKeysMissing
+from mcp_platform.application.stored_form import STORED_FORM
 from mcp_platform.protocol.input_required import InputRequired
 from mcp_platform.protocol.interactive import InputRequest, InvalidInputResponse, check_answer
 from mcp_platform.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, LIMIT_EXCEEDED, JsonRpcError, Request
@@ -63,7 +64,7 @@ class RoundInteraction:
                 answers[key] = held["a"]
             elif self.open_keys.get(key) == question and key in self.responses:
                 try:
-                    answer = check_answer(request.method, self.responses[key])
+                    answer = check_answer(request.method, self.responses[key], STORED_FORM)
                 except InvalidInputResponse as exc:
                     raise JsonRpcError(INVALID_PARAMS, f"inputResponses.{key}: {exc}") from exc
                 self.accepted[key] = {"q": question, "a": answer}

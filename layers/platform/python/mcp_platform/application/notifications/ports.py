@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from mcp_platform.application.sessions.errors import SessionStoreError
-from mcp_platform.protocol.admission import check_text
+from mcp_platform.application.stored_form import check_text
 from mcp_platform.protocol.clock import Clock
 from mcp_platform.protocol.jsonrpc import notification_message
 

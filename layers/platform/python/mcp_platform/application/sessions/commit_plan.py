@@ -58,10 +58,16 @@ from mcp_platform.application.sessions.model import (
     tool_call_marker_sk,
     tool_record_sk,
 )
-from mcp_platform.protocol.admission import check_storable
+from mcp_platform.application.stored_form import check_storable
 from mcp_platform.protocol.clock import iso_utc
-from mcp_platform.protocol.preparation import CALL_RECORD_BUDGET_BYTES
 from mcp_platform.protocol.tools import READ_MODIFY_WRITE, READ_ONLY
+
+# One tool call is stored as two items, the record (its arguments) and the marker (its result,
+# which replay reads): together they get this budget, so each stays far below DynamoDB's 400 KB
+# item limit and a commit (both + the metadata item) far below the 4 MB transaction limit. The
+# endpoint refuses larger arguments before the tool runs (``protocol.preparation``) and a larger
+# result before the commit; the plan checks it again.
+CALL_RECORD_BUDGET_BYTES = 128 * 1024
 
 # The context list lives in the metadata item and every call reads it: its stored size is
 # capped (tracked in ``context_bytes``, checked atomically by the write that grows it) so the
@@ -83,7 +89,7 @@ CONDITION_FAILED = "ConditionalCheckFailed"
 @dataclass(frozen=True)
 class Budgets:
     """What one session and one call may take, in bytes as DynamoDB sizes them
-    (``protocol.admission.check_storable``)."""
+    (:mod:`mcp_platform.application.stored_form`)."""
 
     context_bytes: int = DEFAULT_CONTEXT_BUDGET_BYTES
     attributes_bytes: int = ATTRIBUTES_BUDGET_BYTES

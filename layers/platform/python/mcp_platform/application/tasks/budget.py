@@ -4,7 +4,7 @@ A task item (``tasks.store``) holds what the client sent (the call's request, it
 the tool asked (its questions), the outcome (a result or an error) and a status message.
 DynamoDB refuses an item over 400 KiB. A write refused at the end would leave the task without
 its outcome and the worker's message redelivered until it is dead-lettered, so each part gets
-a budget (sizes as DynamoDB counts them, ``mcp.admission.check_storable``):
+a budget (sizes as DynamoDB counts them, :mod:`mcp_platform.application.stored_form`):
 
 * what the client sends is refused up front (-32602 or -31005) when it does not fit
   (:func:`admit_request`, :func:`admit_answers`);
@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_platform.protocol.admission import Inadmissible, TooLarge, check_within
+from mcp_platform.application.sessions.commit_plan import CALL_RECORD_BUDGET_BYTES
+from mcp_platform.application.stored_form import STORED_FORM
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, LIMIT_EXCEEDED, TOOL_FAILED, JsonRpcError
-from mcp_platform.protocol.preparation import CALL_RECORD_BUDGET_BYTES
+from mcp_platform.protocol.storability import Inadmissible, TooLarge, check_within
 from mcp_platform.protocol.tasks import FAILED
 
 ITEM_LIMIT_BYTES = 400 * 1024
@@ -60,7 +61,7 @@ def _refusal(exc: Inadmissible, limit: str) -> JsonRpcError:
 def admit_request(request: dict[str, Any]) -> None:
     """The call's request as the task keeps it (``TaskRequest.to_map``), before it is written."""
     try:
-        check_within(request, "params", REQUEST_BUDGET_BYTES)
+        check_within(STORED_FORM, request, "params", REQUEST_BUDGET_BYTES)
     except Inadmissible as exc:
         raise _refusal(exc, "task_request_bytes") from exc
 
@@ -68,7 +69,7 @@ def admit_request(request: dict[str, Any]) -> None:
 def admit_answers(answers: dict[str, Any]) -> None:
     """Every answer the task would hold after this write (each was admitted by ``check_answer``)."""
     try:
-        check_within(answers, "inputResponses", ANSWERS_BUDGET_BYTES)
+        check_within(STORED_FORM, answers, "inputResponses", ANSWERS_BUDGET_BYTES)
     except Inadmissible as exc:
         raise _refusal(exc, "task_answers_bytes") from exc
 
@@ -81,7 +82,7 @@ def status_text(text: str) -> str:
 def questions_refusal(tool: str, questions: dict[str, Any]) -> dict[str, Any] | None:
     """The error to record instead of ``questions`` when the task cannot keep them, else None."""
     try:
-        check_within(questions, "inputRequests", QUESTIONS_BUDGET_BYTES)
+        check_within(STORED_FORM, questions, "inputRequests", QUESTIONS_BUDGET_BYTES)
     except Inadmissible as exc:
         return {"code": TOOL_FAILED, "message": status_text(f"Tool {tool} asked what a task cannot keep: {exc}")}
     return None
@@ -95,7 +96,7 @@ def recordable_outcome(status: str, result: Any, error: Any, message: str | None
         message = status_text(message)
     if result is not None:
         try:
-            check_within(result, "result", OUTCOME_BUDGET_BYTES)
+            check_within(STORED_FORM, result, "result", OUTCOME_BUDGET_BYTES)
         except Inadmissible as exc:
             text = status_text(f"The task's result cannot be kept: {exc}")
             if isinstance(exc, TooLarge):
@@ -104,7 +105,7 @@ def recordable_outcome(status: str, result: Any, error: Any, message: str | None
             return FAILED, None, {"code": TOOL_FAILED, "message": text}, text
     if error is not None:
         try:
-            check_within(error, "error", OUTCOME_BUDGET_BYTES - 4 * MAX_STATUS_MESSAGE)
+            check_within(STORED_FORM, error, "error", OUTCOME_BUDGET_BYTES - 4 * MAX_STATUS_MESSAGE)
         except Inadmissible:
             error = _clipped_error(error)
     return status, result, error, message

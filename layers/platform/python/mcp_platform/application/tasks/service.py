@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_platform.application.blocking import IN_THREAD, Blocking
 from mcp_platform.application.effects import unavailable
+from mcp_platform.application.stored_form import STORED_FORM
 from mcp_platform.application.tasks.budget import admit_answers, admit_request
 from mcp_platform.application.tasks.ports import TaskNotFound, TaskQueue, TaskRepository, TaskTransitionRefused
-from mcp_platform.protocol.admission import Inadmissible
 from mcp_platform.protocol.features import Feature, Handler
 from mcp_platform.protocol.handshake import check_stored_capabilities
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
 from mcp_platform.protocol.request_context import RequestContext
+from mcp_platform.protocol.storability import Inadmissible
 from mcp_platform.protocol.tasks import EXTENSION_ID, Task, TaskRequest, declares_tasks, missing_extension
 from mcp_platform.protocol.versions import CLIENT_CAPABILITIES_META_KEY
 
@@ -83,7 +84,7 @@ class TaskService:
         if task_request.client_capabilities is not None:
             try:  # kept as 2025 initialize keeps them
                 path = f"_meta[{CLIENT_CAPABILITIES_META_KEY!r}]"
-                check_stored_capabilities(task_request.client_capabilities, path)
+                check_stored_capabilities(task_request.client_capabilities, STORED_FORM, path)
             except Inadmissible as exc:
                 raise JsonRpcError(INVALID_PARAMS, str(exc)) from exc
         admit_request(task_request.to_map())
@@ -177,7 +178,7 @@ def _checked(requested: dict[str, Any], responses: dict[str, Any]) -> dict[str, 
         if not isinstance(question, dict):
             continue  # not asked in this round: ignored, as a stale answer would be
         try:
-            answers[key] = check_answer(str(question.get("method")), answer)
+            answers[key] = check_answer(str(question.get("method")), answer, STORED_FORM)
         except InvalidInputResponse as exc:
             raise JsonRpcError(INVALID_PARAMS, f"inputResponses[{key!r}] {exc}") from exc
     return answers

@@ -90,7 +90,7 @@ from mcp_platform.adapters.dynamodb.sessions.commits import ToolCallCommits
 from mcp_platform.adapters.dynamodb.sessions.lifecycle import SessionLifecycle
 from mcp_platform.adapters.dynamodb.sessions.table import SessionTable
 from mcp_platform.application.sessions.changes import SessionChanges
-from mcp_platform.application.sessions.commit_plan import DEFAULT_CONTEXT_BUDGET_BYTES
+from mcp_platform.application.sessions.commit_plan import CALL_RECORD_BUDGET_BYTES, DEFAULT_CONTEXT_BUDGET_BYTES
 from mcp_platform.application.sessions.model import (
     KIND_APPLICATION,
     STATUS_ACTIVE,
@@ -104,7 +104,6 @@ from mcp_platform.application.sessions.model import (
 from mcp_platform.application.sessions.retry import CONFLICT_BACKOFF, Backoff
 from mcp_platform.config import Settings
 from mcp_platform.protocol.clock import Clock, SystemClock
-from mcp_platform.protocol.preparation import CALL_RECORD_BUDGET_BYTES
 
 
 class SessionStore:

@@ -11,12 +11,16 @@ from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.codec import AttributeValue, from_attr, require_epoch_seconds, to_attr
 from mcp_platform.adapters.dynamodb.gateway import DynamoGateway
 from mcp_platform.adapters.dynamodb.sessions.items import meta_key, session_from_item
-from mcp_platform.application.sessions.commit_plan import DEFAULT_CONTEXT_BUDGET_BYTES, Budgets, context_growth
+from mcp_platform.application.sessions.commit_plan import (
+    CALL_RECORD_BUDGET_BYTES,
+    DEFAULT_CONTEXT_BUDGET_BYTES,
+    Budgets,
+    context_growth,
+)
 from mcp_platform.application.sessions.errors import SessionNotFound, require_alive
 from mcp_platform.application.sessions.model import SESSION_KINDS, STATUS_ACTIVE, STATUS_ENDED, Session
 from mcp_platform.application.sessions.retry import Backoff
 from mcp_platform.protocol.clock import Clock, iso_utc
-from mcp_platform.protocol.preparation import CALL_RECORD_BUDGET_BYTES
 
 Expression = tuple[str, dict[str, str], dict[str, AttributeValue]]
 

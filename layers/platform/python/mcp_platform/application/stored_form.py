@@ -1,16 +1,18 @@
-"""Admission of values a request will have stored: refused before any write, never after.
+"""The stored form of a value: whether the platform can keep it as sent, and its size as kept.
 
 A tools/call's arguments are written to DynamoDB (the call record), travel through DynamoDB
 Streams to the audit function and through Kinesis to ingest; a task keeps the call's progress
 token, the client's capabilities and its answers; a transport session keeps what initialize
-declared. JSON can carry values none of
-those can represent, and a value DynamoDB accepts can still be one the audit function's
-deserialiser rejects (boto3 reads numbers with a 38-digit decimal context that traps rounding),
-which would send the stream record to the audit DLQ. So every such value is checked here,
-against the same rules, and refused with a message naming where it is.
+declared. JSON can carry values none of those can represent, and a value DynamoDB accepts can
+still be one the audit function's deserialiser rejects (boto3 reads numbers with a 38-digit
+decimal context that traps rounding), which would send the stream record to the audit DLQ. So
+every such value is checked by the same rules, here, where every store of the platform applies
+them (the DynamoDB adapters and the test harness's in-memory store alike), and refused with a
+message naming where it is. The protocol layer applies them through its
+:class:`~mcp_platform.protocol.storability.Storability` port (:data:`STORED_FORM`).
 
-The same walk measures the value as DynamoDB sizes it (``sessions.codec.attr_size`` of its
-attribute value), so the call-record budget costs no second pass over the arguments.
+The same walk measures the value as DynamoDB sizes it (the session store's ``codec.attr_size``
+of its attribute value), so the call-record budget costs no second pass over the arguments.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from __future__ import annotations
 import decimal
 import math
 from collections.abc import Mapping
-from typing import Any
+
+from mcp_platform.protocol.storability import Inadmissible
 
 # The decimal context boto3's TypeDeserializer reads DynamoDB numbers with (38 digits; exponent
 # bounds; rounding, overflow and underflow trapped): a number it cannot read is not admitted.
@@ -29,15 +32,6 @@ DYNAMODB_NUMBERS = decimal.Context(
     traps=[decimal.Clamped, decimal.Overflow, decimal.Inexact, decimal.Rounded, decimal.Underflow],
 )
 MAX_DEPTH = 32  # DynamoDB nests documents at most 32 levels deep
-
-
-class Inadmissible(ValueError):
-    """A value that cannot be stored as sent; ``path`` says where it is (``limit``, ``a.b[2]``)."""
-
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"{path}: {reason}" if path else reason)
-        self.path = path
-        self.reason = reason
 
 
 def check_text(text: str, path: str) -> int:
@@ -63,14 +57,14 @@ def check_number(number: int | float, path: str) -> int:
     return len(text.lstrip("-").replace(".", "")) // 2 + 2
 
 
-def check_storable(value: Any, path: str = "", depth: int = 0) -> int:
+def check_storable(value: object, path: str = "", depth: int = 0) -> int:
     """Raise :class:`Inadmissible` unless ``value`` round-trips through DynamoDB and the audit;
     return its stored size in bytes (equal to ``attr_size(to_attr(value))``)."""
     if depth > MAX_DEPTH:
         raise Inadmissible(path, f"nested deeper than {MAX_DEPTH} levels")
     if value is None or isinstance(value, bool):
         return 1
-    if isinstance(value, (int, float)):  # tuples, not unions: a union is built on every call
+    if isinstance(value, (int, float)):
         return check_number(value, path)
     if isinstance(value, str):
         return check_text(value, path)
@@ -87,34 +81,26 @@ def check_storable(value: Any, path: str = "", depth: int = 0) -> int:
     raise Inadmissible(path, f"a {type(value).__name__} cannot be stored")
 
 
-class TooLarge(Inadmissible):
-    """A storable value over the budget of where it is kept."""
+class StoredForm:
+    """The protocol's :class:`~mcp_platform.protocol.storability.Storability`, by these rules."""
 
-    def __init__(self, path: str, size: int, budget: int) -> None:
-        super().__init__(path, f"{size} bytes as stored; at most {budget} are kept")
-        self.size = size
-        self.budget = budget
+    def measure(self, value: object, path: str = "") -> int:
+        return check_storable(value, path)
 
-
-def check_within(value: Any, path: str, budget: int) -> int:
-    """:func:`check_storable`, and at most ``budget`` bytes as stored (:class:`TooLarge`);
-    returns the size."""
-    size = check_storable(value, path)
-    if size > budget:
-        raise TooLarge(path, size, budget)
-    return size
-
-
-MAX_PROGRESS_TOKEN_BYTES = 256
-"""A progress token is an identifier the server echoes (and a task keeps): a short one."""
+    def measure_entries(self, entries: Mapping[str, object], path: str) -> tuple[int, dict[str, int]]:
+        """Each entry checked before its name (the entry is what a caller gets wrong), so a
+        refusal names the entry; the total is what :func:`check_storable` gives for the map."""
+        sizes: dict[str, int] = {}
+        total = 3
+        for name, value in entries.items():
+            entry_path = f"{path}.{name}"
+            size = check_text(value, entry_path) if type(value) is str else check_storable(value, entry_path)
+            sizes[name] = size
+            total += 1 + check_text(name, f"{path} (a key)") + size
+        return total, sizes
 
 
-def check_progress_token(token: Any, path: str = "_meta.progressToken") -> None:
-    """A progress token is a string or a number (spec), storable, and short."""
-    if isinstance(token, bool) or not isinstance(token, (str, int, float)):
-        raise Inadmissible(path, "must be a string or a number")
-    if check_storable(token, path) > MAX_PROGRESS_TOKEN_BYTES:
-        raise Inadmissible(path, f"longer than {MAX_PROGRESS_TOKEN_BYTES} bytes")
+STORED_FORM = StoredForm()
 
 
 def _clip(text: str, limit: int = 24) -> str:
