@@ -25,9 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "layers" / "platfor
 
 from common import row
 
+from mcp_platform.adapters.kinesis.batching import partition_key_for
 from mcp_platform.adapters.kinesis.producer import EventProducer
 from mcp_platform.adapters.sqs.dead_letters import DeadLetterQueue
-from mcp_platform.application.events.batching import partition_key_for
 from mcp_platform.application.events.schema import ToolCallEvent
 
 REQUESTS = int(os.environ.get("BENCH_PRODUCER_REQUESTS", "4000"))

@@ -18,9 +18,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from mcp_platform.adapters.kinesis.batching import partition_key_for
 from mcp_platform.adapters.kinesis.producer import EventProducer
 from mcp_platform.adapters.sqs.dead_letters import DeadLetterQueue
-from mcp_platform.application.events.batching import partition_key_for
 from mcp_platform.application.events.schema import ToolCallEvent
 from tests.support.kinesis import drain_queue, make_stream, read_whole_stream
 

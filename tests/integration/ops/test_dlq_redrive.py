@@ -20,8 +20,8 @@ from moto import mock_aws
 
 from local.failure_record import RETRIES_EXHAUSTED, failure_record
 from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.adapters.kinesis.batching import Record
 from mcp_platform.adapters.sqs.dead_letters import DeadLetterQueue, FailedRecord
-from mcp_platform.application.events.batching import Record
 from mcp_platform.application.events.schema import ToolCallEvent
 from mcp_platform.config import EnvVars
 from mcp_platform.ops.__main__ import QUEUE_VARIABLES, run

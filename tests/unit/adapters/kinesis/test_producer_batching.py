@@ -7,15 +7,15 @@ import asyncio
 import pytest
 from events_fakes import FakeKinesis, FakeSqs
 
-from mcp_platform.adapters.kinesis.producer import EventProducer
-from mcp_platform.adapters.sqs.dead_letters import DeadLetterQueue
-from mcp_platform.application.events.batching import (
+from mcp_platform.adapters.kinesis.batching import (
     MAX_BYTES_PER_CALL,
     MAX_RECORD_BYTES,
     InvalidPartitionKeyError,
     RecordTooLargeError,
     partition_key_for,
 )
+from mcp_platform.adapters.kinesis.producer import EventProducer
+from mcp_platform.adapters.sqs.dead_letters import DeadLetterQueue
 
 
 def producer(kinesis: FakeKinesis, sqs: FakeSqs | None = None) -> EventProducer:

@@ -26,7 +26,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from mcp_platform.adapters.sqs.dead_letters import DeadLetterError, DeadLetterQueue, FailedRecord
-from mcp_platform.application.events.batching import (
+from mcp_platform.adapters.kinesis.batching import (
     MAX_BYTES_PER_CALL,
     MAX_RECORD_BYTES,
     MAX_RECORDS_PER_CALL,

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_platform.application.events.batching import Record
+from mcp_platform.adapters.kinesis.batching import Record
 
 SQS_MAX_BATCH = 10
 # The classic 256 KiB quota is used even where SQS now accepts more, so the queue works

@@ -2,11 +2,11 @@
 
 - :mod:`.schema`        versioned ``ToolCallEvent`` (to_bytes/from_bytes, ``EventSchemaError``)
 - :mod:`.stream_events` every event type on the stream (``session.expired``, A4) and the dispatch
-- :mod:`.batching`      PutRecords limits (K1) and the partition key (K3)
 - :mod:`.ports`         what the producer, the ingest ledger and the recent-events reader offer
 - :mod:`.ingest`        ``EventIngestor``: idempotent records and exact usage counters
 
-The producer, the shard reader and the ingest's DynamoDB writes are adapters
+The producer (with the PutRecords record, its limits (K1) and its partition key (K3):
+``adapters.kinesis.batching``), the shard reader and the ingest's DynamoDB writes are adapters
 (``mcp_platform.adapters.kinesis``, ``adapters.dynamodb.ingest_ledger``); the shard planner (K6)
 is the CDK app's (``stacks/shard_planner.py``); the Lambda-shaped records the DLQ replay and the
 local pollers build are ``mcp_platform.ops.lambda_records``. Import from the submodules: this package module
