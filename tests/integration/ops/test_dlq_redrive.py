@@ -194,7 +194,7 @@ def test_producer_records_go_back_on_the_stream_with_their_partition_key(
 ) -> None:
     # Given a record Kinesis refused after every retry, dead-lettered by the producer's own DLQ code
     event = dataclasses.replace(tool_event("call-9"), trace_id=TRACE_ID, span_id="00f067aa0ba902b7")
-    record: Record = {"Data": event.to_bytes(), "PartitionKey": "s-1"}
+    record = Record(data=event.to_bytes(), partition_key="s-1")
     DeadLetterQueue(deployment.clients["sqs"], deployment.env[EnvVars.PRODUCER_DLQ_URL], stream_name="events").send(
         [FailedRecord(record, "ProvisionedThroughputExceededException", "Rate exceeded", 3)]
     )

@@ -98,7 +98,7 @@ def test_k2_every_record_ends_in_exactly_one_place(
     # An unexpected client error, or the DLQ's refusal, propagates: what it left is in the buffer.
     with contextlib.suppress(RuntimeError, DeadLetterError):
         result = producer.flush()
-    restored = [record["PartitionKey"] for record in producer._buffer]
+    restored = [record.partition_key for record in producer._buffer]
     # Then each record is in exactly one place, and what is back in the buffer keeps its order
     assert sorted(kinesis.accepted + sqs.taken + restored) == keys
     assert restored == sorted(restored)

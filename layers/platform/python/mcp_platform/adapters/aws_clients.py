@@ -2,19 +2,40 @@
 
 Callers inject their own clients (tests pass moto-backed ones); these helpers are used only
 when none is passed. ``AWS_ENDPOINT_URL`` (the local emulator) is honoured by botocore itself.
+
+The clients are typed by the boto3-stubs service packages (``mypy_boto3_*``, a development
+dependency), imported only when type checking: the services the platform uses get their client
+type; any other service (a features package's own) is untyped.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 from mcp_platform.config import Settings
 
-_session: Any = None
+if TYPE_CHECKING:
+    from botocore.session import Session
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_kinesis import KinesisClient
+    from mypy_boto3_secretsmanager import SecretsManagerClient
+    from mypy_boto3_sqs import SQSClient
+
+_session: Session | None = None
 _session_lock = threading.Lock()  # botocore sessions are not safe to build clients on concurrently
 
 
+@overload
+def aws_client(service: Literal["dynamodb"], settings: Settings, **config: Any) -> DynamoDBClient: ...
+@overload
+def aws_client(service: Literal["kinesis"], settings: Settings, **config: Any) -> KinesisClient: ...
+@overload
+def aws_client(service: Literal["sqs"], settings: Settings, **config: Any) -> SQSClient: ...
+@overload
+def aws_client(service: Literal["secretsmanager"], settings: Settings, **config: Any) -> SecretsManagerClient: ...
+@overload
+def aws_client(service: str, settings: Settings, **config: Any) -> Any: ...
 def aws_client(service: str, settings: Settings, **config: Any) -> Any:
     """A botocore client for ``service`` in the configured region (standard retries by default).
 
@@ -34,6 +55,21 @@ def aws_client(service: str, settings: Settings, **config: Any) -> Any:
             endpoint_url=settings.aws_endpoint_url or None,
             config=Config(retries=retries, **config),
         )
+
+
+@overload
+def lazy_client(service: Literal["dynamodb"], settings: Settings, **config: Any) -> DynamoDBClient: ...
+@overload
+def lazy_client(service: Literal["kinesis"], settings: Settings, **config: Any) -> KinesisClient: ...
+@overload
+def lazy_client(service: Literal["sqs"], settings: Settings, **config: Any) -> SQSClient: ...
+@overload
+def lazy_client(service: Literal["secretsmanager"], settings: Settings, **config: Any) -> SecretsManagerClient: ...
+@overload
+def lazy_client(service: str, settings: Settings, **config: Any) -> Any: ...
+def lazy_client(service: str, settings: Settings, **config: Any) -> Any:
+    """:class:`LazyClient` typed as the client it stands for (it reads every attribute through)."""
+    return cast(Any, LazyClient(service, settings, **config))
 
 
 class LazyClient:

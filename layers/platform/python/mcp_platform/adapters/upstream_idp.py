@@ -25,7 +25,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
 from mcp_platform.adapters.jwks import Fetch, IssuerUnavailable, metadata_urls
@@ -38,6 +38,9 @@ from mcp_platform.authorization_server.errors import (
 from mcp_platform.authorization_server.ports import UpstreamUser
 from mcp_platform.config import ConfigError, checked_url
 from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock
+
+if TYPE_CHECKING:
+    from mypy_boto3_secretsmanager import SecretsManagerClient
 
 TOKEN_TIMEOUT_SECONDS = 5.0
 MAX_RESPONSE_BYTES = 64 * 1024
@@ -70,7 +73,7 @@ class UpstreamClient:
         issuer: str,
         *,
         secret_id: str,
-        secrets_client: Any,
+        secrets_client: SecretsManagerClient,
         scopes: tuple[str, ...],
         fetch: Fetch,
         post: Post = urllib_post,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mcp_platform.adapters.aws_clients import aws_client
 from mcp_platform.adapters.dynamodb.audit_trail import AuditTrail
@@ -17,14 +17,19 @@ from mcp_platform.application.audit.processor import AuditProcessor
 from mcp_platform.application.events.relay import CommittedEventRelay
 from mcp_platform.config import ConfigError, EnvVars, Settings
 
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_kinesis import KinesisClient
+    from mypy_boto3_sqs import SQSClient
+
 
 def build_audit_processor(
     settings: Settings,
     *,
-    dynamodb: Any = None,
+    dynamodb: DynamoDBClient | None = None,
     publisher: EventPublisher | None = None,
-    kinesis: Any = None,
-    sqs: Any = None,
+    kinesis: KinesisClient | None = None,
+    sqs: SQSClient | None = None,
     retention_seconds: int | None = None,
 ) -> AuditProcessor:
     if not settings.audit_table:
@@ -51,7 +56,7 @@ def build_audit_processor(
     return AuditProcessor(read_stream_change, STREAM_IMAGES, writer, expiry, relay)
 
 
-def build_audit_trail(settings: Settings, *, dynamodb: Any = None) -> AuditTrail:
+def build_audit_trail(settings: Settings, *, dynamodb: DynamoDBClient | None = None) -> AuditTrail:
     if not settings.audit_table:
         raise ConfigError(f"{EnvVars.AUDIT_TABLE} is required to read audit trails")
     return AuditTrail(dynamodb if dynamodb is not None else aws_client("dynamodb", settings), settings.audit_table)

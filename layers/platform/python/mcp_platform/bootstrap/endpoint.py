@@ -42,6 +42,11 @@ from mcp_platform.transport.security import RequestGuard, loopback_hosts
 from mcp_platform.transport.streaming import Flush, ResponseStreamer
 
 if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_kinesis import KinesisClient
+    from mypy_boto3_secretsmanager import SecretsManagerClient
+    from mypy_boto3_sqs import SQSClient
+
     from mcp_platform.adapters.dynamodb.sessions import SessionStore
     from mcp_platform.adapters.kinesis.producer import EventProducer
     from mcp_platform.application.auth.resource import ProtectedResource
@@ -75,7 +80,7 @@ def build_protected_resource(settings: Settings, catalog: Catalog) -> ProtectedR
 
 def build_authenticator(
     settings: Settings,
-    dynamodb: Any,
+    dynamodb: DynamoDBClient,
     *,
     bind_host: str,
     resource: ProtectedResource | None = None,
@@ -123,7 +128,7 @@ class Facade:
 
 
 def build_governor(
-    settings: Settings, catalog: Catalog, store: SessionStore, dynamodb: Any, blocking: Blocking
+    settings: Settings, catalog: Catalog, store: SessionStore, dynamodb: DynamoDBClient, blocking: Blocking
 ) -> Governor | None:
     """Rate limits and quotas (``MCP_RATE_LIMITS``, ``MCP_QUOTAS``); None when neither is set:
     then nothing of governance is imported and no request makes an AWS call for it."""
@@ -165,7 +170,7 @@ def build_facade(
     settings: Settings,
     resource: ProtectedResource | None,
     store: SessionStore,
-    secretsmanager: Any,
+    secretsmanager: SecretsManagerClient,
     blocking: Blocking,
     governor: Governor | None = None,
     metrics: MetricsWriter | None = None,
@@ -231,14 +236,14 @@ def build_app(
     settings: Settings,
     tools_package: ModuleType,
     *more_tools: ModuleType,
-    dynamodb: Any | None = None,
-    kinesis: Any | None = None,
-    sqs: Any | None = None,
+    dynamodb: DynamoDBClient | None = None,
+    kinesis: KinesisClient | None = None,
+    sqs: SQSClient | None = None,
     bind_host: str = "127.0.0.1",
     port: int | None = None,
     metrics_stream: LineSink | None = None,
-    secretsmanager: Any | None = None,
-    dax: Any | None = None,
+    secretsmanager: SecretsManagerClient | None = None,
+    dax: DynamoDBClient | None = None,
     blocking: Blocking | None = None,
     environ: Mapping[str, str] = os.environ,
 ) -> McpEndpoint:

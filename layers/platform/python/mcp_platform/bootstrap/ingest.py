@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mcp_platform.adapters.aws_clients import aws_client
 from mcp_platform.adapters.dynamodb.ingest_ledger import DynamoIngestLedger
@@ -12,9 +12,12 @@ from mcp_platform.application.events.ingest import DEFAULT_DEDUPE_TTL_S, EventIn
 from mcp_platform.config import Settings
 from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock
 
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
 
 def event_ingestor(
-    dynamodb: Any,
+    dynamodb: DynamoDBClient,
     table_name: str,
     *,
     dedupe_ttl_s: int = DEFAULT_DEDUPE_TTL_S,
@@ -31,7 +34,7 @@ def event_ingestor(
     return EventIngestor(ledger, dedupe_ttl_s=dedupe_ttl_s, clock=clock)
 
 
-def build_ingestor(settings: Settings, *, dynamodb: Any = None) -> EventIngestor:
+def build_ingestor(settings: Settings, *, dynamodb: DynamoDBClient | None = None) -> EventIngestor:
     """From settings; a dedupe marker outlives the stream's retention, so a replay from
     TRIM_HORIZON never counts twice."""
     return event_ingestor(

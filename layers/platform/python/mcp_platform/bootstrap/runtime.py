@@ -16,7 +16,7 @@ from functools import partial
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from mcp_platform.adapters.aws_clients import LazyClient
+from mcp_platform.adapters.aws_clients import LazyClient, lazy_client
 from mcp_platform.adapters.dynamodb.aws_errors import is_throttle
 from mcp_platform.adapters.dynamodb.sessions import SessionStore
 from mcp_platform.application.blocking import IN_THREAD, INLINE, Blocking
@@ -28,6 +28,11 @@ from mcp_platform.config import Settings
 from mcp_platform.protocol.catalog import Catalog
 
 if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_kinesis import KinesisClient
+    from mypy_boto3_secretsmanager import SecretsManagerClient
+    from mypy_boto3_sqs import SQSClient
+
     from mcp_platform.adapters.dynamodb.audit_trail import AuditTrail
     from mcp_platform.adapters.dynamodb.replies import ClientReplies
     from mcp_platform.adapters.dynamodb.request_state_vault import RequestStateVault
@@ -53,22 +58,22 @@ class Runtime:
     runner: ToolCallRunner
     producer: EventProducer | None
     store: SessionStore
-    dynamodb: Any
+    dynamodb: DynamoDBClient
     """The DynamoDB client (built on first use unless injected): API keys are read through it."""
-    sqs: Any
-    secretsmanager: Any
+    sqs: SQSClient
+    secretsmanager: SecretsManagerClient
     blocking: Blocking
 
 
 def build_runtime(
     settings: Settings,
     *packages: ModuleType,
-    dynamodb: Any | None = None,
-    kinesis: Any | None = None,
-    sqs: Any | None = None,
-    secretsmanager: Any | None = None,
+    dynamodb: DynamoDBClient | None = None,
+    kinesis: KinesisClient | None = None,
+    sqs: SQSClient | None = None,
+    secretsmanager: SecretsManagerClient | None = None,
     max_call_seconds: float | None = None,
-    dax: Any | None = None,
+    dax: DynamoDBClient | None = None,
     blocking: Blocking | None = None,
     environ: Mapping[str, str] = os.environ,
     metrics: MetricsWriter | None = None,
@@ -79,9 +84,9 @@ def build_runtime(
     environment, handed to the features package's ``build_deps``. ``metrics``: where the runner
     and the producer count store conflicts, throttles and dead-lettered events."""
     blocking = blocking or blocking_strategy()
-    dynamodb = dynamodb or LazyClient("dynamodb", settings)
-    sqs = sqs or LazyClient("sqs", settings)
-    secretsmanager = secretsmanager or LazyClient("secretsmanager", settings)
+    dynamodb = dynamodb or lazy_client("dynamodb", settings)
+    sqs = sqs or lazy_client("sqs", settings)
+    secretsmanager = secretsmanager or lazy_client("secretsmanager", settings)
     # ``dax``: an item cache to read and write items through (the local DAX stand-in); without
     # it the DAX client is built when settings name a cluster (X3, X5).
     store = SessionStore.from_settings(settings, dynamodb=dynamodb, dax=dax)
@@ -146,7 +151,7 @@ def build_deps(packages: Sequence[ModuleType], app: AppEnvironment) -> object:
 
 
 def build_event_stream(
-    settings: Settings, kinesis: Any | None, sqs: Any, metrics: MetricsWriter | None = None
+    settings: Settings, kinesis: KinesisClient | None, sqs: SQSClient, metrics: MetricsWriter | None = None
 ) -> tuple[EventProducer, KinesisRecentEvents]:
     """Stack option ``event_stream``: the tool-call event producer (its dead letters to SQS) and
     the reader tools use to look back at recent events."""
@@ -155,7 +160,7 @@ def build_event_stream(
     from mcp_platform.adapters.kinesis.shard_reader import ShardReader
     from mcp_platform.adapters.sqs.dead_letters import DeadLetterQueue
 
-    kinesis = kinesis or LazyClient("kinesis", settings)
+    kinesis = kinesis or lazy_client("kinesis", settings)
     producer = EventProducer(
         kinesis,
         settings.event_stream,
@@ -166,14 +171,14 @@ def build_event_stream(
     return producer, KinesisRecentEvents(ShardReader(kinesis, settings.event_stream))
 
 
-def build_audit_trail(settings: Settings, dynamodb: Any) -> AuditTrail:
+def build_audit_trail(settings: Settings, dynamodb: DynamoDBClient) -> AuditTrail:
     """Stack option ``audit``: the read side of the audit table, for tools."""
     from mcp_platform.adapters.dynamodb.audit_trail import AuditTrail
 
     return AuditTrail(dynamodb, settings.audit_table)
 
 
-def build_tasks(settings: Settings, store: SessionStore, sqs: Any, blocking: Blocking) -> TaskService:
+def build_tasks(settings: Settings, store: SessionStore, sqs: SQSClient, blocking: Blocking) -> TaskService:
     """Tasks extension (the stack deploys the task worker and its queue): its items live in the
     session table, through the store's gateway (retries, throttling typed as elsewhere)."""
     from mcp_platform.adapters.dynamodb.tasks import TaskStore
@@ -186,7 +191,7 @@ def build_tasks(settings: Settings, store: SessionStore, sqs: Any, blocking: Blo
 
 
 def build_interactive(
-    settings: Settings, store: SessionStore, secretsmanager: Any, blocking: Blocking = IN_THREAD
+    settings: Settings, store: SessionStore, secretsmanager: SecretsManagerClient, blocking: Blocking = IN_THREAD
 ) -> InteractiveServices:
     """Elicitation, sampling and roots for tools: each side (the 2026 request-state vault, the 2025
     reply store) is built, and the request-state secret read, only when a request asks."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.application.auth.api_keys import KEY_PREFIX, hash_key
@@ -21,11 +21,14 @@ from mcp_platform.application.auth.tenants import TENANT_OWNER_PREFIX, require_t
 TENANT = "tenant"  # on a key's record: the tenant of its holder, absent for none
 GROUPS = "groups"  # on a key's record: a string set of its holder's groups, absent for none
 
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
 
 class ApiKeyStore:
     """Mint, look up and revoke keys. ``client`` is a plain DynamoDB client (not DAX: X4)."""
 
-    def __init__(self, table_name: str, client: Any) -> None:
+    def __init__(self, table_name: str, client: DynamoDBClient) -> None:
         self.table_name = table_name
         self.client = client
 

@@ -12,13 +12,16 @@ import base64
 import binascii
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_platform.adapters.dynamodb import audit_writer as w
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.stream_images import image_to_plain
 from mcp_platform.application.audit.diff import dumps
 from mcp_platform.application.audit.trail import DEFAULT_LIMIT, MAX_LIMIT, InvalidCursor, TrailPage
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 _TRAIL_SK = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z#\d{40,64}")  # ts.audit_sk: 40-digit padding
 
@@ -73,7 +76,7 @@ def to_record(item: dict[str, Any]) -> dict[str, Any]:
 
 
 class AuditTrail:
-    def __init__(self, client: Any, table_name: str) -> None:
+    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
         if not table_name:
             raise ValueError("audit table name is required")
         self._client = client

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.conditional_writes import put_if_absent
@@ -18,6 +18,9 @@ from mcp_platform.application.audit.diff import ImageDiff, dumps, value_summary
 from mcp_platform.application.audit.images import WireImage
 from mcp_platform.application.audit.records import StreamChange
 from mcp_platform.application.auth.tenants import tenant_of
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 DEFAULT_RETENTION_SECONDS = 365 * 24 * 3600
 IMAGE_LIMIT_BYTES = 100_000  # per image; larger images are summarised
@@ -90,7 +93,7 @@ class AuditWriter:
 
     def __init__(
         self,
-        client: Any,
+        client: DynamoDBClient,
         table_name: str,
         *,
         retention_seconds: int = DEFAULT_RETENTION_SECONDS,

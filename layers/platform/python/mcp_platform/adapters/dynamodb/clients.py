@@ -9,20 +9,28 @@ an endpoint the same code talks to DynamoDB directly.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from mcp_platform.adapters.aws_clients import aws_client
 from mcp_platform.config import Settings
 
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
 
 @dataclass(frozen=True)
 class DynamoClients:
-    data: Any  # item operations: AmazonDaxClient or the plain botocore client
-    control: Any  # plain botocore DynamoDB client
+    data: DynamoDBClient
+    """Item operations: the DAX client (it offers the DynamoDB client's item operations) or the
+    plain client."""
+    control: DynamoDBClient
+    """The plain DynamoDB client."""
     dax: bool
 
 
-def build_dynamo_clients(settings: Settings, *, dynamodb: Any | None = None, dax: Any | None = None) -> DynamoClients:
+def build_dynamo_clients(
+    settings: Settings, *, dynamodb: DynamoDBClient | None = None, dax: DynamoDBClient | None = None
+) -> DynamoClients:
     """Build what was not injected; the DAX client only when ``settings.dax_endpoint`` is set."""
     control = dynamodb if dynamodb is not None else aws_client("dynamodb", settings)
     if dax is not None:  # an injected item cache (the local platform's DAX stand-in, tests)
@@ -33,7 +41,8 @@ def build_dynamo_clients(settings: Settings, *, dynamodb: Any | None = None, dax
     return DynamoClients(data=data, control=control, dax=True)
 
 
-def _dax_client(settings: Settings) -> Any:
+def _dax_client(settings: Settings) -> DynamoDBClient:
     from amazondax import AmazonDaxClient  # deferred: ~0.2 s of cold start, only when DAX is on
 
-    return AmazonDaxClient(region_name=settings.region, endpoint_url=settings.dax_endpoint)
+    # amazondax is untyped; its client answers the item operations as the DynamoDB client does.
+    return cast("DynamoDBClient", AmazonDaxClient(region_name=settings.region, endpoint_url=settings.dax_endpoint))

@@ -6,12 +6,15 @@ error propagates. Used with the plain DynamoDB client (the audit and ingest func
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
-def put_if_absent(client: Any, table_name: str, item: dict[str, Any], partition_key: str) -> bool:
+
+def put_if_absent(client: DynamoDBClient, table_name: str, item: dict[str, Any], partition_key: str) -> bool:
     """True when written, False when an item with this key already existed."""
     try:
         client.put_item(

@@ -18,7 +18,7 @@ has no such attribute, as items written before tenants existed, which read as no
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
@@ -35,13 +35,16 @@ from mcp_platform.authorization_server.ports import (
 )
 from mcp_platform.protocol.clock import Clock
 
+if TYPE_CHECKING:
+    from mcp_platform.adapters.dynamodb.gateway import DynamoGateway
+
 ALIVE = "attribute_exists(#pk) AND #ttl > :now"
 
 
 class FacadeStore:
     """The service's :class:`~mcp_platform.authorization_server.ports.AuthorizationStore` in DynamoDB."""
 
-    def __init__(self, table_name: str, gateway: Any, clock: Clock) -> None:
+    def __init__(self, table_name: str, gateway: DynamoGateway, clock: Clock) -> None:
         self.table_name = table_name
         self.gateway = gateway
         self.clock = clock
@@ -316,7 +319,7 @@ class FacadeStore:
             "get_item", TableName=self.table_name, Key=update["Update"]["Key"], ConsistentRead=True
         )
         raw = response.get("Item")
-        return bool(raw) and "used_at" in raw
+        return raw is not None and "used_at" in raw
 
 
 def _refresh_item(grant: RefreshGrant) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import contextlib
 import threading
 from collections import Counter
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -18,12 +18,15 @@ from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.aws_errors import THROTTLING_CODES, error_code
 from mcp_platform.application.sessions.errors import StoreThrottled, StoreUnavailable
 
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
 # DynamoDB's 5xx error codes (its documentation's "Errors": 500 and 503).
 SERVER_ERROR_CODES = frozenset({"InternalServerError", "InternalFailure", "ServiceUnavailable"})
 
 
 class DynamoGateway:
-    def __init__(self, data: Any, control: Any | None = None) -> None:
+    def __init__(self, data: DynamoDBClient, control: DynamoDBClient | None = None) -> None:
         self._data = data
         self._control = control if control is not None else data
         self._calls: Counter[str] = Counter()

@@ -23,13 +23,17 @@ import math
 import time
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.transact import failed_at, transact_write
 from mcp_platform.application.auth.tenants import tenant_usage_subject
 from mcp_platform.application.events.ports import RecordWrite
 from mcp_platform.application.events.schema import ToolCallEvent
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
 
 # The session store's "session alive" condition (D7/D10), on the metadata item.
 SESSION_ALIVE = "attribute_exists(#pk) AND #ttl > :now AND #st = :active"
@@ -59,7 +63,7 @@ class DynamoIngestLedger:
 
     def __init__(
         self,
-        client: Any,
+        client: DynamoDBClient,
         table_name: str,
         *,
         max_conflict_retries: int = 3,
@@ -89,7 +93,7 @@ class DynamoIngestLedger:
             ts.USAGE_DURATION_MS: {"N": _num(event.duration_ms)},
             **_trace(event),
         }
-        alive_check = {
+        alive_check: TransactWriteItemTypeDef = {
             "ConditionCheck": {
                 "TableName": self._table,
                 "Key": {ts.PK: pk, ts.SK: {"S": ts.METADATA_SK}},
@@ -104,7 +108,7 @@ class DynamoIngestLedger:
         }
         # D4: the endpoint's commit writes the record together with its ``toolcall#<id>`` marker;
         # when that marker exists the call is recorded, whatever started_at this event carries.
-        marker_check = {
+        marker_check: TransactWriteItemTypeDef = {
             "ConditionCheck": {
                 "TableName": self._table,
                 "Key": {ts.PK: pk, ts.SK: {"S": ts.tool_call_marker_sk(event.event_id)}},
@@ -112,7 +116,7 @@ class DynamoIngestLedger:
                 "ExpressionAttributeNames": {"#pk": ts.PK},
             }
         }
-        record_put = {
+        record_put: TransactWriteItemTypeDef = {
             "Put": {
                 "TableName": self._table,
                 "Item": item,
@@ -138,7 +142,7 @@ class DynamoIngestLedger:
             ts.EVENT_ID: {"S": event.event_id},
             **_trace(event),
         }
-        items: list[dict[str, Any]] = [
+        items: list[TransactWriteItemTypeDef] = [
             {
                 "Put": {
                     "TableName": self._table,
@@ -158,7 +162,7 @@ class DynamoIngestLedger:
             raise RuntimeError(f"counting transaction cancelled for unexpected reasons {reasons}")
         return not reasons  # a failed marker condition: already counted
 
-    def _usage_update(self, event: ToolCallEvent, subject: str) -> dict[str, Any]:
+    def _usage_update(self, event: ToolCallEvent, subject: str) -> TransactWriteItemTypeDef:
         return {
             "Update": {
                 "TableName": self._table,
@@ -184,7 +188,7 @@ class DynamoIngestLedger:
             }
         }
 
-    def _quota_totals_update(self, event: ToolCallEvent, subject: str) -> dict[str, Any]:
+    def _quota_totals_update(self, event: ToolCallEvent, subject: str) -> TransactWriteItemTypeDef:
         day = event.started_date
         return {
             "Update": {

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -22,6 +22,10 @@ from mcp_platform.adapters.dynamodb.transact import CONDITION_FAILED, transact_w
 from mcp_platform.application.governance.ports import CountersUnavailable, PeriodCalls, WindowHit
 from mcp_platform.application.sessions.errors import SessionStoreError
 
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef, UpdateTypeDef
+
 EXPIRY_MARGIN_SECONDS = 60
 CONFLICT_RETRIES = 3
 
@@ -29,7 +33,7 @@ CONFLICT_RETRIES = 3
 class DynamoRateCounters:
     """``client``: the plain DynamoDB client (the conditions are DynamoDB's to decide, not a cache's)."""
 
-    def __init__(self, client: Any, table_name: str, *, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(self, client: DynamoDBClient, table_name: str, *, sleep: Callable[[float], None] = time.sleep) -> None:
         self._client = client
         self._table = table_name
         self._sleep = sleep
@@ -41,13 +45,13 @@ class DynamoRateCounters:
                 return self._take_one(updates[0], hits[0])
             # TransactionConflict (another request counting in one of these windows at the same
             # moment) is retried with D10's backoff; a failed condition names the full window.
-            items = [{"Update": update} for update in updates]
+            items: list[TransactWriteItemTypeDef] = [{"Update": update} for update in updates]
             reasons = transact_write(self._client, items, max_conflict_retries=CONFLICT_RETRIES, sleep=self._sleep)
         except (ClientError, BotoCoreError) as exc:
             raise CountersUnavailable(f"rate-limit counters unavailable: {error_code(exc) or exc}") from exc
         return hits[reasons.index(CONDITION_FAILED)] if reasons else None
 
-    def _take_one(self, update: dict[str, Any], hit: WindowHit) -> WindowHit | None:
+    def _take_one(self, update: UpdateTypeDef, hit: WindowHit) -> WindowHit | None:
         try:
             self._client.update_item(**update)
         except ClientError as exc:
@@ -56,7 +60,7 @@ class DynamoRateCounters:
             raise
         return None
 
-    def _update(self, hit: WindowHit) -> dict[str, Any]:
+    def _update(self, hit: WindowHit) -> UpdateTypeDef:
         pk = ts.rate_window_pk(hit.rule.key, hit.rule.period, hit.window_start, hit.subject)
         return {
             "TableName": self._table,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import secrets
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.codec import require_epoch_seconds, to_item
@@ -28,6 +28,9 @@ from mcp_platform.application.interactive.state import (
     seal_state,
 )
 from mcp_platform.protocol.clock import Clock, SystemClock, iso_utc
+
+if TYPE_CHECKING:
+    from mcp_platform.adapters.dynamodb.gateway import DynamoGateway
 
 STATE_TTL_SECONDS = 900
 """How long a client has to answer one round (a person filling in a form)."""
@@ -49,7 +52,7 @@ class RequestStateVault:
     def __init__(
         self,
         keys: KeyRing,
-        gateway: Any,
+        gateway: DynamoGateway,
         table_name: str,
         *,
         ttl_seconds: int = STATE_TTL_SECONDS,

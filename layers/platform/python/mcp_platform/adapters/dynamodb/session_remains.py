@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.application.audit.ports import CleanupIncomplete, HeldItems
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 HELD_PREFIXES = (ts.TOOL_RECORD_PREFIX, ts.TOOL_CALL_MARKER_PREFIX)
 BATCH_DELETE_MAX = 25  # BatchWriteItem limit
@@ -24,7 +27,9 @@ class SessionRemains:
     """The audit's :class:`~mcp_platform.application.audit.ports.SessionRemains`; ``dynamodb``
     is the plain client, never DAX (the reads are consistent, X4)."""
 
-    def __init__(self, dynamodb: Any, session_table: str, *, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self, dynamodb: DynamoDBClient, session_table: str, *, sleep: Callable[[float], None] = time.sleep
+    ) -> None:
         self._dynamodb = dynamodb
         self._table = session_table
         self._sleep = sleep

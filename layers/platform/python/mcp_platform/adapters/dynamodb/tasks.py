@@ -11,7 +11,7 @@ or not TTL has deleted it yet.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
@@ -23,6 +23,9 @@ from mcp_platform.application.tasks.ports import TaskNotFound, TaskTransitionRef
 from mcp_platform.protocol import trace_context
 from mcp_platform.protocol.clock import Clock, SystemClock
 from mcp_platform.protocol.tasks import ACTIVE, INPUT_REQUIRED, WORKING, Task, TaskRequest
+
+if TYPE_CHECKING:
+    from mcp_platform.adapters.dynamodb.gateway import DynamoGateway
 
 TASK_STATUS = "task_status"  # not ``status``: task items stay out of the status/ttl GSI (D8)
 _ATTRS = {
@@ -40,7 +43,7 @@ __all__ = ["TaskNotFound", "TaskStore", "TaskTransitionRefused"]
 class TaskStore:
     """The task items (``application.tasks.ports.TaskRepository``) in the session table."""
 
-    def __init__(self, table_name: str, gateway: Any, *, clock: Clock | None = None) -> None:
+    def __init__(self, table_name: str, gateway: DynamoGateway, *, clock: Clock | None = None) -> None:
         self.table_name = table_name
         self.gateway = gateway
         self.clock: Clock = clock or SystemClock()

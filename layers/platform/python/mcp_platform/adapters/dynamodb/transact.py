@@ -11,18 +11,22 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
 
 CONDITION_FAILED = "ConditionalCheckFailed"
 CONFLICT = "TransactionConflict"
 
 
 def transact_write(
-    client: Any,
-    items: list[dict[str, Any]],
+    client: DynamoDBClient,
+    items: Sequence[TransactWriteItemTypeDef],
     *,
     max_conflict_retries: int,
     sleep: Callable[[float], None] = time.sleep,

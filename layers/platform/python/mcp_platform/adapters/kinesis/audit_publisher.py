@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from mcp_platform.application.audit.diff import dumps
+
+if TYPE_CHECKING:
+    from mypy_boto3_kinesis import KinesisClient
+    from mypy_boto3_sqs import SQSClient
 
 logger = logging.getLogger(__name__)
 
@@ -22,7 +26,9 @@ MAX_RECORD_BYTES = 1_000_000  # Kinesis: data + partition key per record
 
 
 class KinesisEventPublisher:
-    def __init__(self, kinesis: Any, stream_name: str, *, sqs: Any = None, dlq_url: str = "") -> None:
+    def __init__(
+        self, kinesis: KinesisClient, stream_name: str, *, sqs: SQSClient | None = None, dlq_url: str = ""
+    ) -> None:
         if not stream_name:
             raise ValueError("event stream name is required")
         if dlq_url and sqs is None:
@@ -41,7 +47,7 @@ class KinesisEventPublisher:
         try:
             self._kinesis.put_record(StreamName=self._stream, Data=data, PartitionKey=partition_key)
         except (ClientError, BotoCoreError) as exc:
-            if not self._dlq_url:
+            if not self._dlq_url or self._sqs is None:  # the constructor requires both or neither
                 raise
             code = exc.response.get("Error", {}).get("Code", "") if isinstance(exc, ClientError) else ""
             logger.warning("expiry event for %s sent to DLQ: %s", partition_key, code or type(exc).__name__)

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from mcp_platform.application.events.schema import ToolCallEvent
+
+if TYPE_CHECKING:
+    from mypy_boto3_kinesis.type_defs import PutRecordsRequestEntryTypeDef
 
 # Kinesis service quotas (K1). A record counts as data + partition key (UTF-8 bytes).
 MAX_RECORDS_PER_CALL = 500
@@ -28,9 +32,17 @@ class InvalidPartitionKeyError(ValueError):
     """Partition key empty or longer than 256 characters."""
 
 
-Record = dict[str, Any]
-"""One buffered record, as PutRecords takes it: ``{"Data": bytes, "PartitionKey": str}``. It is
-built once, when it is added, and sent as it is (a record may be sent more than once)."""
+@dataclass(frozen=True)
+class Record:
+    """One buffered record: its bytes and partition key, checked against K1 when it is made
+    (:func:`new_record`) and sent as it is (a record may be sent more than once)."""
+
+    data: bytes
+    partition_key: str
+
+    def entry(self) -> PutRecordsRequestEntryTypeDef:
+        """The record as PutRecords takes it."""
+        return {"Data": self.data, "PartitionKey": self.partition_key}
 
 
 def new_record(data: bytes, partition_key: str, max_record_bytes: int = MAX_RECORD_BYTES) -> Record:
@@ -40,7 +52,7 @@ def new_record(data: bytes, partition_key: str, max_record_bytes: int = MAX_RECO
         raise InvalidPartitionKeyError(
             f"partition key must be 1..{MAX_PARTITION_KEY_CHARS} characters, got {len(partition_key)}"
         )
-    record = {"Data": data, "PartitionKey": partition_key}
+    record = Record(data=data, partition_key=partition_key)
     # The keys the endpoint makes are ASCII ids: one byte a character, nothing to encode.
     size = len(data) + len(partition_key) if partition_key.isascii() else record_size(record)
     if size > max_record_bytes:
@@ -51,7 +63,7 @@ def new_record(data: bytes, partition_key: str, max_record_bytes: int = MAX_RECO
 def record_size(record: Record) -> int:
     """What the quotas count: data + partition key, in UTF-8 bytes."""
     try:
-        return len(record["Data"]) + len(record["PartitionKey"].encode("utf-8"))
+        return len(record.data) + len(record.partition_key.encode("utf-8"))
     except UnicodeEncodeError as exc:  # a lone surrogate: no bytes Kinesis could store
         raise InvalidPartitionKeyError(f"partition key is not encodable as UTF-8: {exc.reason}") from exc
 

@@ -21,11 +21,10 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from mcp_platform.adapters.sqs.dead_letters import DeadLetterError, DeadLetterQueue, FailedRecord
 from mcp_platform.adapters.kinesis.batching import (
     MAX_BYTES_PER_CALL,
     MAX_RECORD_BYTES,
@@ -35,8 +34,12 @@ from mcp_platform.adapters.kinesis.batching import (
     partition_key_for,
     plan_batches,
 )
+from mcp_platform.adapters.sqs.dead_letters import DeadLetterError, DeadLetterQueue, FailedRecord
 from mcp_platform.application.events.schema import ToolCallEvent
 from mcp_platform.application.metrics import ERROR_TYPE, EVENTS_DEAD_LETTERED, MetricsWriter
+
+if TYPE_CHECKING:
+    from mypy_boto3_kinesis import KinesisClient
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +76,7 @@ class EventProducer:
 
     def __init__(
         self,
-        kinesis_client: Any,
+        kinesis_client: KinesisClient,
         stream_name: str,
         dead_letters: DeadLetterQueue,
         *,
@@ -242,9 +245,9 @@ class EventProducer:
         """One PutRecords call; returns (the records left unaccepted, whether retrying makes sense)."""
         try:
             if self._stream_arn:
-                response = self._kinesis.put_records(Records=records, StreamARN=self._stream_arn)
+                response = self._kinesis.put_records(Records=[r.entry() for r in records], StreamARN=self._stream_arn)
             else:
-                response = self._kinesis.put_records(Records=records, StreamName=self._stream_name)
+                response = self._kinesis.put_records(Records=[r.entry() for r in records], StreamName=self._stream_name)
         except ClientError as exc:
             code = exc.response.get("Error", {}).get("Code", "ClientError")
             message = exc.response.get("Error", {}).get("Message", str(exc))

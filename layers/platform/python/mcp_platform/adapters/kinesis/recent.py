@@ -15,12 +15,15 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mcp_platform.adapters.kinesis.shard_reader import ShardReader, StartPosition
 from mcp_platform.application.events.ports import RecentEvents
 from mcp_platform.application.events.schema import EventSchemaError, ToolCallEvent
 from mcp_platform.application.events.stream_events import decode_stream_event
+
+if TYPE_CHECKING:
+    from mypy_boto3_kinesis.type_defs import ShardTypeDef
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +33,7 @@ def hash_key(partition_key: str) -> int:
     return int(hashlib.md5(partition_key.encode("utf-8"), usedforsecurity=False).hexdigest(), 16)
 
 
-def shard_holds_key(shard: dict[str, Any], key_hash: int) -> bool:
+def shard_holds_key(shard: ShardTypeDef, key_hash: int) -> bool:
     hash_range = shard["HashKeyRange"]
     return int(hash_range["StartingHashKey"]) <= key_hash <= int(hash_range["EndingHashKey"])
 

@@ -22,12 +22,16 @@ import time
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
 from mcp_platform.adapters.kinesis.rate_limit import ShardRateLimiter
 from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock
+
+if TYPE_CHECKING:
+    from mypy_boto3_kinesis import KinesisClient
+    from mypy_boto3_kinesis.type_defs import RecordTypeDef, ShardTypeDef
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,7 @@ class ReaderLimits:
 class ShardReader:
     def __init__(
         self,
-        kinesis_client: Any,
+        kinesis_client: KinesisClient,
         stream_name: str,
         *,
         limits: ReaderLimits | None = None,
@@ -88,8 +92,8 @@ class ShardReader:
         self.get_records_calls = 0
         self.iterator_requests = 0
 
-    def list_shards(self) -> list[dict[str, Any]]:
-        shards: list[dict[str, Any]] = []
+    def list_shards(self) -> list[ShardTypeDef]:
+        shards: list[ShardTypeDef] = []
         kwargs: dict[str, Any] = {"StreamName": self._stream}
         while True:
             page = self._kinesis.list_shards(**kwargs)
@@ -114,7 +118,7 @@ class ShardReader:
 
     def read_shard(
         self, shard_id: str, position: StartPosition, *, deadline: float | None = None
-    ) -> Generator[dict[str, Any], None, bool]:
+    ) -> Generator[RecordTypeDef, None, bool]:
         """Yields raw Kinesis records of one shard; returns when at the tip, closed, or past
         ``deadline`` (a ``monotonic()`` value). The generator's return value is True if closed."""
         # Where to re-acquire while nothing has been read yet. LATEST has moved on by then, so
@@ -172,9 +176,9 @@ class ShardReader:
         self,
         position: StartPosition,
         *,
-        shard_filter: Callable[[dict[str, Any]], bool] | None = None,
+        shard_filter: Callable[[ShardTypeDef], bool] | None = None,
         deadline: float | None = None,
-    ) -> Iterator[dict[str, Any]]:
+    ) -> Iterator[RecordTypeDef]:
         """Reads every shard (optionally filtered, e.g. by hash range) parents before children.
 
         Children of a closed shard start at TRIM_HORIZON (all their data is newer than the
@@ -186,7 +190,7 @@ class ShardReader:
         at_timestamp = position.iterator_type == "AT_TIMESTAMP"
         child_position = position if at_timestamp else StartPosition.trim_horizon()
 
-        def parents(shard: dict[str, Any]) -> list[str]:
+        def parents(shard: ShardTypeDef) -> list[str]:
             ids = (shard.get("ParentShardId"), shard.get("AdjacentParentShardId"))
             return [p for p in ids if p and p in by_id]
 

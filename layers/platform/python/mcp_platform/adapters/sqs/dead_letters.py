@@ -13,9 +13,13 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mcp_platform.adapters.kinesis.batching import Record
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_sqs.type_defs import MessageAttributeValueTypeDef, SendMessageBatchRequestEntryTypeDef
 
 SQS_MAX_BATCH = 10
 # The classic 256 KiB quota is used even where SQS now accepts more, so the queue works
@@ -27,20 +31,18 @@ _ERROR_MESSAGE_CHARS = 512
 @dataclass(frozen=True)
 class FailedRecord:
     record: Record
-    """The PutRecords entry as the producer buffered it (restored as it is if the DLQ refuses it)."""
+    """The record as the producer buffered it (restored as it is if the DLQ refuses it)."""
     error_code: str
     error_message: str
     attempts: int
 
     @property
     def data(self) -> bytes:
-        data: bytes = self.record["Data"]
-        return data
+        return self.record.data
 
     @property
     def partition_key(self) -> str:
-        key: str = self.record["PartitionKey"]
-        return key
+        return self.record.partition_key
 
 
 class DeadLetterError(RuntimeError):
@@ -51,12 +53,12 @@ class DeadLetterError(RuntimeError):
         self.unsent = list(unsent)
 
 
-def _message(record: FailedRecord, stream: str) -> tuple[str, dict[str, Any]]:
+def _message(record: FailedRecord, stream: str) -> tuple[str, dict[str, MessageAttributeValueTypeDef]]:
     try:
         body, encoding = record.data.decode("utf-8"), "utf-8"
     except UnicodeDecodeError:
         body, encoding = base64.b64encode(record.data).decode("ascii"), "base64"
-    attributes = {
+    attributes: dict[str, MessageAttributeValueTypeDef] = {
         "ErrorCode": {"DataType": "String", "StringValue": record.error_code or "Unknown"},
         "ErrorMessage": {
             "DataType": "String",
@@ -70,7 +72,7 @@ def _message(record: FailedRecord, stream: str) -> tuple[str, dict[str, Any]]:
     return body, attributes
 
 
-def _size(body: str, attributes: dict[str, Any]) -> int:
+def _size(body: str, attributes: dict[str, MessageAttributeValueTypeDef]) -> int:
     size = len(body.encode("utf-8"))
     for name, value in attributes.items():
         size += len(name) + len(value["DataType"]) + len(value["StringValue"].encode("utf-8"))
@@ -82,7 +84,7 @@ class DeadLetterQueue:
 
     def __init__(
         self,
-        sqs_client: Any,
+        sqs_client: SQSClient,
         queue_url: str,
         *,
         stream_name: str = "",
@@ -131,7 +133,7 @@ class DeadLetterQueue:
         for attempt in range(self._max_attempts):
             if attempt:
                 self._sleep(0.1 * 2 ** (attempt - 1) * (0.5 + random.random() / 2))
-            entries = []
+            entries: list[SendMessageBatchRequestEntryTypeDef] = []
             for idx, record in pending.items():
                 body, attributes = _message(record, self._stream)
                 entries.append({"Id": str(idx), "MessageBody": body, "MessageAttributes": attributes})

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_platform.application.tasks.ports import TaskMessage
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
 
 
 class SqsTaskQueue:
     """``TaskQueue`` on the queue at ``queue_url``: one message ``{"taskId": ...}`` per run."""
 
-    def __init__(self, client: Any, queue_url: str) -> None:
+    def __init__(self, client: SQSClient, queue_url: str) -> None:
         self._client = client
         self._queue_url = queue_url
 

@@ -82,7 +82,7 @@ is None): its first per-attribute commit falls back to ``version = :expected`` a
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_platform.adapters.dynamodb.clients import build_dynamo_clients
 from mcp_platform.adapters.dynamodb.gateway import DynamoGateway
@@ -105,6 +105,9 @@ from mcp_platform.application.sessions.retry import CONFLICT_BACKOFF, Backoff
 from mcp_platform.config import Settings
 from mcp_platform.protocol.clock import Clock, SystemClock
 
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
 
 class SessionStore:
     """Create/get/append/update/extend/end sessions; record, commit and list tool calls."""
@@ -113,8 +116,8 @@ class SessionStore:
         self,
         table_name: str,
         *,
-        client: Any | None = None,
-        control_client: Any | None = None,
+        client: DynamoDBClient | None = None,
+        control_client: DynamoDBClient | None = None,
         gateway: DynamoGateway | None = None,
         ttl_seconds: int = 3600,
         clock: Clock | None = None,
@@ -148,8 +151,8 @@ class SessionStore:
         cls,
         settings: Settings,
         *,
-        dynamodb: Any | None = None,
-        dax: Any | None = None,
+        dynamodb: DynamoDBClient | None = None,
+        dax: DynamoDBClient | None = None,
         clock: Clock | None = None,
         backoff: Backoff | None = None,
     ) -> SessionStore:
