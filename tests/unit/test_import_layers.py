@@ -41,12 +41,13 @@ def test_only_the_transport_and_the_composition_root_import_the_server() -> None
 
 
 def test_the_request_context_and_binding_import_nothing_of_the_protocol_core() -> None:
-    # The request's span type and its caller's access: leaf modules, the span's importing nothing of
-    # the platform, the access's only the JSON-RPC errors.
-    trace = {"mcp_platform.protocol.trace_context", "mcp_platform.protocol.trace_context.TraceContext"}
-    access = {"mcp_platform.protocol.access", "mcp_platform.protocol.access.Access"}
-    assert imported_modules(PACKAGE / "protocol" / "request_context.py") == trace | access
+    # The request's span type, its caller's access and the JSON types: leaf modules, the span's and
+    # the JSON types' importing nothing of the platform, the access's only the JSON-RPC errors.
+    leaves = ("mcp_platform.protocol.trace_context", "mcp_platform.protocol.access", "mcp_platform.protocol.jsonrpc")
+    request_context = imported_modules(PACKAGE / "protocol" / "request_context.py")
+    assert request_context and all(name.startswith(leaves) for name in request_context), request_context
     assert imported_modules(PACKAGE / "protocol" / "trace_context.py") == set()
+    assert imported_modules(PACKAGE / "protocol" / "jsonrpc.py") == set()
     leaf = imported_modules(PACKAGE / "protocol" / "access.py")
     assert all(name.startswith("mcp_platform.protocol.jsonrpc") for name in leaf), leaf
     binding = imported_modules(PACKAGE / "protocol" / "binding.py")

@@ -24,6 +24,7 @@ from mcp_platform.protocol.jsonrpc import (
     SESSION_NOT_FOUND,
     STORE_REJECTED,
     UNAVAILABLE,
+    JSONObject,
     JsonRpcError,
 )
 
@@ -76,7 +77,7 @@ def store_error(exc: session_errors.SessionStoreError) -> JsonRpcError:
     if isinstance(exc, session_errors.PreconditionFailed):
         return JsonRpcError(PRECONDITION_FAILED, f"Precondition failed: {exc}", {"label": exc.label})
     if isinstance(exc, session_errors.SessionCapacityExceeded):
-        data = {"limit": f"session_{exc.what}_bytes", "bytes": exc.budget_bytes}
+        data: JSONObject = {"limit": f"session_{exc.what}_bytes", "bytes": exc.budget_bytes}
         return JsonRpcError(LIMIT_EXCEEDED, f"Session is full: {exc}; open a new session", data)
     if isinstance(exc, session_errors.CallRecordTooLarge):
         data = {"limit": "call_record_bytes", "bytes": exc.budget_bytes, "requested": exc.requested_bytes}

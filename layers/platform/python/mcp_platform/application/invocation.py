@@ -22,7 +22,7 @@ from mcp_platform.application.stored_form import check_storable
 from mcp_platform.protocol import compact_json
 from mcp_platform.protocol.clock import iso_utc
 from mcp_platform.protocol.input_required import InputRequired
-from mcp_platform.protocol.jsonrpc import FORBIDDEN, TOOL_FAILED, JsonRpcError
+from mcp_platform.protocol.jsonrpc import FORBIDDEN, TOOL_FAILED, JSONObject, JsonRpcError
 from mcp_platform.protocol.signature import ArgumentError
 from mcp_platform.protocol.storability import Inadmissible
 from mcp_platform.protocol.tools import ToolError, ToolSpec, error_result
@@ -90,7 +90,7 @@ async def invoke(
         logger.exception("tool %s failed", spec.name)
         if is_throttle(exc):
             raise unavailable(f"Tool {spec.name} was throttled by AWS; retry the call shortly") from exc
-        data = {"retryable": True}
+        data: JSONObject = {"retryable": True}
         message = f"Tool {spec.name} failed with an internal error; nothing was committed, retry the call"
         raise JsonRpcError(TOOL_FAILED, message, data) from exc
 

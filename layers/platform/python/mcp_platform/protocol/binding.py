@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
-from mcp_platform.protocol.jsonrpc import JsonRpcError, Request
+from mcp_platform.protocol.jsonrpc import JSONObject, JsonRpcError, Request
 
 LISTEN_METHOD = "subscriptions/listen"
 """2026: a request answered by a stream of notifications, not by a result."""
 
-Work = Callable[[], Awaitable[dict[str, Any]]]
+Work = Callable[[], Awaitable[JSONObject]]
 """The request's work: its result, once it has been admitted."""
 
 

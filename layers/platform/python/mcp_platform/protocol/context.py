@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar
 from mcp_platform.protocol.jsonrpc import (
     INVALID_REQUEST,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
+    JSONObject,
     JsonRpcError,
+    JSONValue,
     notification_message,
 )
 from mcp_platform.protocol.request_context import Notify, RequestContext, discard_notification
@@ -188,7 +190,7 @@ class ToolContext(Generic[ServicesT]):
         """Send notifications/progress when the caller asked for it (a progressToken)."""
         if self.progress_token is None:
             return
-        params: dict[str, Any] = {"progressToken": self.progress_token, "progress": progress}
+        params: JSONObject = {"progressToken": self.progress_token, "progress": progress}
         if total is not None:
             params["total"] = total
         if message is not None:
@@ -201,7 +203,7 @@ class ToolContext(Generic[ServicesT]):
             raise ValueError(f"unknown log level {level!r}")
         if self.log_level is None or LOG_LEVELS.index(level) < LOG_LEVELS.index(self.log_level):
             return
-        params: dict[str, Any] = {"level": level, "data": data}
+        params: JSONObject = {"level": level, "data": data}
         if logger:
             params["logger"] = logger
         await self.notify(notification_message("notifications/message", params))
@@ -230,7 +232,7 @@ class ToolContext(Generic[ServicesT]):
         """Whether the client declared ``capability`` (elicitation, sampling, roots)."""
         return self.client_capabilities is None or capability in self.client_capabilities
 
-    async def elicit(self, message: str, requested_schema: dict[str, Any], *, key: str | None = None) -> Elicited:
+    async def elicit(self, message: str, requested_schema: JSONObject, *, key: str | None = None) -> Elicited:
         """Ask the user to fill in a form; needs the client's ``elicitation`` capability (-32021)."""
         from mcp_platform.protocol.interactive import Elicited, elicitation
 
@@ -239,7 +241,7 @@ class ToolContext(Generic[ServicesT]):
         return Elicited(answer["action"], dict(content or {}))
 
     async def sample(
-        self, messages: str | Sequence[dict[str, Any]], *, max_tokens: int, key: str | None = None, **options: Any
+        self, messages: str | Sequence[JSONObject], *, max_tokens: int, key: str | None = None, **options: JSONValue
     ) -> Sampled:
         """Ask the client's model (``sampling``); ``options`` are further params by wire name."""
         from mcp_platform.protocol.interactive import Sampled, sampling

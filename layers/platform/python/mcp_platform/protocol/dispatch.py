@@ -12,11 +12,10 @@ server's identity (:meth:`Dispatch.finish`), and list results carry ``ttlMs``/``
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from mcp_platform.protocol.features import Binder, Feature, Handler
 from mcp_platform.protocol.handshake import Initialized, transport_session_attributes
-from mcp_platform.protocol.jsonrpc import METHOD_NOT_FOUND, JsonRpcError, Request
+from mcp_platform.protocol.jsonrpc import METHOD_NOT_FOUND, JSONObject, JsonRpcError, Request
 from mcp_platform.protocol.pagination import LIST_TTL_MS
 from mcp_platform.protocol.request_context import RequestContext
 from mcp_platform.protocol.storability import Storability
@@ -32,7 +31,7 @@ class Dispatch:
         *,
         server_info: dict[str, str],
         instructions: str | None = None,
-        extensions: Mapping[str, dict[str, Any]] | None = None,
+        extensions: Mapping[str, JSONObject] | None = None,
     ) -> None:
         # Only features with something to serve register methods and advertise a capability.
         self.features = [feature for feature in features if feature.active]
@@ -53,8 +52,8 @@ class Dispatch:
         self._legacy: dict[str, Handler] = {**common, **legacy}
         self._modern: dict[str, Handler] = {**common, **modern}
 
-    def capabilities(self, modern: bool) -> dict[str, Any]:
-        capabilities: dict[str, Any] = {}
+    def capabilities(self, modern: bool) -> dict[str, JSONObject]:
+        capabilities: dict[str, JSONObject] = {}
         for feature in self.features:
             advertised = feature.capability(modern)
             if advertised is not None:
@@ -80,10 +79,10 @@ class Dispatch:
         Raises -32602 for params initialize cannot accept, or ``storability`` refuses (nothing
         is stored then)."""
         attributes = transport_session_attributes(request.params, storability)
-        return Initialized(attributes, self.initialize_result(attributes["protocol_version"]))
+        return Initialized(attributes, self.initialize_result(str(attributes["protocol_version"])))
 
-    def initialize_result(self, version: str) -> dict[str, Any]:
-        result: dict[str, Any] = {
+    def initialize_result(self, version: str) -> JSONObject:
+        result: JSONObject = {
             "protocolVersion": version,
             "capabilities": self.capabilities(modern=False),
             "serverInfo": self.server_info,
@@ -92,18 +91,19 @@ class Dispatch:
             result["instructions"] = self.instructions
         return result
 
-    def finish(self, result: dict[str, Any], call: RequestContext) -> dict[str, Any]:
+    def finish(self, result: JSONObject, call: RequestContext) -> JSONObject:
         if call.modern:
             result.setdefault("resultType", "complete")
             # 2026-07-28: servers SHOULD identify themselves on every result.
-            result["_meta"] = {**result.get("_meta", {}), SERVER_INFO_META_KEY: self.server_info}
+            meta = result.get("_meta")
+            result["_meta"] = {**(meta if isinstance(meta, Mapping) else {}), SERVER_INFO_META_KEY: self.server_info}
         return result
 
-    async def _ping(self, request: Request, call: RequestContext) -> dict[str, Any]:
+    async def _ping(self, request: Request, call: RequestContext) -> JSONObject:
         return {}
 
-    async def _discover(self, request: Request, call: RequestContext) -> dict[str, Any]:
-        result: dict[str, Any] = {
+    async def _discover(self, request: Request, call: RequestContext) -> JSONObject:
+        result: JSONObject = {
             "supportedVersions": list(MODERN_VERSIONS),
             "capabilities": self.capabilities(modern=True),
             "serverInfo": self.server_info,

@@ -16,13 +16,20 @@ from mcp_platform.protocol.binding import BoundRequest
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.context import ToolContext, ToolServices
 from mcp_platform.protocol.input_required import InputRequired
-from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, UNAVAILABLE, JsonRpcError, Request
+from mcp_platform.protocol.jsonrpc import (
+    INVALID_PARAMS,
+    RESOURCE_NOT_FOUND,
+    UNAVAILABLE,
+    JSONObject,
+    JsonRpcError,
+    Request,
+)
 from mcp_platform.protocol.pagination import page
 from mcp_platform.protocol.prompts import PromptArgumentError, messages
 from mcp_platform.protocol.request_context import RequestContext
 from mcp_platform.protocol.resources import CacheScope, InvalidResourceUri, ResourceNotFound, contents
 
-Handler = Callable[[Request, RequestContext], Awaitable[dict[str, Any]]]
+Handler = Callable[[Request, RequestContext], Awaitable[JSONObject]]
 Binder = Callable[[Request, RequestContext], BoundRequest]
 """Binds one request of a method to what admits and serves it (``Feature.binders``)."""
 MAX_COMPLETIONS = 100  # completion/complete returns at most 100 values (spec)
@@ -39,7 +46,7 @@ class Feature:
         """Whether it has anything to serve (an inactive feature registers and advertises nothing)."""
         return True
 
-    def capability(self, modern: bool) -> dict[str, Any] | None:
+    def capability(self, modern: bool) -> JSONObject | None:
         """What the feature advertises in ``modern`` or 2025 capabilities; None: nothing."""
         return None
 
@@ -74,7 +81,7 @@ class CatalogFeature(Feature):
     def active(self) -> bool:
         raise NotImplementedError
 
-    def capability(self, modern: bool) -> dict[str, Any] | None:
+    def capability(self, modern: bool) -> JSONObject | None:
         # listChanged only with the notification streams that deliver it (stack option).
         return {"listChanged": self.services.notifications is not None}
 
@@ -113,7 +120,7 @@ class ToolsFeature(CatalogFeature):
     def methods(self) -> Mapping[str, Handler]:
         return {"tools/list": self._list}
 
-    async def _list(self, request: Request, call: RequestContext) -> dict[str, Any]:
+    async def _list(self, request: Request, call: RequestContext) -> JSONObject:
         # S5: no AWS call; S6: paginated with an opaque cursor.
         return self._page("tools", self.catalog.tools.listing(), "name", CALL_TOOL, request, call)
 
@@ -131,15 +138,15 @@ class ResourcesFeature(CatalogFeature):
     def methods(self) -> Mapping[str, Handler]:
         return {"resources/list": self._list, "resources/templates/list": self._templates, "resources/read": self._read}
 
-    async def _list(self, request: Request, call: RequestContext) -> dict[str, Any]:
+    async def _list(self, request: Request, call: RequestContext) -> JSONObject:
         listing = [self.catalog.resources[uri].describe() for uri in sorted(self.catalog.resources)]
         return self._page("resources", listing, "uri", READ_RESOURCE, request, call)
 
-    async def _templates(self, request: Request, call: RequestContext) -> dict[str, Any]:
+    async def _templates(self, request: Request, call: RequestContext) -> JSONObject:
         listing = [self.catalog.templates[name].describe() for name in sorted(self.catalog.templates)]
         return self._page("resourceTemplates", listing, "uriTemplate", READ_RESOURCE, request, call)
 
-    async def _read(self, request: Request, call: RequestContext) -> dict[str, Any]:
+    async def _read(self, request: Request, call: RequestContext) -> JSONObject:
         uri = request.params.get("uri")
         if not isinstance(uri, str) or not uri:
             raise JsonRpcError(INVALID_PARAMS, "params.uri must be a non-empty string")
@@ -151,7 +158,7 @@ class ResourcesFeature(CatalogFeature):
             raise resource_not_found(uri, call.modern) from exc
         except InvalidResourceUri as exc:
             raise JsonRpcError(INVALID_PARAMS, f"Invalid resource URI {uri}: {exc}", {"uri": uri}) from exc
-        result: dict[str, Any] = {"contents": listed}
+        result: JSONObject = {"contents": listed}
         if call.modern:  # 2026-07-28: every read result carries its caching hints
             result.update(ttlMs=cache[0], cacheScope=cache[1])
         return result
@@ -174,7 +181,7 @@ class ResourcesFeature(CatalogFeature):
 
     async def _contents(
         self, uri: str, ctx: ToolContext[ToolServices]
-    ) -> tuple[list[dict[str, Any]], tuple[int, CacheScope]]:
+    ) -> tuple[list[JSONObject], tuple[int, CacheScope]]:
         """The read of ``uri`` (its contents and caching hints); ResourceNotFound when it names nothing."""
         fixed = self.catalog.resources.get(uri)
         if fixed is not None:
@@ -204,11 +211,11 @@ class PromptsFeature(CatalogFeature):
     def methods(self) -> Mapping[str, Handler]:
         return {"prompts/list": self._list, "prompts/get": self._get}
 
-    async def _list(self, request: Request, call: RequestContext) -> dict[str, Any]:
+    async def _list(self, request: Request, call: RequestContext) -> JSONObject:
         listing = [self.catalog.prompts[name].describe() for name in sorted(self.catalog.prompts)]
         return self._page("prompts", listing, "name", GET_PROMPT, request, call)
 
-    async def _get(self, request: Request, call: RequestContext) -> dict[str, Any]:
+    async def _get(self, request: Request, call: RequestContext) -> JSONObject:
         name = request.params.get("name")
         spec = self.catalog.prompts.get(name) if isinstance(name, str) else None
         if spec is None:
@@ -223,7 +230,7 @@ class PromptsFeature(CatalogFeature):
             produced = await spec.run(self._context(call), **spec.bind(arguments))
         except PromptArgumentError as exc:
             raise JsonRpcError(INVALID_PARAMS, str(exc)) from exc
-        result: dict[str, Any] = {"messages": messages(produced)}
+        result: JSONObject = {"messages": messages(produced)}
         if spec.description:
             result["description"] = spec.description
         return result
@@ -236,13 +243,13 @@ class CompletionFeature(CatalogFeature):
     def active(self) -> bool:
         return self.catalog.has_completions
 
-    def capability(self, modern: bool) -> dict[str, Any]:
+    def capability(self, modern: bool) -> JSONObject:
         return {}
 
     def methods(self) -> Mapping[str, Handler]:
         return {"completion/complete": self._complete}
 
-    async def _complete(self, request: Request, call: RequestContext) -> dict[str, Any]:
+    async def _complete(self, request: Request, call: RequestContext) -> JSONObject:
         """Every malformed field is -32602, named (nothing of the request is coerced)."""
         ref, argument = request.params.get("ref"), request.params.get("argument")
         if not isinstance(ref, dict):
@@ -263,11 +270,11 @@ class CompletionFeature(CatalogFeature):
             raise JsonRpcError(INVALID_PARAMS, f"Unknown argument: {argument['name']}")
         completer = completers.get(argument["name"])
         found = [] if completer is None else await completer(self._context(call), value, known)
-        result: dict[str, Any] = {"values": found[:MAX_COMPLETIONS], "total": len(found)}
+        result: JSONObject = {"values": found[:MAX_COMPLETIONS], "total": len(found)}
         result["hasMore"] = len(found) > MAX_COMPLETIONS
         return {"completion": result}
 
-    def _completers(self, ref: dict[str, Any]) -> tuple[Mapping[str, Any], set[str]]:
+    def _completers(self, ref: JSONObject) -> tuple[Mapping[str, Any], set[str]]:
         kind = ref.get("type")
         if kind == "ref/prompt":
             name = ref.get("name")
@@ -321,7 +328,7 @@ class AppsFeature(CatalogFeature):
     def active(self) -> bool:
         return bool(self.catalog.views)
 
-    def capability(self, modern: bool) -> dict[str, Any]:
+    def capability(self, modern: bool) -> JSONObject:
         return {APPS_EXTENSION: {}}
 
     def methods(self) -> Mapping[str, Handler]:

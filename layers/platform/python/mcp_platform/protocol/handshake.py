@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
+from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, JSONObject, JsonRpcError
 from mcp_platform.protocol.storability import Inadmissible, Storability, check_within
 from mcp_platform.protocol.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION
 
@@ -22,9 +22,9 @@ INITIAL_LOG_LEVEL = "info"  # until logging/setLevel (2025: log notifications ar
 
 @dataclass(frozen=True)
 class Initialized:
-    session_attributes: dict[str, Any]
+    session_attributes: JSONObject
     """What the new transport session keeps (``RequestContext.attach_transport_session`` reads it)."""
-    result: dict[str, Any]
+    result: JSONObject
     """The InitializeResult."""
 
 
@@ -33,7 +33,7 @@ def negotiate(requested: Any) -> str:
     return requested if requested in HANDSHAKE_VERSIONS else LATEST_HANDSHAKE_VERSION
 
 
-def transport_session_attributes(params: dict[str, Any], storability: Storability) -> dict[str, Any]:
+def transport_session_attributes(params: JSONObject, storability: Storability) -> JSONObject:
     """The attributes of the transport session an initialize with ``params`` creates; raises
     -32602 for what initialize needs but lacks, or what ``storability`` refuses."""
     requested = params.get("protocolVersion")

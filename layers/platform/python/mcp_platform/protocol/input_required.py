@@ -9,7 +9,8 @@ methods in :data:`INPUT_METHODS` may, and a run signals it with :class:`InputReq
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+
+from mcp_platform.protocol.jsonrpc import JSONObject
 
 INPUT_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 """2026-07-28: the requests that may answer InputRequiredResult (mrtr.mdx, "Supported Requests")."""
@@ -20,14 +21,14 @@ class InputRequest:
 
     __slots__ = ("method", "params")
 
-    def __init__(self, method: str, params: dict[str, Any] | None = None) -> None:
+    def __init__(self, method: str, params: JSONObject | None = None) -> None:
         self.method = method
         self.params = params if params is not None else {}
 
     def __repr__(self) -> str:
         return f"InputRequest({self.method!r}, {self.params!r})"
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> JSONObject:
         return {"method": self.method, "params": self.params}
 
 

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from mcp_platform.protocol.input_required import INPUT_METHODS, InputRequest, InputRequired
+from mcp_platform.protocol.jsonrpc import JSONObject, JSONValue
 from mcp_platform.protocol.storability import Inadmissible, Storability
 
 __all__ = ["INPUT_METHODS", "InputRequest", "InputRequired", "elicitation", "roots", "sampling"]
@@ -89,12 +90,12 @@ class Sampled:
         return None
 
 
-def elicitation(message: str, requested_schema: dict[str, Any]) -> InputRequest:
+def elicitation(message: str, requested_schema: JSONObject) -> InputRequest:
     """A form elicitation (``mode`` omitted: form is the default in every revision)."""
     return InputRequest(ELICIT, {"message": message, "requestedSchema": requested_schema})
 
 
-def sampling(messages: str | Sequence[dict[str, Any]], *, max_tokens: int, **options: Any) -> InputRequest:
+def sampling(messages: str | Sequence[JSONObject], *, max_tokens: int, **options: JSONValue) -> InputRequest:
     """A sampling request; ``options`` are further params by their wire name (``systemPrompt``,
     ``temperature``, ``stopSequences``, ``modelPreferences``, ``metadata``, ...)."""
     if isinstance(messages, str):

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Final
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, TypeAlias
 
 PARSE_ERROR: Final = -32700
 INVALID_REQUEST: Final = -32600
@@ -28,34 +29,41 @@ FORBIDDEN: Final = -31010  # the deployment's policies forbid this caller the to
 
 RequestId = str | int
 
+JSONValue: TypeAlias = "bool | int | float | str | Sequence[JSONValue] | Mapping[str, JSONValue] | None"
+"""A value as JSON carries it: what the wire holds once decoded. Arrays and objects inside it are
+read-only views (covariant: a ``list[dict[str, str]]`` is one), so a message is built from
+values of narrower types without copies."""
+JSONObject: TypeAlias = "dict[str, JSONValue]"
+"""A JSON object: a message, its params or result, a tool's arguments."""
+
 
 class JsonRpcError(Exception):
     """An error answered to the caller as a JSON-RPC error object (never a 500)."""
 
-    def __init__(self, code: int, message: str, data: Any = None, http_status: int | None = None) -> None:
+    def __init__(self, code: int, message: str, data: JSONValue = None, http_status: int | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.data = data
         self.http_status = http_status
 
-    def to_error(self) -> dict[str, Any]:
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
+    def to_error(self) -> JSONObject:
+        error: JSONObject = {"code": self.code, "message": self.message}
         if self.data is not None:
             error["data"] = self.data
         return error
 
 
-def result_message(request_id: RequestId, result: dict[str, Any]) -> dict[str, Any]:
+def result_message(request_id: RequestId, result: JSONObject) -> JSONObject:
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
-def error_message(request_id: RequestId | None, error: JsonRpcError) -> dict[str, Any]:
+def error_message(request_id: RequestId | None, error: JsonRpcError) -> JSONObject:
     return {"jsonrpc": "2.0", "id": request_id, "error": error.to_error()}
 
 
-def notification_message(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+def notification_message(method: str, params: JSONObject | None = None) -> JSONObject:
+    message: JSONObject = {"jsonrpc": "2.0", "method": method}
     if params is not None:
         message["params"] = params
     return message
@@ -66,12 +74,12 @@ class Request:
 
     __slots__ = ("id", "meta", "method", "params")
 
-    def __init__(self, method: str, params: dict[str, Any], request_id: RequestId | None) -> None:
+    def __init__(self, method: str, params: JSONObject, request_id: RequestId | None) -> None:
         self.method = method
         self.params = params
         self.id = request_id
         meta = params.get("_meta")
-        self.meta: dict[str, Any] = meta if isinstance(meta, dict) else {}
+        self.meta: JSONObject = meta if isinstance(meta, dict) else {}
         """``params._meta`` (an empty map when absent or not an object), read once: several
         layers consult it on every request."""
 

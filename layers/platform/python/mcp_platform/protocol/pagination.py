@@ -7,18 +7,18 @@ import binascii
 from collections.abc import Sequence
 from typing import Any
 
-from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
+from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, JSONObject, JsonRpcError
 
 LIST_TTL_MS = 300_000  # tools/resources/prompts lists change only with a deployment
 
 
 def page(
-    key: str, items: Sequence[dict[str, Any]], cursor: Any, page_size: int, *, modern: bool, private: bool = False
-) -> dict[str, Any]:
+    key: str, items: Sequence[JSONObject], cursor: Any, page_size: int, *, modern: bool, private: bool = False
+) -> JSONObject:
     """One page of ``items`` under ``key``, with ``nextCursor`` while more remain. ``private``:
     the list depends on who asks (policies filtered it), so no shared cache may keep it."""
     start = decode_cursor(cursor)
-    result: dict[str, Any] = {key: list(items[start : start + page_size])}
+    result: JSONObject = {key: list(items[start : start + page_size])}
     if start + page_size < len(items):
         result["nextCursor"] = encode_cursor(start + page_size)
     if modern:

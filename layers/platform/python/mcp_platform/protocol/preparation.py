@@ -11,10 +11,16 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mcp_platform.protocol import compact_json
-from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, JsonRpcError, Request
+from mcp_platform.protocol.jsonrpc import (
+    INVALID_PARAMS,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    JSONObject,
+    JsonRpcError,
+    Request,
+)
 from mcp_platform.protocol.storability import Inadmissible, Storability, check_progress_token
 from mcp_platform.protocol.tools import ToolCatalog, ToolSpec
 from mcp_platform.protocol.versions import IDEMPOTENCY_KEY_META, SESSION_HANDLE_ARGUMENT
@@ -28,7 +34,7 @@ MAX_IDEMPOTENCY_KEY = 128
 @dataclass(slots=True)
 class PreparedCall:
     spec: ToolSpec
-    arguments: dict[str, Any]
+    arguments: JSONObject
     session_id: str | None
     tool_call_id: str
     progress_token: str | int | None
@@ -86,18 +92,18 @@ def prepare_call(
     )
 
 
-def _without_handle(arguments: dict[str, Any]) -> dict[str, Any]:
+def _without_handle(arguments: JSONObject) -> JSONObject:
     """The tool's own arguments: the session handle is the platform's (copied only when present)."""
     if SESSION_HANDLE_ARGUMENT not in arguments:
         return arguments
     return {k: v for k, v in arguments.items() if k != SESSION_HANDLE_ARGUMENT}
 
 
-def _canonical(arguments: dict[str, Any]) -> str:
+def _canonical(arguments: JSONObject) -> str:
     return compact_json.canonical(arguments, default=str)
 
 
-def admit_arguments(arguments: dict[str, Any], storability: Storability, budget: int) -> int:
+def admit_arguments(arguments: JSONObject, storability: Storability, budget: int) -> int:
     """Admission of a call's arguments: each one storable, and all of them within the call-record
     budget (arguments and result together), naming the largest when they are not. Returns their
     stored size."""
@@ -126,7 +132,7 @@ def require_client_capabilities(spec: ToolSpec, call: RequestContext) -> None:
         )
 
 
-def _session_id(spec: ToolSpec, arguments: dict[str, Any], call: RequestContext) -> str | None:
+def _session_id(spec: ToolSpec, arguments: JSONObject, call: RequestContext) -> str | None:
     if spec.session != "required":
         return None
     handle = arguments.get(SESSION_HANDLE_ARGUMENT)

@@ -13,14 +13,16 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mcp_platform.protocol.jsonrpc import JSONObject
+
 if TYPE_CHECKING:
     from mcp_platform.protocol.access import Access
     from mcp_platform.protocol.trace_context import TraceContext
 
-Notify = Callable[[dict[str, Any]], Awaitable[None]]
+Notify = Callable[[JSONObject], Awaitable[None]]
 
 
-async def discard_notification(_: dict[str, Any]) -> None:
+async def discard_notification(_: JSONObject) -> None:
     """The default ``notify``: the request has no stream to its client (a plain JSON answer),
     so what its work sends is dropped; ``interactive.outbound`` tells "cannot ask" by it."""
     return None
@@ -61,7 +63,7 @@ class RequestContext:
     protocol_version: str
     modern: bool
     log_level: str | None = "info"
-    client_capabilities: dict[str, Any] | None = None
+    client_capabilities: JSONObject | None = None
     """What the client declared; None: unknown (a session from before capabilities were kept),
     so nothing is refused for it."""
     transport: TransportSession | None = None

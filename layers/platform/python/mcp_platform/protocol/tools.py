@@ -16,13 +16,14 @@ import importlib
 import json
 import pkgutil
 import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Literal, overload
 
 from mcp_platform.protocol.apps import ToolUi, Visibility
 from mcp_platform.protocol.decorated import Decorated, attach, attached, defined_at, feature_description, feature_name
+from mcp_platform.protocol.jsonrpc import JSONObject, JSONValue
 from mcp_platform.protocol.schema import Check, SchemaError, validate_2020_12
 from mcp_platform.protocol.signature import Output, Signature, json_arguments, output_of, signature_of
 from mcp_platform.protocol.versions import SESSION_HANDLE_ARGUMENT
@@ -58,12 +59,12 @@ class ToolError(Exception):
 class ToolResult:
     """Full control over a tools/call result (plain return values are converted)."""
 
-    content: list[dict[str, Any]]
-    structured: dict[str, Any] | None = None
+    content: Sequence[Mapping[str, JSONValue]]
+    structured: Mapping[str, JSONValue] | None = None
     is_error: bool = False
 
-    def to_result(self) -> dict[str, Any]:
-        result: dict[str, Any] = {"content": self.content, "isError": self.is_error}
+    def to_result(self) -> JSONObject:
+        result: JSONObject = {"content": self.content, "isError": self.is_error}
         if self.structured is not None:
             result["structuredContent"] = self.structured
         return result
@@ -75,14 +76,14 @@ class ToolSpec:
     description: str
     function: Callable[..., Any]
     """The decorated function, as written (sync or async, its context under any name)."""
-    input_schema: dict[str, Any]
+    input_schema: JSONObject
     run: ToolFunction
     """``run(ctx, **arguments)``: the function called as the platform calls it (arguments
     converted to their declared types, a sync function in a worker thread)."""
-    to_result: Callable[[Any], dict[str, Any]]
+    to_result: Callable[[Any], JSONObject]
     """The CallToolResult of a returned value (structured as the return annotation implies)."""
-    output_schema: dict[str, Any] | None = None
-    annotations: dict[str, Any] = field(default_factory=dict)
+    output_schema: JSONObject | None = None
+    annotations: JSONObject = field(default_factory=dict)
     title: str | None = None
     session: SessionUse = "none"
     """``required``: the call runs against an application session, committed atomically (D10)."""
@@ -93,9 +94,9 @@ class ToolSpec:
     ui: ToolUi | None = None
     """MCP Apps: the ``ui://`` view a host renders the tool's results in (``_meta.ui``)."""
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JSONObject:
         """The tools/list entry (identical in both protocol eras)."""
-        entry: dict[str, Any] = {
+        entry: JSONObject = {
             "name": self.name,
             "description": self.description,
             "inputSchema": self.input_schema,
@@ -110,7 +111,7 @@ class ToolSpec:
             entry["_meta"] = {"ui": self.ui.to_meta()}
         return entry
 
-    client_capabilities: dict[str, Any] = field(default_factory=dict)
+    client_capabilities: JSONObject = field(default_factory=dict)
     """Client capabilities a call needs (e.g. ``{"sampling": {}}``): refused with -32021 when the
     request (2026) or the session's initialize (2025) did not declare them."""
     explicit_schema: bool = False
@@ -138,14 +139,16 @@ class ToolSpec:
     def mirrored_headers(self) -> tuple[tuple[str, str], ...]:
         """SEP-2243: (argument, header name) for each argument the input schema marks
         ``x-mcp-header`` (read once per tool, not per call)."""
-        properties = self.input_schema.get("properties") or {}
+        properties = self.input_schema.get("properties")
+        if not isinstance(properties, Mapping):
+            return ()
         return tuple(
             (argument, schema["x-mcp-header"])
             for argument, schema in properties.items()
             if isinstance(schema, dict) and isinstance(schema.get("x-mcp-header"), str)
         )
 
-    def validate_arguments(self, arguments: dict[str, Any]) -> None:
+    def validate_arguments(self, arguments: JSONObject) -> None:
         """ValueError naming the first offending argument: a type error, or a value its
         declared type refuses (a pydantic constraint, a date that does not parse)."""
         if self.check_arguments is None:
@@ -173,14 +176,14 @@ def tool(
     description: str | None = None,
     name: str | None = None,
     title: str | None = None,
-    annotations: dict[str, Any] | None = None,
-    output_schema: dict[str, Any] | None = None,
+    annotations: JSONObject | None = None,
+    output_schema: JSONObject | None = None,
     structured_output: bool | None = None,
     session: SessionUse = "none",
     effect: Effect | None = None,
     max_seconds: float | None = None,
-    requires_client: dict[str, Any] | None = None,
-    explicit_schema: dict[str, Any] | None = None,
+    requires_client: JSONObject | None = None,
+    explicit_schema: JSONObject | None = None,
     scopes: Iterable[str] = (),
     task: TaskSupport = "forbidden",
     ask_first: Callable[..., Mapping[str, Any]] | None = None,
@@ -197,14 +200,14 @@ def tool(
     description: str | None = None,
     name: str | None = None,
     title: str | None = None,
-    annotations: dict[str, Any] | None = None,
-    output_schema: dict[str, Any] | None = None,
+    annotations: JSONObject | None = None,
+    output_schema: JSONObject | None = None,
     structured_output: bool | None = None,
     session: SessionUse = "none",
     effect: Effect | None = None,
     max_seconds: float | None = None,
-    requires_client: dict[str, Any] | None = None,
-    explicit_schema: dict[str, Any] | None = None,
+    requires_client: JSONObject | None = None,
+    explicit_schema: JSONObject | None = None,
     scopes: Iterable[str] = (),
     task: TaskSupport = "forbidden",
     ask_first: Callable[..., Mapping[str, Any]] | None = None,
@@ -314,9 +317,7 @@ def tool_spec(value: Any) -> ToolSpec:
     return spec
 
 
-def _session_effect(
-    name: str, session: SessionUse, effect: Effect | None, annotations: dict[str, Any]
-) -> Effect | None:
+def _session_effect(name: str, session: SessionUse, effect: Effect | None, annotations: JSONObject) -> Effect | None:
     if session != "required":
         if effect is not None:
             raise TypeError(f"tool {name}: effect applies only to tools with session='required'")
@@ -354,7 +355,7 @@ class ToolCatalog:
     def names(self) -> list[str]:
         return sorted(self._by_name)
 
-    def listing(self) -> list[dict[str, Any]]:
+    def listing(self) -> list[JSONObject]:
         return [self._by_name[name].describe() for name in self.names()]
 
 
@@ -367,7 +368,7 @@ def iter_feature_modules(package: ModuleType) -> list[ModuleType]:
     ]
 
 
-def to_result(value: Any) -> dict[str, Any]:
+def to_result(value: Any) -> JSONObject:
     """A tool's return value as a CallToolResult, when its return annotation implies no output
     schema: a str is text, a dict (or a dataclass, a model) is structured content as well, other
     JSON data is its JSON text; a :class:`ToolResult` is the result itself."""
@@ -391,13 +392,13 @@ def to_result(value: Any) -> dict[str, Any]:
     return {"content": [_text(data)], "isError": False}
 
 
-def structured_result(output: Output) -> Callable[[Any], dict[str, Any]]:
+def structured_result(output: Output) -> Callable[[Any], JSONObject]:
     """The result conversion of a tool whose return annotation implies ``output``: the value
     (serialized, checked against the annotation) is the structured content, or its ``result``.
     A :class:`ToolResult` is the result the tool built itself."""
     serialize, check, wrapped = output.serialize, output.check, output.wrapped
 
-    def convert(value: Any) -> dict[str, Any]:
+    def convert(value: Any) -> JSONObject:
         if isinstance(value, ToolResult):
             if not value.is_error:
                 _check_built(value, check, wrapped)
@@ -436,11 +437,11 @@ def _check_built(value: ToolResult, check: Check, wrapped: bool) -> None:
         raise TypeError(f"tool returned a ToolResult whose structured content its annotation excludes: {exc}") from None
 
 
-def _text(data: Any) -> dict[str, Any]:
+def _text(data: Any) -> JSONObject:
     """The text block of a result: a string as it is, other JSON data as compact JSON."""
     text = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"), default=str)
     return {"type": "text", "text": text}
 
 
-def error_result(message: str) -> dict[str, Any]:
+def error_result(message: str) -> JSONObject:
     return {"content": [{"type": "text", "text": message}], "isError": True}

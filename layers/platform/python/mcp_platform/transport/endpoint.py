@@ -249,7 +249,7 @@ class McpEndpoint:
         rule configured: nothing (and nothing of governance is imported)."""
         if self.governor is None:
             return
-        from mcp_platform.application.effects import unavailable
+        from mcp_platform.application.effects import RETRY_AFTER_SECONDS, unavailable
         from mcp_platform.application.governance.admission import Refused, refusal_error
         from mcp_platform.application.governance.ports import CountersUnavailable
         from mcp_platform.application.metrics import GOVERNANCE_REFUSALS, GOVERNANCE_RULE
@@ -268,7 +268,7 @@ class McpEndpoint:
             # Never admitted unchecked: the limits hold while their counters cannot be read.
             logger.warning("governance: %s", exc)
             error = unavailable("The rate limits cannot be checked right now; retry shortly")
-            retry = {"retry-after": str(error.data["retryAfterSeconds"])}
+            retry = {"retry-after": str(RETRY_AFTER_SECONDS)}
             raise HttpError(503, error.message, error.code, retry, error.data, request_id) from exc
 
     async def _post_modern(

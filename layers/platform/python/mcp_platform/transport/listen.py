@@ -31,6 +31,7 @@ from mcp_platform.application.subscriptions import Readable
 from mcp_platform.protocol.binding import LISTEN_METHOD
 from mcp_platform.protocol.jsonrpc import (
     INVALID_PARAMS,
+    JSONObject,
     JsonRpcError,
     Request,
     error_message,
@@ -146,17 +147,20 @@ class NotificationStreams:
         except JsonRpcError as exc:
             await send_json(send, 400, error_message(message.id, exc), headers)
             return
-        meta = {SUBSCRIPTION_ID_META_KEY: message.id}
+        meta: JSONObject = {SUBSCRIPTION_ID_META_KEY: message.id}
         log = self.notifications.log
         topic_of = functools.partial(self.notifications.resource_topic, principal=principal)
         source = ListenSource(LogReader(log, log.cursor(log.clock.now())), lists, uris, topic_of)
-        acknowledged = {"_meta": meta, "notifications": honoured}
+        acknowledged: JSONObject = {"_meta": meta, "notifications": honoured}
         try:
             await start_sse(send, headers)
             await chunk(send, sse_event(notification_message("notifications/subscriptions/acknowledged", acknowledged)))
             capped = await self.pump.run(send, receive, source.poll, lambda notice: sse_event(notice.message(meta)))
             if capped:  # the server ends it: the request's result says it ended cleanly
-                result = {"resultType": "complete", "_meta": {**meta, SERVER_INFO_META_KEY: self.server_info}}
+                result: JSONObject = {
+                    "resultType": "complete",
+                    "_meta": {**meta, SERVER_INFO_META_KEY: self.server_info},
+                }
                 await chunk(send, sse_event(result_message(message.id if message.id is not None else 0, result)))
         finally:
             with contextlib.suppress(OSError, RuntimeError):

@@ -59,6 +59,7 @@ from mcp_platform.protocol.jsonrpc import (
     PARSE_ERROR,
     UNAVAILABLE,
     UNSUPPORTED_PROTOCOL_VERSION,
+    JSONObject,
     JsonRpcError,
     error_message,
     result_message,
@@ -202,7 +203,7 @@ class ResponseStreamer:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     # A limit the request reached, not a server fault: -31005 like the other limits.
-                    cap = {"limit": "stream_seconds", "seconds": self.max_stream_seconds}
+                    cap: JSONObject = {"limit": "stream_seconds", "seconds": self.max_stream_seconds}
                     timeout = JsonRpcError(LIMIT_EXCEEDED, "Stream duration cap reached; the call was cancelled", cap)
                     await _send_chunk(send, sse_event(error_message(request_id, timeout)))
                     return

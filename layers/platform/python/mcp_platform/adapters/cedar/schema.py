@@ -171,9 +171,13 @@ def _record(properties: Mapping[str, Any], required: frozenset[str], skip: froze
 def tool_arguments(spec: ToolSpec) -> _Typed:
     """The record of a tool's arguments (its input schema's properties, less the session handle,
     which is the platform's and never in a call's arguments)."""
-    schema = spec.input_schema
+    properties, required = spec.input_schema.get("properties"), spec.input_schema.get("required")
     skip = frozenset({SESSION_HANDLE_ARGUMENT}) if spec.session == "required" else frozenset()
-    return _record(schema.get("properties", {}), frozenset(schema.get("required", ())), skip)
+    return _record(
+        properties if isinstance(properties, Mapping) else {},
+        frozenset(name for name in required if isinstance(name, str)) if isinstance(required, list) else frozenset(),
+        skip,
+    )
 
 
 def _record_type(attributes: Mapping[str, CedarType]) -> CedarType:

@@ -28,7 +28,7 @@ from mcp_platform.application.blocking import Blocking
 from mcp_platform.application.governance.ports import RateCounters, UsageTotals, WindowHit
 from mcp_platform.application.governance.rules import FACADE_KEYS, QuotaRule, RateRule
 from mcp_platform.protocol.clock import Clock, iso_utc
-from mcp_platform.protocol.jsonrpc import QUOTA_EXCEEDED, RATE_LIMITED, JsonRpcError
+from mcp_platform.protocol.jsonrpc import QUOTA_EXCEEDED, RATE_LIMITED, JSONObject, JsonRpcError
 
 TOO_MANY_REQUESTS = 429
 
@@ -135,7 +135,7 @@ class Governor:
 def refusal_error(refused: Refused) -> JsonRpcError:
     """The JSON-RPC error of a refusal (answered with HTTP 429 and ``Retry-After``): the rule
     by its key, what it allows, and when to come back."""
-    data: dict[str, object]
+    data: JSONObject
     if isinstance(refused, QuotaExceeded):
         rule = refused.rule
         data = {

@@ -23,7 +23,14 @@ from mcp_platform.application.interactive.ports import StateKeysMissing
 from mcp_platform.application.stored_form import STORED_FORM
 from mcp_platform.protocol.input_required import InputRequired
 from mcp_platform.protocol.interactive import InputRequest, InvalidInputResponse, check_answer
-from mcp_platform.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, LIMIT_EXCEEDED, JsonRpcError, Request
+from mcp_platform.protocol.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    LIMIT_EXCEEDED,
+    JSONObject,
+    JsonRpcError,
+    Request,
+)
 from mcp_platform.protocol.request_context import RequestContext
 
 if TYPE_CHECKING:
@@ -142,7 +149,7 @@ async def input_required_result(
         logger.error("requestState not sealable: %s", exc)
         raise JsonRpcError(INTERNAL_ERROR, "The request needs input but its state cannot be sealed; retry") from exc
     except ValueError as exc:
-        data = {"limit": "request_state"}
+        data: JSONObject = {"limit": "request_state"}
         raise JsonRpcError(LIMIT_EXCEEDED, f"Too much input for one request: {exc}", data) from exc
     requests = {key: asked.to_wire() for key, asked in needed.requests.items()}
     return {"resultType": "input_required", "inputRequests": requests, "requestState": token}

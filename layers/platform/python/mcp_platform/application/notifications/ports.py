@@ -8,12 +8,12 @@ translate the SDK's errors into :class:`NotificationStoreError` (a throttle stay
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from mcp_platform.application.sessions.errors import SessionStoreError
 from mcp_platform.application.stored_form import check_text
 from mcp_platform.protocol.clock import Clock
-from mcp_platform.protocol.jsonrpc import notification_message
+from mcp_platform.protocol.jsonrpc import JSONObject, notification_message
 
 LIST_KINDS = ("tools", "prompts", "resources")
 RESOURCE = "resource"
@@ -48,9 +48,9 @@ class Notice:
     notice: str
     uri: str = ""
 
-    def message(self, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    def message(self, meta: JSONObject | None = None) -> JSONObject:
         """The JSON-RPC notification a stream sends for it (``meta``: the 2026 subscription id)."""
-        params: dict[str, Any] = {"uri": self.uri} if self.notice == RESOURCE else {}
+        params: JSONObject = {"uri": self.uri} if self.notice == RESOURCE else {}
         if meta:
             params["_meta"] = meta
         method = (
