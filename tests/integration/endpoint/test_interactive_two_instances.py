@@ -214,7 +214,7 @@ def test_control_committing_the_input_required_round_fails_the_same_test(
         except InputRequired as needed:
             arguments = {"session": prepared.session_id, **prepared.arguments}
             request = Request("tools/call", {"name": prepared.spec.name, "arguments": arguments}, 0)
-            call = SimpleNamespace(principal=ctx.principal, interaction=ctx.interaction)
+            call = SimpleNamespace(principal=ctx.principal, channel=SimpleNamespace(interaction=ctx.interaction))
             return await input_required_result(needed, request, call, self.services.interactive)  # type: ignore[arg-type]
 
     monkeypatch.setattr(ToolCallRunner, "_invoke", committed)

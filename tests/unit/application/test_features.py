@@ -206,13 +206,13 @@ def test_a_tool_needing_an_undeclared_client_capability_is_refused_with_32021() 
 
     spec = tool(description="d", requires_client={"sampling": {}})(asks)
     srv = server(spec)
-    undeclared = RequestContext(principal="p", protocol_version="2026-07-28", modern=True, client_capabilities={})
+    undeclared = RequestContext(principal="p", protocol_version="2026-07-28", modern=True, declared_capabilities={})
     with pytest.raises(JsonRpcError) as refused:
         handle(srv, "tools/call", {"name": "asks"}, undeclared)
     assert refused.value.code == MISSING_REQUIRED_CLIENT_CAPABILITY
     assert refused.value.data == {"requiredCapabilities": {"sampling": {}}}
     declared = RequestContext(
-        principal="p", protocol_version="2026-07-28", modern=True, client_capabilities={"sampling": {}}
+        principal="p", protocol_version="2026-07-28", modern=True, declared_capabilities={"sampling": {}}
     )
     assert handle(srv, "tools/call", {"name": "asks"}, declared)["content"][0]["text"] == "ran"
 

@@ -67,7 +67,7 @@ from mcp_platform.protocol.catalog import Catalog, spec_of
 from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock, iso_utc
 from mcp_platform.protocol.conversion import jsonable
 from mcp_platform.protocol.prompts import PromptSpec, messages
-from mcp_platform.protocol.request_context import RequestContext
+from mcp_platform.protocol.request_context import ClientChannel, RequestContext
 from mcp_platform.protocol.resources import ResourceSpec, ResourceTemplateSpec, contents, expand_template
 from mcp_platform.protocol.signature import ArgumentError
 from mcp_platform.protocol.tools import READ_ONLY, ToolError, ToolSpec, error_result, tool_spec
@@ -373,9 +373,9 @@ class ToolHarness:
             self.principal,
             MODERN_VERSIONS[0],
             modern=True,
-            log_level=self.log_level,
-            client_capabilities=self.client_capabilities,
-            notify=self._record,
+            declared_log_level=self.log_level,
+            declared_capabilities=self.client_capabilities,
+            channel=ClientChannel(notify=self._record),
         )
         return protocol_context.ToolContext.for_request(
             request,

@@ -77,7 +77,7 @@ def make_server(clock: ManualClock | None = None) -> McpServer:
 
 
 def call(server: McpServer, method: str, params: dict[str, Any], *, principal: str = "alice", caps: Any = None) -> Any:
-    context = RequestContext(principal, "2026-07-28", True, client_capabilities=ALL_CAPS if caps is None else caps)
+    context = RequestContext(principal, "2026-07-28", True, declared_capabilities=ALL_CAPS if caps is None else caps)
     try:
         return asyncio.run(server.handle(Request(method, params, 1), context))
     except JsonRpcError as refused:

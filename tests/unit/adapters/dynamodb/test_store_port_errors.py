@@ -30,7 +30,7 @@ from mcp_platform.application.notifications.ports import Notice, NotificationSto
 from mcp_platform.application.sessions.errors import SessionNotFound, StoreThrottled
 from mcp_platform.protocol.clock import ManualClock
 from mcp_platform.protocol.interactive import elicitation
-from mcp_platform.protocol.request_context import RequestContext, TransportSession
+from mcp_platform.protocol.request_context import ClientChannel, RequestContext, TransportSession
 from mcp_platform.transport.stream_pump import StreamPump
 
 NOW = 1_800_000_000.0
@@ -140,7 +140,9 @@ def ask_with_one_failing_reply_poll() -> dict[str, dict[str, Any]]:
     async def notify(message: dict[str, Any]) -> None:
         return None
 
-    call = RequestContext("alice", "2025-11-25", False, transport=TransportSession("s" * 32), notify=notify)
+    call = RequestContext(
+        "alice", "2025-11-25", False, transport=TransportSession("s" * 32), channel=ClientChannel(notify=notify)
+    )
     return asyncio.run(outbound.for_call(call).ask({"k": elicitation("Name?", {"type": "object"})}))
 
 

@@ -17,7 +17,7 @@ import pytest
 from mcp_platform.application.interactive.outbound import ClientRequestFailed, ReplyRefused, ServerRequests
 from mcp_platform.protocol import trace_context
 from mcp_platform.protocol.interactive import elicitation
-from mcp_platform.protocol.request_context import RequestContext, TransportSession
+from mcp_platform.protocol.request_context import ClientChannel, RequestContext, TransportSession
 
 ROOT = Path(__file__).resolve().parents[4]
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
@@ -60,11 +60,18 @@ def accept() -> dict[str, Any]:
     return {"action": "accept", "content": {"name": "Al"}}
 
 
-def legacy_call(sent: list[dict[str, Any]]) -> RequestContext:
+def legacy_call(sent: list[dict[str, Any]], trace: trace_context.TraceContext | None = None) -> RequestContext:
     async def notify(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    return RequestContext("alice", "2025-11-25", False, transport=TransportSession("s" * 32), notify=notify)
+    return RequestContext(
+        "alice",
+        "2025-11-25",
+        False,
+        transport=TransportSession("s" * 32),
+        trace=trace,
+        channel=ClientChannel(notify=notify),
+    )
 
 
 def test_ids_that_cannot_be_ours_are_refused_without_an_aws_call() -> None:
@@ -192,8 +199,8 @@ def test_a_server_request_names_the_calls_span_as_its_parent() -> None:
     (SEP-414), so the client's handling of it joins the call's trace."""
     replies, sent = FakeReplies(), list[dict[str, Any]]()
     outbound = ServerRequests(replies, timeout_seconds=30, poll_base_seconds=0.001)  # type: ignore[arg-type]
-    call = legacy_call(sent)
-    call.trace = trace_context.request_trace({"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"})
+    trace = trace_context.request_trace({"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"})
+    call = legacy_call(sent, trace)
     question = elicitation("Name?", NAME)
 
     async def scenario() -> Any:

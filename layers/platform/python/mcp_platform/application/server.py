@@ -198,9 +198,11 @@ class McpServer:
         if request.method not in INPUT_METHODS:
             return  # nothing else may ask (completion, lists, ...): ctx.elicit there is refused
         if call.modern:
-            call.interaction = await _rounds().open_round(request, call, self.services.interactive, consume=consume)
+            call.channel.interaction = await _rounds().open_round(
+                request, call, self.services.interactive, consume=consume
+            )
         elif call.transport_session_id is not None and self.services.interactive is not None:
-            call.interaction = self.services.interactive.outbound.for_call(call)
+            call.channel.interaction = self.services.interactive.outbound.for_call(call)
 
     async def _answered(
         self, request: Request, call: RequestContext, work: Awaitable[dict[str, Any]]

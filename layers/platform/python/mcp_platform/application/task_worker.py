@@ -46,7 +46,7 @@ from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.input_required import InputRequired
 from mcp_platform.protocol.interactive import InputRequest, check_answer
 from mcp_platform.protocol.jsonrpc import TOOL_FAILED, UNAVAILABLE, JsonRpcError, Request
-from mcp_platform.protocol.request_context import RequestContext, TransportSession
+from mcp_platform.protocol.request_context import ClientChannel, Notify, RequestContext, TransportSession
 from mcp_platform.protocol.tasks import CANCELLED, COMPLETED, FAILED, WORKING, Task
 
 if TYPE_CHECKING:
@@ -167,9 +167,7 @@ class TaskWorker:
             task = await self.blocking(self.store.begin_attempt, task_id)
         except TaskTransitionRefused:
             return  # cancelled between the read and now
-        call = _call_of(task)
-        call.trace = trace
-        call.notify = self._status_notes(task_id)
+        call = _call_of(task, trace=trace, notify=self._status_notes(task_id))
         execution = asyncio.ensure_future(self._execute(task, call))
         watcher = asyncio.ensure_future(self._watch(task_id, call, execution))
         try:
@@ -257,16 +255,18 @@ class TaskWorker:
             logger.info("task %s was cancelled while it ran; its outcome is not recorded", task_id)
 
 
-def _call_of(task: Task) -> RequestContext:
+def _call_of(task: Task, *, trace: trace_context.TraceContext, notify: Notify) -> RequestContext:
+    """The task's request as it came, its questions answered by what the task holds and its
+    notifications going to the task's status."""
     request = task.request
     session_id = request.transport_session_id
-    call = RequestContext(
+    return RequestContext(
         principal=task.owner,
         protocol_version=request.protocol_version,
         modern=request.modern,
         transport=TransportSession(session_id) if session_id is not None else None,
-        log_level=request.log_level,
-        client_capabilities=request.client_capabilities,
+        declared_log_level=request.log_level,
+        declared_capabilities=request.client_capabilities,
+        trace=trace,
+        channel=ClientChannel(notify=notify, interaction=TaskAnswers(task.input_responses, task.round)),
     )
-    call.interaction = TaskAnswers(task.input_responses, task.round)
-    return call

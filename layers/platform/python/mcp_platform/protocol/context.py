@@ -113,15 +113,32 @@ class SessionEffects(Protocol):
     def discard(self) -> None: ...
 
 
+@dataclass
+class QuestionCounter:
+    """The questions one run of a tool has asked so far: an unnamed question's key is
+    ``<kind>-<n>`` (the n-th question of the run, named or not), so a deterministic tool asks
+    the same keys whenever it runs again."""
+
+    asked: int = 0
+
+    def count_one(self) -> int:
+        """Counts a question; returns its number in the run."""
+        self.asked += 1
+        return self.asked
+
+
 ServicesT = TypeVar("ServicesT", bound=ToolServices, covariant=True)
 _Services = TypeVar("_Services", bound=ToolServices)
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class ToolContext(Generic[ServicesT]):
     """Per-call context handed to a tool as its ``ctx`` argument. ``services`` is the
     application's record of what tools may use; feature modules import the context typed with
-    it from the facade (``from mcp_platform import ToolContext``)."""
+    it from the facade (``from mcp_platform import ToolContext``).
+
+    Frozen: it is the tool's API. What a run changes lives in named objects behind it: the unit
+    of work (``effects``), the run's questions (``questions``) and the request's ``cancelled``."""
 
     principal: str
     services: ServicesT
@@ -141,8 +158,8 @@ class ToolContext(Generic[ServicesT]):
     effects: SessionEffects | None = None
     """Where this run's session effects go: the tools/call's unit of work (None: a context that
     changes no session, as a resource's or a prompt's)."""
-    questions_asked: int = 0
-    """Questions of this run so far: an unnamed question's key is ``<kind>-<n>``."""
+    questions: QuestionCounter = field(default_factory=QuestionCounter)
+    """This run's questions so far (a rerun gets a context, and a counter, of its own)."""
 
     @classmethod
     def for_request(
@@ -165,9 +182,9 @@ class ToolContext(Generic[ServicesT]):
             tool_call_id=tool_call_id,
             progress_token=progress_token,
             log_level=request.log_level,
-            notify=request.notify,
+            notify=request.channel.notify,
             cancelled=request.cancelled,
-            interaction=request.interaction,  # 2026: a rerun after a lost race reuses its answers
+            interaction=request.channel.interaction,  # 2026: a rerun after a lost race reuses its answers
             client_capabilities=request.client_capabilities,
             effects=effects,
         )
@@ -278,8 +295,8 @@ class ToolContext(Generic[ServicesT]):
         """One question, keyed ``key`` or ``<kind>-<n>`` (the n-th question of this run)."""
         from mcp_platform.protocol.interactive import SHORT_NAMES
 
-        self.questions_asked += 1
-        name = key or f"{SHORT_NAMES[request.method]}-{self.questions_asked}"
+        number = self.questions.count_one()
+        name = key or f"{SHORT_NAMES[request.method]}-{number}"
         return (await self.ask_all({name: request}))[name]
 
     def for_worker_thread(self) -> ToolContext[ServicesT]:

@@ -30,7 +30,8 @@ async def discard_notification(_: JSONObject) -> None:
 
 @dataclass
 class TransportSession:
-    """2025 era: the request's ``Mcp-Session-Id`` and, once validated, the stored session."""
+    """2025 era: the request's ``Mcp-Session-Id`` and, once validated, the stored session. Mutable:
+    the session is validated after the request is read."""
 
     id: str
     stored: Any = None
@@ -38,43 +39,52 @@ class TransportSession:
     it (:class:`~mcp_platform.protocol.binding.BoundRequest`); None until then."""
 
 
-@dataclass(slots=True)
+@dataclass
+class ClientChannel:
+    """The way back to the client, opened while the request is served: the mutable part of a
+    :class:`RequestContext`, each field set by the party that opens it."""
+
+    notify: Notify = discard_notification
+    """Sends a message to the client: set by the streamer once the answer is a stream (the task
+    worker's goes to the task's status)."""
+    interaction: Any = None
+    """How this request asks its client for input (``interactive.api.Interaction``), opened by
+    the server's admission of a request that may ask; None: it cannot ask."""
+
+
+@dataclass(frozen=True, slots=True)
 class RequestContext:
-    """One request, in four parts (kept flat but for the transport session, see below):
+    """One request:
 
     * caller and era: ``principal``, ``protocol_version``, ``modern``;
+    * what the client declared: ``log_level``, ``client_capabilities`` (2026: the request's
+      ``_meta``; 2025: its initialize, kept on the transport session, once that is attached);
     * the 2025 transport session: ``transport`` (None in the 2026 era, and for a task whose
       request came without one);
-    * what the client declared: ``log_level``, ``client_capabilities`` (2026: the request's
-      ``_meta``; 2025: its initialize, kept on the transport session and copied by
-      :meth:`attach_transport_session`);
-    * the channel back to the client: ``notify``, ``cancelled``, ``interaction``;
+    * the channel back to the client: ``channel`` (``notify``, ``interaction``) and
+      ``cancelled``;
     * ``trace``: the request's span (:mod:`mcp_platform.protocol.trace_context`), which what the
       request writes carries (its tool-call event and records, a task, a 2025 server request);
     * ``access``: what the policies let the caller use (:mod:`mcp_platform.protocol.access`).
 
-    The channel stays flat fields: each is set by a different party (the streamer and the task
-    worker set ``notify``, the 2025 transport registers ``cancelled`` for notifications/cancelled,
-    ``bind`` sets ``interaction``) and read where a ``ToolContext`` is built; a nested object
-    would change each of those sites and decouple nothing.
+    Frozen: what is learnt while the request is served lives in two named, mutable parts, the
+    transport session (validated after the request is read) and the channel.
     """
 
     principal: str
     protocol_version: str
     modern: bool
-    log_level: str | None = "info"
-    client_capabilities: JSONObject | None = None
-    """What the client declared; None: unknown (a session from before capabilities were kept),
-    so nothing is refused for it."""
+    declared_log_level: str | None = "info"
+    """The request's own minimum log level (2026: its ``_meta``); None: send no log notifications."""
+    declared_capabilities: JSONObject | None = None
+    """What the request itself declared (2026: its ``_meta``); None: unknown."""
     transport: TransportSession | None = None
-    notify: Notify = discard_notification
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
-    interaction: Any = None
-    """How this request asks its client for input (``interactive.api.Interaction``), set by bind."""
     trace: TraceContext | None = None
     """The request's span; None only where no transport made one (tests calling the core)."""
     access: Access | None = None
     """What the deployment's policies let the caller use; None: no policies, everything permitted."""
+    channel: ClientChannel = field(default_factory=ClientChannel)
 
     @property
     def transport_session_id(self) -> str | None:
@@ -85,12 +95,27 @@ class RequestContext:
         """The validated transport session (``sessions.Session``), None until validated."""
         return self.transport.stored if self.transport is not None else None
 
+    @property
+    def log_level(self) -> str | None:
+        """The minimum level of log notifications: the attached transport session's (2025: what
+        initialize and logging/setLevel kept), else the request's own."""
+        stored = self.transport_session
+        if stored is None:
+            return self.declared_log_level
+        return str(stored.attributes.get("log_level", self.declared_log_level))
+
+    @property
+    def client_capabilities(self) -> JSONObject | None:
+        """What the client declared: the attached transport session's (2025: its initialize's),
+        else the request's own; None: unknown (a session from before capabilities were kept), so
+        nothing is refused for it."""
+        stored = self.transport_session
+        declared = stored.attributes.get("client_capabilities") if stored is not None else None
+        return declared if isinstance(declared, dict) else self.declared_capabilities
+
     def attach_transport_session(self, session: Any) -> None:
-        """2025: the validated Mcp-Session-Id session, and what its initialize negotiated (the
-        attributes :func:`mcp_platform.protocol.handshake.transport_session_attributes` stored)."""
+        """2025: the validated Mcp-Session-Id session, whose attributes
+        (:func:`mcp_platform.protocol.handshake.transport_session_attributes`) say what its
+        initialize negotiated."""
         assert self.transport is not None, "only a 2025 request (one with an Mcp-Session-Id) has one"
         self.transport.stored = session
-        self.log_level = str(session.attributes.get("log_level", self.log_level))
-        declared = session.attributes.get("client_capabilities")
-        if isinstance(declared, dict):
-            self.client_capabilities = declared

@@ -297,8 +297,8 @@ class McpEndpoint:
             principal=principal,
             protocol_version=version,
             modern=True,
-            log_level=log_level,
-            client_capabilities=declared if isinstance(declared, dict) else {},
+            declared_log_level=log_level,
+            declared_capabilities=declared if isinstance(declared, dict) else {},
             trace=trace,
             access=access,
         )

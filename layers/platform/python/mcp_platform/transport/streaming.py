@@ -187,7 +187,7 @@ class ResponseStreamer:
             outcome.update(await _outcome(work, request_id))
             await queue.put((True, outcome))
 
-        call.notify = notify
+        call.channel.notify = notify
         await start_sse(send, headers)
         timing.first_byte()
         task = asyncio.create_task(run())

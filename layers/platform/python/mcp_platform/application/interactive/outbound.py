@@ -126,7 +126,7 @@ class ServerRequests:
                 )
                 expected.append(ids[key])
             for key, request in requests.items():
-                await call.notify({"jsonrpc": "2.0", "id": ids[key], **_traced(request.to_wire(), call)})
+                await call.channel.notify({"jsonrpc": "2.0", "id": ids[key], **_traced(request.to_wire(), call)})
             waits = (self._wait(session_id, ids[key], owner, request) for key, request in requests.items())
             responses = await asyncio.gather(*waits)
             pairs = zip(requests.items(), responses, strict=True)
@@ -217,7 +217,7 @@ class CallRequests:
         self._answers: dict[str, tuple[str, dict[str, Any]]] = {}
 
     async def ask(self, requests: Mapping[str, InputRequest]) -> dict[str, dict[str, Any]]:
-        if self._call.notify is discard_notification or self._call.transport_session_id is None:
+        if self._call.channel.notify is discard_notification or self._call.transport_session_id is None:
             # Only a streamed response can carry a request to the client (Accept: text/event-stream).
             raise JsonRpcError(INVALID_REQUEST, "Asking the client needs the call's SSE stream and a session")
         answers: dict[str, dict[str, Any]] = {}

@@ -135,7 +135,7 @@ async def input_required_result(
     """The InputRequiredResult of a run that stopped at ``needed``, with its sealed state."""
     from mcp_platform.application.interactive.keys import KeyRingError
 
-    interaction = call.interaction
+    interaction = call.channel.interaction
     if not isinstance(interaction, RoundInteraction):
         raise JsonRpcError(INTERNAL_ERROR, "input required outside a multi-round request")
     vault = _vault(services)
