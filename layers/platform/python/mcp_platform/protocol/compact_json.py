@@ -73,7 +73,7 @@ def repeated_key(data: bytes, document: Any) -> str | None:
         written: bytes | None = orjson.dumps(document)
     except TypeError:  # orjson.JSONEncodeError: an integer beyond 64 bits, a lone surrogate
         written = None
-    escaped = b"\\" in data and (b"\\u003a" in data or b"\\u003A" in data)  # one byte first: cheap
+    escaped = b"\\" in data and (b"\\u003a" in data or b"\\u003A" in data)
     if written is not None and not escaped and written.count(b":") == data.count(b":"):
         return None
     repeated: list[str] = []

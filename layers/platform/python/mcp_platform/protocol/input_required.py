@@ -9,6 +9,7 @@ methods in :data:`INPUT_METHODS` may, and a run signals it with :class:`InputReq
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from mcp_platform.protocol.jsonrpc import JSONObject
 
@@ -16,17 +17,12 @@ INPUT_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 """2026-07-28: the requests that may answer InputRequiredResult (mrtr.mdx, "Supported Requests")."""
 
 
+@dataclass(frozen=True, slots=True)
 class InputRequest:
     """One question for the client: a server-to-client request without its JSON-RPC framing."""
 
-    __slots__ = ("method", "params")
-
-    def __init__(self, method: str, params: JSONObject | None = None) -> None:
-        self.method = method
-        self.params = params if params is not None else {}
-
-    def __repr__(self) -> str:
-        return f"InputRequest({self.method!r}, {self.params!r})"
+    method: str
+    params: JSONObject = field(default_factory=dict)
 
     def to_wire(self) -> JSONObject:
         return {"method": self.method, "params": self.params}

@@ -19,6 +19,7 @@ what the client can answer.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from mcp_platform.protocol.input_required import INPUT_METHODS, InputRequest, InputRequired
@@ -50,37 +51,27 @@ class Interaction(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
 class Elicited:
     """An elicitation's answer: ``action`` (accept, decline, cancel) and what the user submitted
     (``content``: empty unless accepted)."""
 
-    __slots__ = ("action", "content")
-
-    def __init__(self, action: str, content: dict[str, Any]) -> None:
-        self.action = action
-        self.content = content
-
-    def __repr__(self) -> str:
-        return f"Elicited({self.action!r}, {self.content!r})"
+    action: str
+    content: dict[str, Any]
 
     @property
     def accepted(self) -> bool:
         return self.action == "accept"
 
 
+@dataclass(frozen=True, slots=True)
 class Sampled:
     """A sampling answer: the message the client's model produced."""
 
-    __slots__ = ("content", "model", "role", "stop_reason")
-
-    def __init__(self, role: str, content: Any, model: str, stop_reason: str | None) -> None:
-        self.role = role
-        self.content = content
-        self.model = model
-        self.stop_reason = stop_reason
-
-    def __repr__(self) -> str:
-        return f"Sampled({self.role!r}, {self.content!r}, {self.model!r}, {self.stop_reason!r})"
+    role: str
+    content: Any
+    model: str
+    stop_reason: str | None
 
     @property
     def text(self) -> str | None:

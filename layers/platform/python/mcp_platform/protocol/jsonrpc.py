@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
 PARSE_ERROR: Final = -32700
@@ -69,19 +70,19 @@ def notification_message(method: str, params: JSONObject | None = None) -> JSONO
     return message
 
 
+@dataclass(frozen=True, slots=True)
 class Request:
     """A validated JSON-RPC request or notification (``id`` is None for notifications)."""
 
-    __slots__ = ("id", "meta", "method", "params")
+    method: str
+    params: JSONObject
+    id: RequestId | None
 
-    def __init__(self, method: str, params: JSONObject, request_id: RequestId | None) -> None:
-        self.method = method
-        self.params = params
-        self.id = request_id
-        meta = params.get("_meta")
-        self.meta: JSONObject = meta if isinstance(meta, dict) else {}
-        """``params._meta`` (an empty map when absent or not an object), read once: several
-        layers consult it on every request."""
+    @property
+    def meta(self) -> JSONObject:
+        """``params._meta`` (an empty map when absent or not an object)."""
+        meta = self.params.get("_meta")
+        return meta if isinstance(meta, dict) else {}
 
     @property
     def is_notification(self) -> bool:
@@ -111,7 +112,7 @@ def parse_message(decoded: Any) -> Request:
     request_id: Any = None
     if "id" in decoded:
         request_id = decoded["id"]
-        if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):  # a tuple: a union is built per call
+        if isinstance(request_id, bool) or not isinstance(request_id, str | int):
             raise JsonRpcError(INVALID_REQUEST, 'The "id" member must be a string or an integer')
     params = decoded.get("params", {})
     if params is None:

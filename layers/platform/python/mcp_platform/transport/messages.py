@@ -191,7 +191,7 @@ def _clip(key: str, limit: int = 40) -> str:
     return repr(key if len(key) <= limit else key[:limit] + "...")
 
 
-dumps = compact_json.dumps  # a JSON-RPC message as response bytes (no wrapper call per response)
+dumps = compact_json.dumps  # a JSON-RPC message as response bytes
 
 
 def sse_event(message: dict[str, Any]) -> bytes:

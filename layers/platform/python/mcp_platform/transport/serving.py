@@ -17,24 +17,8 @@ open for ever. ``GuardedHttpToolsProtocol`` adds both bounds to it:
   Between requests uvicorn's keep-alive timer applies, and the body has its own deadline in the
   app (``MCP_BODY_TIMEOUT_SECONDS``).
 
-Why httptools with a guard rather than h11 or another server: ``make bench``, loopback suite, one
-run on the shared 2-core machine, our app (2026 echo, 8 keep-alive connections), medians of 6
-rounds of 3 s: throughput, and the server's CPU time per request:
-
-- httptools with the guard, on uvloop (this): 5,882 req/s, 168 us (the official SDK on the same
-  stack: 1,971 req/s, a per-round ratio of 3.11);
-- uvicorn's httptools without it (the previous stack): 6,602 req/s, 151 us; the medians of the
-  rounds' own ratios (guarded / unguarded) are 1.02 for throughput and 1.02 for CPU, inside
-  this machine's noise. In-process, with a fixed answer, the
-  guard costs about 4 us a request (18.9 against 23.5 us, min of 10 x 20,000): a timer armed
-  and cancelled, and one more Python call per header;
-- h11 on uvloop: 3,592 req/s, 279 us. h11 bounds the block itself (400, not 431) but would still
-  need the timer, and parses in Python;
-- h11 on asyncio (uvicorn's default): 2,930 req/s, 336 us;
-- Granian 2.8.7 (Rust; a header buffer limit and read timeout of its own), ASGI on uvloop:
-  3,551 req/s, 324 us (its worker process included), and a server of its own to run in make dev.
-
-So the guard keeps the fastest stack measured, for 2-3% of our CPU per request.
+Why httptools with a guard rather than h11 or another server: the decision record ("The HTTP
+stack", docs/architecture/decisions.md) keeps what ``make bench`` measured.
 """
 
 from __future__ import annotations
