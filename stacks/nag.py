@@ -151,7 +151,43 @@ def acknowledge(stack: PlatformStack) -> None:
         "rollback alarms; its invoke permission is limited to functions named CodeDeployHook_*, and the "
         "platform has none.",
     )
+    _edge(stack)
 
     provider = stack.node.try_find_child(AWS_CUSTOM_RESOURCE_ID)
     if provider is not None:
         _ack(provider, *BASIC_ROLE)
+
+
+def _edge(stack: PlatformStack) -> None:
+    """The edge in front of the endpoint (context key ``edge``)."""
+    if stack.origin_verify is not None:
+        _ack(
+            stack.origin_verify.secret,
+            "AwsSolutions-SMG4",
+            "The origin-verify values rotate by key id (add a value, deploy with origin_verify_key naming it, "
+            "drop the old one: Choosing an edge); a single-value rotation Lambda would refuse every request "
+            "CloudFront sends between the secret's change and the distribution's.",
+        )
+    if stack.cloudfront is not None:
+        distribution = stack.cloudfront.distribution
+        _ack(
+            distribution,
+            "AwsSolutions-CFR1",
+            "An MCP endpoint serves its callers wherever they are; the WAF web ACL's rules, not a country "
+            "list, decide. A deployment that serves some countries only adds a geo restriction.",
+        )
+        _ack(
+            distribution,
+            "AwsSolutions-CFR3",
+            "The endpoint logs every request it answers (JSON lines with the trace id and status) and the WAF "
+            "web ACL keeps metrics and sampled requests of what it refused; CloudFront standard logs (billed "
+            "per log line delivered) are a per-deployment choice.",
+        )
+        if stack.config.domain_name is None:
+            _ack(
+                distribution,
+                "AwsSolutions-CFR4",
+                "Without a custom domain the distribution serves CloudFront's default *.cloudfront.net "
+                "certificate, for which CloudFront fixes the security policy; with domain_name it is "
+                "TLSv1.2_2021.",
+            )

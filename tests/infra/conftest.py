@@ -7,6 +7,8 @@ keys; ``subscribed`` is the default with the notification streams on; ``xray`` a
 export spans (to X-Ray, and to an OTLP/HTTP backend with a header from a secret); ``governed`` has
 rate limits and quotas on the default, ``rate_limited`` rate limits alone in prod without DAX;
 ``shifted`` a custom traffic shift with provisioned endpoint environments, without a task worker.
+``cloudfront`` and ``cloudfront_domain`` put the CloudFront edge in front (the second with OAuth on
+a custom domain).
 All synthesize with cdk-nag attached, so a finding without an acknowledgement fails the fixture
 and every test that uses it.
 """
@@ -17,6 +19,8 @@ import pytest
 
 from tests.infra.synth import (
     ALT_CONTEXT,
+    CLOUDFRONT_CONTEXT,
+    CLOUDFRONT_DOMAIN_CONTEXT,
     GOVERNED_CONTEXT,
     OAUTH_CONTEXT,
     OTLP_URL_CONTEXT,
@@ -69,7 +73,17 @@ def rate_limited(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
     return synthesize(tmp_path_factory.mktemp("rate_limited"), RATE_LIMITED_CONTEXT)
 
 
-@pytest.fixture(scope="session", params=["default", "alt", "oauth", "governed"])
+@pytest.fixture(scope="session")
+def cloudfront(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    return synthesize(tmp_path_factory.mktemp("cloudfront"), CLOUDFRONT_CONTEXT)
+
+
+@pytest.fixture(scope="session")
+def cloudfront_domain(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    return synthesize(tmp_path_factory.mktemp("cloudfront_domain"), CLOUDFRONT_DOMAIN_CONTEXT)
+
+
+@pytest.fixture(scope="session", params=["default", "alt", "oauth", "governed", "cloudfront", "cloudfront_domain"])
 def variant(request: pytest.FixtureRequest) -> Synthesized:
     """The main variants, for properties that must hold in every configuration."""
     synthesized: Synthesized = request.getfixturevalue(request.param)
