@@ -81,6 +81,11 @@ def edge_context(
         match = CERTIFICATE_PATTERN.fullmatch(certificate or "")
         if match is not None and match["region"] != CLOUDFRONT_REGION:
             raise fail("certificate_arn", f"a certificate in {CLOUDFRONT_REGION} with edge=cloudfront", certificate)
+    match = CERTIFICATE_PATTERN.fullmatch(certificate or "")
+    if edge == "api_gateway" and region is not None and match is not None and match["region"] != region:
+        raise fail(
+            "certificate_arn", f"a certificate in the stack's region ({region}) with edge=api_gateway", certificate
+        )
     if oauth and edge == "api_gateway" and domain is None:
         raise fail(
             "domain_name",

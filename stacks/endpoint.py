@@ -86,6 +86,9 @@ class Endpoint(Construct):
             **self._oauth_environment(config, cognito),
             **(facade.environment() if facade is not None else {}),
             **(origin_verify.environment() if origin_verify is not None else {}),
+            # API Gateway's REST events: the Web Adapter hands the app the event's path (no stage in
+            # it); this keeps the adapter's request library from prefixing the stage to its URI too.
+            **({"AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH": "true"} if config.edge == "api_gateway" else {}),
         }
         vpc_props = network.function_placement() if network is not None else {}
         self.environment = dict(environment)  # what the task worker's function starts from

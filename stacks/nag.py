@@ -191,3 +191,32 @@ def _edge(stack: PlatformStack) -> None:
                 "certificate, for which CloudFront fixes the security policy; with domain_name it is "
                 "TLSv1.2_2021.",
             )
+    if stack.api_gateway is not None:
+        api = stack.api_gateway.api
+        _ack(
+            api,
+            "AwsSolutions-APIG2",
+            "Every path is proxied to the endpoint, which validates each request itself (media type, size, "
+            "JSON-RPC envelope, each tool's input schema) and answers a JSON-RPC error; a model at API Gateway "
+            "could only repeat the first checks, with a less precise error.",
+        )
+        _ack(
+            api.deployment_stage,
+            "AwsSolutions-APIG6",
+            "Execution logging needs the account-wide API Gateway CloudWatch role, which is the account's to "
+            "own rather than one stack's; the stage writes access logs and the endpoint logs every request.",
+        )
+        for method in api.methods:
+            _ack(
+                method,
+                "AwsSolutions-APIG4",
+                "Default deny is the endpoint's: it authenticates every MCP request itself (bearer API keys or "
+                "OAuth tokens, refused with 401 and a challenge); the OAuth metadata and facade paths are "
+                "public by specification.",
+            )
+            _ack(
+                method,
+                "AwsSolutions-COG4",
+                "Tokens (Cognito's or the OAuth facade's) are validated by the endpoint, which also accepts API "
+                "keys and serves the public OAuth discovery paths; a Cognito authorizer would refuse both.",
+            )

@@ -9,6 +9,7 @@ from aws_cdk import aws_certificatemanager as acm
 from constructs import Construct
 
 from mcp_platform.config import EnvVars
+from stacks.api_gateway_edge import ApiGatewayEdge
 from stacks.app_resources import AppResources
 from stacks.cloudfront_edge import CloudFrontEdge, OriginVerifySecret
 from stacks.cognito import CognitoAuthorization
@@ -200,7 +201,12 @@ class PlatformStack(Stack):
             if config.edge == "cloudfront" and url is not None and self.origin_verify is not None
             else None
         )
-        edge_url = self.cloudfront.url if self.cloudfront is not None else None
+        self.api_gateway = (
+            ApiGatewayEdge(self, "Api", config=config, function=self.endpoint.function)
+            if config.edge == "api_gateway"
+            else None
+        )
+        edge_url = next((e.url for e in (self.cloudfront, self.api_gateway) if e is not None), None)
         public = config.public_url or edge_url or (f"{url.url}mcp" if url is not None else "")
         CfnOutput(self, "McpEndpointUrl", value=public, description="MCP endpoint (POST/GET)")
         if self.facade is not None:

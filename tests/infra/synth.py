@@ -82,6 +82,16 @@ CLOUDFRONT_DOMAIN_CONTEXT: dict[str, Any] = {
     "domain_name": "MCP.Example.com",
     "hosted_zone_id": "Z0123456789ABCDEFGHIJ",
 }
+# edge=api_gateway on the default configuration (DAX: the endpoint in a VPC), API keys, no domain.
+API_GATEWAY_CONTEXT: dict[str, Any] = {"edge": "api_gateway", "api_throttle_rate": "50", "api_throttle_burst": "80"}
+# edge=api_gateway with OAuth on a custom domain: an imported certificate, the alias in a zone.
+API_GATEWAY_DOMAIN_CONTEXT: dict[str, Any] = {
+    **OAUTH_CONTEXT,
+    "edge": "api_gateway",
+    "domain_name": "mcp.example.org",
+    "certificate_arn": "arn:aws:acm:eu-west-1:123456789012:certificate/11111111-2222-3333-4444-555555555555",
+    "hosted_zone_id": "Z9876543210ZYXWVUTSRQ",
+}
 # Rate limits alone, outside dev (retained, deletion-protected) and without DAX.
 RATE_LIMITED_CONTEXT: dict[str, Any] = {"stage": "prod", "dax": "false", "rate_limits": {"principal": "5/second"}}
 
