@@ -68,7 +68,6 @@ class ApiGatewayEdge(Construct):
             response_transfer_mode=apigateway.ResponseTransferMode.STREAM,
             # One permission for the whole API instead of one per method and path.
             scope_permission_to_method=False,
-            allow_test_invoke=False,
         )
         self.access_logs = log_group(self, "AccessLogs", config)
         self.api = apigateway.RestApi(

@@ -134,7 +134,10 @@ class CloudFrontEdge(Construct):
                 compress=False,  # SSE events must leave as they are written
             ),
             http_version=cloudfront.HttpVersion.HTTP2_AND_3,
-            minimum_protocol_version=cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021,
+            # With CloudFront's default certificate the policy is CloudFront's to choose (TLSv1).
+            minimum_protocol_version=cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021
+            if config.domain_name is not None
+            else None,
             price_class=cloudfront.PriceClass.PRICE_CLASS_100,
             web_acl_id=web_acl_arn,
             domain_names=[config.domain_name] if config.domain_name is not None else None,
