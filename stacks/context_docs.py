@@ -55,7 +55,8 @@ KEYS: dict[str, ContextKeyDoc] = {
     "oauth_audience": ContextKeyDoc(
         (
             "the resource identifier tokens must name in `aud`; default: the Function URL "
-            "(`https://<id>.lambda-url.<region>.on.aws/mcp`), derived per request. Set it for a custom domain"
+            "(`https://<id>.lambda-url.<region>.on.aws/mcp`), derived per request; `https://<domain_name>/mcp` "
+            "behind an edge with a custom domain. Set it to the distribution's URL behind CloudFront without one"
         ),
     ),
     "oauth_scopes": ContextKeyDoc(

@@ -1,4 +1,4 @@
-"""Endpoint: the streaming MCP function behind a Function URL (S1, S8)."""
+"""Endpoint: the streaming MCP function behind its Function URL, or API Gateway with edge=api_gateway (S1, S8)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,8 @@ STREAM_MAX_S = 840  # S7: the server ends a stream well before Lambda would kill
 KEEPALIVE_S = 15
 LWA_PORT = "8080"
 MEMORY_MB = 1024  # CPU scales with memory: keeps cold start and TTFB (S4) low; make bench prices it
+# Read by the Web Adapter's request library, not by the platform (see the environment below).
+IGNORE_STAGE_IN_PATH = "AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH"
 SERVICE_NAME = "mcp-endpoint"
 METRICS_NAMESPACE = "McpPlatform"
 MCP_HEADERS = ["content-type", "authorization", "accept", "mcp-session-id", "mcp-protocol-version",
@@ -88,7 +90,7 @@ class Endpoint(Construct):
             **(origin_verify.environment() if origin_verify is not None else {}),
             # API Gateway's REST events: the Web Adapter hands the app the event's path (no stage in
             # it); this keeps the adapter's request library from prefixing the stage to its URI too.
-            **({"AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH": "true"} if config.edge == "api_gateway" else {}),
+            **({IGNORE_STAGE_IN_PATH: "true"} if config.edge == "api_gateway" else {}),
         }
         vpc_props = network.function_placement() if network is not None else {}
         self.environment = dict(environment)  # what the task worker's function starts from
