@@ -61,6 +61,7 @@ class ApiGatewayEdge(Construct):
         config: PlatformConfig,
         function: lambda_.IFunction,
     ) -> None:
+        """``function``: the endpoint's live alias, what CodeDeploy shifts between versions."""
         super().__init__(scope, construct_id)
         integration = apigateway.LambdaIntegration(
             function,

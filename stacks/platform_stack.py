@@ -202,7 +202,7 @@ class PlatformStack(Stack):
             else None
         )
         self.api_gateway = (
-            ApiGatewayEdge(self, "Api", config=config, function=self.endpoint.function)
+            ApiGatewayEdge(self, "Api", config=config, function=self.endpoint.alias)
             if config.edge == "api_gateway"
             else None
         )

@@ -64,7 +64,8 @@ def test_the_origin_is_the_function_url_with_the_secret_header(cloudfront: Synth
     (origin,) = cloudfront.one("AWS::CloudFront::Distribution")["Properties"]["DistributionConfig"]["Origins"]
     url = cloudfront.one("AWS::Lambda::Url")
     assert url["Properties"]["AuthType"] == "NONE"  # OAC would want every POST body signed
-    assert "EndpointFunctionFunctionUrl" in str(origin["DomainName"])
+    url_id = cloudfront.logical_id("AWS::Lambda::Url")  # the live alias's URL
+    assert origin["DomainName"] == {"Fn::Select": [2, {"Fn::Split": ["/", {"Fn::GetAtt": [url_id, "FunctionUrl"]}]}]}
     (header,) = origin["OriginCustomHeaders"]
     assert header["HeaderName"] == ORIGIN_VERIFY_HEADER
     # The value: a dynamic reference to the secret's origin_verify_key, resolved at deploy (never in the template)
