@@ -806,8 +806,7 @@ def _signed_usd(value: float) -> str:
     return ("+" if value >= 0 else "-") + _usd(abs(value))
 
 
-def _usd(value: float) -> str:
-    return f"{value:.2f}" if value >= 0.1 else f"{value:.3f}"
+_usd = cost.usd
 
 
 def cost_table() -> list[list[str]]:
@@ -892,6 +891,8 @@ def extra_tables() -> str:
         governance_table(),
         left=4,
     )
+    text += _text_table("What the edge in front of the endpoint adds (USD)", cost.edge_table())
+    text += ["", cost.edge_assumptions()]
     text += ["", cost.assumptions(), "", "Prices:"]
     text += [f"  {name}: {price} ({source})" for name, price, source in cost.price_rows()]
     return "\n".join(text)

@@ -33,6 +33,10 @@ SQS_PAGE = "https://aws.amazon.com/sqs/pricing/"
 SECRETS_PAGE = "https://aws.amazon.com/secrets-manager/pricing/"
 CLOUDWATCH_PAGE = "https://aws.amazon.com/cloudwatch/pricing/"
 XRAY_PAGE = "https://aws.amazon.com/xray/pricing/"
+CLOUDFRONT_PAGE = "https://aws.amazon.com/cloudfront/pricing/"
+WAF_PAGE = "https://aws.amazon.com/waf/pricing/"
+API_GATEWAY_PAGE = "https://aws.amazon.com/api-gateway/pricing/"
+DATA_TRANSFER_PAGE = "https://aws.amazon.com/ec2/pricing/on-demand/"
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,22 @@ PRICES: dict[str, Price] = {
     "secrets manager calls": Price(0.05, "10,000 API calls", SECRETS_PAGE),
     "logs ingestion": Price(0.50, "GB of log lines", CLOUDWATCH_PAGE),
     "x-ray traces": Price(5.00, "million traces recorded", XRAY_PAGE),
+    # The edge (context key edge): what callers reach, per request and per month.
+    "data transfer out": Price(
+        0.09, "GB to the internet from a Function URL or API Gateway (first 10 TB)", DATA_TRANSFER_PAGE
+    ),
+    "cloudfront https requests": Price(1.00, "million HTTPS requests (North America, Europe)", CLOUDFRONT_PAGE),
+    "cloudfront transfer out": Price(0.085, "GB to viewers (North America, Europe, first 10 TB)", CLOUDFRONT_PAGE),
+    "cloudfront transfer to origin": Price(
+        0.02, "GB of requests to the origin (North America, Europe)", CLOUDFRONT_PAGE
+    ),
+    "waf web acl": Price(5.00, "web ACL per month", WAF_PAGE),
+    "waf rule": Price(1.00, "rule or managed rule group per month", WAF_PAGE),
+    "waf requests": Price(0.60, "million requests inspected", WAF_PAGE),
+    "api gateway rest requests": Price(
+        3.50, "million REST API requests (first 333 million a month; a streamed response per 10 MB)", API_GATEWAY_PAGE
+    ),
+    "secrets manager secret": Price(0.40, "secret per month", SECRETS_PAGE),
 }
 
 # -- Assumptions (not measurable against a local moto server) ---------------------------------------
@@ -266,6 +286,92 @@ def assumptions() -> str:
         f"Ingest: its DynamoDB units per event counted the same way, one invocation per event. Not included: the "
         "audit function (session changes), fixed monthly costs (the stream's hours, DAX, alarms, metrics)."
     )
+
+
+# -- The edge ------------------------------------------------------------------------------------------
+# Bytes of one request and of its response on the wire, headers included: a tools/call with a short
+# result (an assumption; data transfer is a small share of an edge's cost at any size below ~50 KB).
+EDGE_REQUEST_BYTES = 1024
+EDGE_RESPONSE_BYTES = 2048
+
+
+@dataclass(frozen=True)
+class EdgeCost:
+    """What the edge in front of the endpoint costs: USD per million requests, and USD a month idle."""
+
+    edge: str
+    per_million: dict[str, float]
+    monthly: dict[str, float]
+
+    @property
+    def per_million_usd(self) -> float:
+        return sum(self.per_million.values())
+
+    @property
+    def monthly_usd(self) -> float:
+        return sum(self.monthly.values())
+
+
+def edge_costs() -> list[EdgeCost]:
+    """Each value of the context key ``edge``, priced as the stacks build it (stacks/edge_waf.py:
+    one web ACL with the rate-based rule and the managed groups; the CloudFront edge's
+    origin-verify secret). Data transfer at EDGE_REQUEST_BYTES / EDGE_RESPONSE_BYTES a request."""
+    from stacks.edge_waf import MANAGED_GROUPS
+
+    p = {name: price.usd for name, price in PRICES.items()}
+    out_gb = EDGE_RESPONSE_BYTES * 1e6 / GB
+    in_gb = EDGE_REQUEST_BYTES * 1e6 / GB
+    waf_monthly = {"WAF web ACL and rules": p["waf web acl"] + (1 + len(MANAGED_GROUPS)) * p["waf rule"]}
+    return [
+        EdgeCost("none", {"data transfer": out_gb * p["data transfer out"]}, {}),
+        EdgeCost(
+            "cloudfront",
+            {
+                "requests": p["cloudfront https requests"],
+                "WAF": p["waf requests"],
+                "data transfer": out_gb * p["cloudfront transfer out"] + in_gb * p["cloudfront transfer to origin"],
+            },
+            {**waf_monthly, "origin-verify secret": p["secrets manager secret"]},
+        ),
+        EdgeCost(
+            "api_gateway",
+            {
+                "requests": p["api gateway rest requests"],
+                "WAF": p["waf requests"],
+                "data transfer": out_gb * p["data transfer out"],
+            },
+            waf_monthly,
+        ),
+    ]
+
+
+def edge_table(monthly_requests: tuple[int, ...] = (1_000_000, 100_000_000)) -> list[list[str]]:
+    """A header, then one line per edge: its parts per million requests, its total, its fixed
+    monthly cost, and a month at each of ``monthly_requests``."""
+    header = ["edge", "requests", "WAF", "data transfer", "per million", "per month idle"]
+    header += [f"a month at {n / 1e6:g} M requests" for n in monthly_requests]
+    lines = [header]
+    for edge in edge_costs():
+        parts = [edge.per_million.get(name, 0.0) for name in ("requests", "WAF", "data transfer")]
+        month = [edge.monthly_usd + edge.per_million_usd * n / 1e6 for n in monthly_requests]
+        lines.append([edge.edge, *map(usd, parts), usd(edge.per_million_usd), usd(edge.monthly_usd), *map(usd, month)])
+    return lines
+
+
+def edge_assumptions() -> str:
+    return (
+        f"Per request: {EDGE_REQUEST_BYTES} bytes in, {EDGE_RESPONSE_BYTES} bytes out (headers included); no free "
+        "tier; CloudFront at its North America and Europe prices (PriceClass_100), pay as you go. On top of the "
+        "operation's own cost above (the function behind each edge is invoked the same way). A streamed API Gateway "
+        "response is billed one request per 10 MB. Not included: a custom domain's Route 53 hosted zone (yours: "
+        "$0.50 a month) and DNS queries (alias queries to CloudFront and API Gateway are free), CloudFront standard "
+        "logs, the secret's reads (once per environment start and every 5 minutes while it is warm)."
+    )
+
+
+def usd(value: float) -> str:
+    """Dollars as the cost tables print them: cents, or a tenth of a cent below 10 cents."""
+    return f"{value:.2f}" if value >= 0.1 else f"{value:.3f}"
 
 
 def price_rows() -> list[tuple[str, str, str]]:

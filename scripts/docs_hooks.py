@@ -5,7 +5,8 @@
 AWS round trips of each operation, counted by running ``make bench``'s deterministic AWS-calls
 suite (bench/bench_aws_calls.py) while the site builds; ``<!-- bench:cost -->`` the cost per
 million of the main operations from the same run, with the prices and assumptions it used
-(bench/cost.py); ``<!-- bench:governance -->`` what rate limits and quotas add to them.
+(bench/cost.py); ``<!-- bench:governance -->`` what rate limits and quotas add to them;
+``<!-- bench:edge-cost -->`` what each edge adds, per million requests and per month (prices only).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ CONTEXT_KEYS_MARKER = "<!-- context-keys -->"
 AWS_CALLS_MARKER = "<!-- bench:aws-calls -->"
 COST_MARKER = "<!-- bench:cost -->"
 GOVERNANCE_MARKER = "<!-- bench:governance -->"
+EDGE_COST_MARKER = "<!-- bench:edge-cost -->"
 
 
 def on_page_markdown(markdown: str, **_: Any) -> str:
@@ -49,6 +51,8 @@ def on_page_markdown(markdown: str, **_: Any) -> str:
             markdown = markdown.replace(COST_MARKER, cost_tables())
         if GOVERNANCE_MARKER in markdown:
             markdown = markdown.replace(GOVERNANCE_MARKER, governance_table())
+        if EDGE_COST_MARKER in markdown:
+            markdown = markdown.replace(EDGE_COST_MARKER, edge_cost_table())
     return markdown
 
 
@@ -75,6 +79,15 @@ def cost_tables() -> str:
     prices = ["| price | USD | source |", "|---|---|---|"]
     prices += [f"| {name} | {price} | <{source}> |" for name, price, source in cost.price_rows()]
     return "\n".join([*table, "", cost.assumptions(), "", *prices])
+
+
+def edge_cost_table() -> str:
+    import cost  # prices only: no run needed
+
+    header, *lines = cost.edge_table()
+    table = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    table += ["| " + " | ".join(line) + " |" for line in lines]
+    return "\n".join([*table, "", cost.edge_assumptions()])
 
 
 def governance_table() -> str:

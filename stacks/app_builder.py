@@ -17,6 +17,8 @@ import aws_cdk as cdk  # noqa: E402
 from cdk_nag import AwsSolutionsChecks  # noqa: E402
 
 from stacks.config import PlatformConfig  # noqa: E402
+from stacks.edge_config import CLOUDFRONT_REGION  # noqa: E402
+from stacks.edge_globals import EdgeGlobalsStack  # noqa: E402
 from stacks.nag import acknowledge  # noqa: E402
 from stacks.platform_stack import PlatformStack  # noqa: E402
 
@@ -32,13 +34,33 @@ def cdk_json_context() -> dict[str, Any]:
 def build_app(
     context: dict[str, Any] | None = None, *, nag: bool = True, outdir: str | None = None
 ) -> tuple[cdk.App, PlatformStack]:
-    """The app with one platform stack; ``context`` overrides cdk.json (CLI -c still wins)."""
+    """The app with the platform stack (and with edge=cloudfront, its us-east-1 stack:
+    stacks/edge_globals.py); ``context`` overrides cdk.json (CLI -c still wins)."""
     app = cdk.App(context={**cdk_json_context(), **(context or {})}, outdir=outdir)
     config = PlatformConfig.from_context(app.node.try_get_context)
+    name = f"{STACK_NAME_PREFIX}-{config.stage}"
+    # Environment-agnostic unless a region is named (edge=cloudfront needs one: cross-region references).
+    env = cdk.Environment(region=config.region) if config.region else None
+    globals_stack = (
+        EdgeGlobalsStack(
+            app,
+            f"{name}-edge",
+            config=config,
+            env=cdk.Environment(region=CLOUDFRONT_REGION),
+            cross_region_references=True,
+            description=f"Serverless MCP platform ({config.stage}): the CloudFront edge's web ACL and certificate",
+        )
+        if config.edge == "cloudfront"
+        else None
+    )
     stack = PlatformStack(
         app,
-        f"{STACK_NAME_PREFIX}-{config.stage}",
+        name,
         config=config,
+        env=env,
+        cross_region_references=globals_stack is not None,
+        web_acl_arn=globals_stack.web_acl.attr_arn if globals_stack is not None else None,
+        certificate=globals_stack.certificate if globals_stack is not None else None,
         description=f"Serverless MCP server platform ({config.stage})",
     )
     acknowledge(stack)  # each finding the design accepts, with its reason

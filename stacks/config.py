@@ -14,8 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from stacks.deployment import DEFAULT_DEPLOYMENT, DEV_DEPLOYMENT, DeploymentStrategy, InvalidDeployment
+from stacks.edge_config import EDGE_DEFAULTS, edge_context
 from stacks.oauth_config import OAUTH_DEFAULTS, SECRET_REFERENCE, oauth_context
 
 # The Lambda runtime's Python is named once, in .python-version: the Makefile builds the venv the
@@ -35,6 +37,7 @@ ARCHITECTURES = ("arm64", "x86_64")
 # "none" is for local loopback only (SPEC: default deny); CLOUD_AUTH_MODES and the OAuth keys'
 # rules live in stacks/oauth_config.py.
 REMOVAL_POLICIES = ("destroy", "retain")
+MCP_PATH = "/mcp"
 LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827)
 
 
@@ -55,6 +58,7 @@ DEFAULTS: dict[str, Any] = {
     "auth_mode": "api_key",
     **OAUTH_DEFAULTS,
     "allowed_origins": [],
+    **EDGE_DEFAULTS,  # the public edge in front of the endpoint (stacks/edge_config.py)
     "architecture": "arm64",
     "lambda_python": PYTHON_VERSION_FILE.read_text().strip(),  # the runtime of every function and the layer
     "removal_policy": None,  # None = derived: destroy in dev stages, retain elsewhere
@@ -121,6 +125,15 @@ class PlatformConfig:
     oauth_machine_client: bool  # a Cognito app client for the client_credentials grant
     oauth_tenant_claim: str  # the token claim naming the caller's tenant ("" = no tenants from tokens)
     allowed_origins: tuple[str, ...]
+    edge: str  # "none" (the Function URL), "cloudfront" or "api_gateway"
+    domain_name: str | None  # the edge's custom domain
+    certificate_arn: str | None
+    hosted_zone_id: str | None  # a DNS-validated certificate and the alias record in this zone
+    region: str | None  # the platform stack's region; None = environment-agnostic
+    waf_rate_limit: int  # requests per caller IP per 5 minutes
+    api_throttle_rate: int
+    api_throttle_burst: int
+    origin_verify_key: str  # the key id of the origin-verify secret the distribution sends
     architecture: str
     lambda_python: str  # "3.13": the runtime (python3.13) and the layer's wheels
     removal_policy: str  # resolved: "destroy" | "retain"
@@ -148,6 +161,28 @@ class PlatformConfig:
     def is_dev(self) -> bool:
         return self.stage in DEV_STAGES
 
+    @property
+    def public_url(self) -> str | None:
+        """The MCP endpoint's URL as callers know it, when it is known at synth: on the custom
+        domain, else ``oauth_audience``; None = the Function URL, derived per request."""
+        if self.domain_name is not None:
+            return f"https://{self.domain_name}{MCP_PATH}"
+        return self.oauth_audience or None
+
+    @property
+    def browser_origins(self) -> tuple[str, ...]:
+        """The Origin allow-list (S8): ``allowed_origins`` and the public origin (its own pages)."""
+        public = self.public_origin
+        return self.allowed_origins + ((public,) if public and public not in self.allowed_origins else ())
+
+    @property
+    def public_origin(self) -> str | None:
+        """``https://host`` of :attr:`public_url`: the Origin its own pages post from."""
+        if self.public_url is None:
+            return None
+        parts = urlsplit(self.public_url)
+        return f"{parts.scheme}://{parts.netloc}"
+
     @classmethod
     def from_context(cls, get: Callable[[str], Any]) -> PlatformConfig:
         """Reads and validates every key; ``get`` is ``node.try_get_context``."""
@@ -171,6 +206,9 @@ class PlatformConfig:
         query_ttl = _int("dax_query_ttl_seconds", raw("dax_query_ttl_seconds"), 1, 86_400)
         dax = _bool("dax", raw("dax"))
         oauth = oauth_context(raw, _fail, dax=dax)
+        edge = edge_context(
+            raw, _fail, _int, oauth="oauth" in oauth["auth_mode"].split(","), oauth_audience=oauth["oauth_audience"]
+        )
         rate_limits, quotas = _governance(raw, facade=oauth["oauth_facade"])
         reserved = _optional_int("endpoint_reserved_concurrency", raw("endpoint_reserved_concurrency"), 1, 10_000)
         return cls(
@@ -184,6 +222,7 @@ class PlatformConfig:
             log_retention_days=_log_retention(raw("log_retention_days")),
             **oauth,
             allowed_origins=_origins(raw("allowed_origins")),
+            **edge,
             architecture=_choice("architecture", raw("architecture"), ARCHITECTURES),
             lambda_python=_choice("lambda_python", str(raw("lambda_python")), LAMBDA_PYTHONS),
             removal_policy=_choice("removal_policy", str(removal).lower(), REMOVAL_POLICIES),

@@ -55,7 +55,8 @@ KEYS: dict[str, ContextKeyDoc] = {
     "oauth_audience": ContextKeyDoc(
         (
             "the resource identifier tokens must name in `aud`; default: the Function URL "
-            "(`https://<id>.lambda-url.<region>.on.aws/mcp`), derived per request. Set it for a custom domain"
+            "(`https://<id>.lambda-url.<region>.on.aws/mcp`), derived per request; `https://<domain_name>/mcp` "
+            "behind an edge with a custom domain. Set it to the distribution's URL behind CloudFront without one"
         ),
     ),
     "oauth_scopes": ContextKeyDoc(
@@ -103,6 +104,54 @@ KEYS: dict[str, ContextKeyDoc] = {
     ),
     "allowed_origins": ContextKeyDoc(
         "CORS / Origin allow-list (S8); `*` is refused",
+    ),
+    "edge": ContextKeyDoc(
+        (
+            "what callers reach: `none` (the Function URL), `cloudfront` (a distribution with a WAF web ACL in "
+            "front of the Function URL, which refuses calls that bypass it) or `api_gateway` (a regional REST "
+            "API streaming the Lambda response, regional WAF, stage throttling, no Function URL); see Choosing "
+            "an edge"
+        ),
+    ),
+    "domain_name": ContextKeyDoc(
+        (
+            "the edge's custom domain (e.g. `mcp.example.com`); the OAuth resource, the facade's issuer and "
+            "the Origin allow-list use it. Needs `edge` and `certificate_arn` or `hosted_zone_id`"
+        ),
+        default="none",
+    ),
+    "certificate_arn": ContextKeyDoc(
+        "an ACM certificate for `domain_name` (in us-east-1 with `cloudfront`, the stack's region with `api_gateway`)",
+        default="none",
+    ),
+    "hosted_zone_id": ContextKeyDoc(
+        (
+            "a Route 53 hosted zone holding `domain_name`: the alias record is created in it, and without "
+            "`certificate_arn` a DNS-validated certificate too"
+        ),
+        default="none",
+    ),
+    "region": ContextKeyDoc(
+        (
+            "the platform stack's region; required with `edge=cloudfront` (its web ACL and certificate live in a "
+            "stack of their own in us-east-1, referenced across regions)"
+        ),
+        default="none (environment-agnostic)",
+    ),
+    "waf_rate_limit": ContextKeyDoc(
+        "the WAF rate-based rule of either edge: requests per caller IP per 5 minutes before that IP is blocked",
+    ),
+    "api_throttle_rate": ContextKeyDoc(
+        "`api_gateway`: the stage's steady request rate per second (beyond it API Gateway answers 429)",
+    ),
+    "api_throttle_burst": ContextKeyDoc(
+        "`api_gateway`: the stage's burst of requests",
+    ),
+    "origin_verify_key": ContextKeyDoc(
+        (
+            "`cloudfront`: the key id, in the origin-verify secret, whose value the distribution sends; rotate "
+            "by adding a key to the secret and deploying with its id (see Choosing an edge)"
+        ),
     ),
     "architecture": ContextKeyDoc(
         "Lambda architecture, `arm64` or `x86_64`",

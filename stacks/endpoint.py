@@ -1,16 +1,17 @@
-"""Endpoint: the streaming MCP function behind a Function URL (S1, S8)."""
+"""Endpoint: the streaming MCP function behind its Function URL, or API Gateway with edge=api_gateway (S1, S8)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from aws_cdk import CfnOutput, Duration, Stack
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from mcp_platform.config import EnvVars
 from stacks.app_resources import CODE_EXCLUDES
+from stacks.cloudfront_edge import OriginVerifySecret
 from stacks.cognito import CognitoAuthorization
 from stacks.common import log_group
 from stacks.config import PlatformConfig
@@ -29,6 +30,8 @@ STREAM_MAX_S = 840  # S7: the server ends a stream well before Lambda would kill
 KEEPALIVE_S = 15
 LWA_PORT = "8080"
 MEMORY_MB = 1024  # CPU scales with memory: keeps cold start and TTFB (S4) low; make bench prices it
+# Read by the Web Adapter's request library, not by the platform (see the environment below).
+IGNORE_STAGE_IN_PATH = "AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH"
 SERVICE_NAME = "mcp-endpoint"
 METRICS_NAMESPACE = "McpPlatform"
 MCP_HEADERS = ["content-type", "authorization", "accept", "mcp-session-id", "mcp-protocol-version",
@@ -51,6 +54,7 @@ class Endpoint(Construct):
         cognito: CognitoAuthorization | None = None,
         request_state: RequestStateKey | None = None,
         facade: OAuthFacade | None = None,
+        origin_verify: OriginVerifySecret | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         region = Stack.of(self).region
@@ -69,7 +73,7 @@ class Endpoint(Construct):
             EnvVars.PRODUCER_DLQ_URL: producer_dlq.queue_url,
             EnvVars.SESSION_TTL_SECONDS: str(config.session_ttl_seconds),
             EnvVars.AUTH_MODE: config.auth_mode,
-            EnvVars.ALLOWED_ORIGINS: ",".join(config.allowed_origins),
+            EnvVars.ALLOWED_ORIGINS: ",".join(config.browser_origins),
             EnvVars.STREAM_MAX_SECONDS: str(STREAM_MAX_S),
             EnvVars.KEEPALIVE_SECONDS: str(KEEPALIVE_S),
             # Off: no stream, no subscribe method, no listChanged advertised; no cost.
@@ -83,6 +87,10 @@ class Endpoint(Construct):
             **({EnvVars.REQUEST_STATE_SECRET: request_state.secret.secret_arn} if request_state else {}),
             **self._oauth_environment(config, cognito),
             **(facade.environment() if facade is not None else {}),
+            **(origin_verify.environment() if origin_verify is not None else {}),
+            # API Gateway's REST events: the Web Adapter hands the app the event's path (no stage in
+            # it); this keeps the adapter's request library from prefixing the stage to its URI too.
+            **({IGNORE_STAGE_IN_PATH: "true"} if config.edge == "api_gateway" else {}),
         }
         vpc_props = network.function_placement() if network is not None else {}
         self.environment = dict(environment)  # what the task worker's function starts from
@@ -119,20 +127,25 @@ class Endpoint(Construct):
             request_state.grant_read(fn)  # 2026 requestState keys: this secret only, read only
         if facade is not None:
             facade.grant(fn)  # the facade's signing seeds and its upstream client's secret
+        if origin_verify is not None:
+            origin_verify.grant_read(fn)  # the values CloudFront's requests must carry
 
-        # What every invoker of the endpoint invokes (the Function URL here; an edge in front of the
-        # URL, when one is configured, must target it too): CodeDeploy shifts it between versions.
+        # What every invoker of the endpoint invokes (the Function URL; API Gateway's integration with
+        # edge=api_gateway): CodeDeploy shifts it between versions.
         self.alias = live_alias(fn, provisioned_concurrency=config.endpoint_provisioned_concurrency)
-        # S1 streaming URL. Auth type NONE: the app authenticates every request itself (bearer
-        # API keys / OAuth, default deny), which IAM auth could not express for MCP clients.
-        self.url = self.alias.add_function_url(
-            auth_type=lambda_.FunctionUrlAuthType.NONE,
-            invoke_mode=lambda_.InvokeMode.RESPONSE_STREAM,
-            cors=self._cors(config),
+        # S1 streaming URL (not with edge=api_gateway: API Gateway invokes the alias itself, and a
+        # URL would be a way around it). Auth type NONE: the app authenticates every request itself
+        # (bearer API keys / OAuth, default deny), which IAM auth could not express for MCP clients;
+        # behind CloudFront it also refuses requests without the origin-verify header.
+        self.url = (
+            self.alias.add_function_url(
+                auth_type=lambda_.FunctionUrlAuthType.NONE,
+                invoke_mode=lambda_.InvokeMode.RESPONSE_STREAM,
+                cors=self._cors(config),
+            )
+            if config.edge != "api_gateway"
+            else None
         )
-        CfnOutput(Stack.of(self), "McpEndpointUrl", value=f"{self.url.url}mcp", description="MCP endpoint (POST/GET)")
-        if facade is not None:
-            facade.connect(self.url)  # after the URL: the Cognito client's callback names it
 
     @staticmethod
     def _oauth_environment(config: PlatformConfig, cognito: CognitoAuthorization | None) -> dict[str, str]:
@@ -142,7 +155,9 @@ class Endpoint(Construct):
             return {}
         environment = {
             EnvVars.OAUTH_ISSUER: cognito.issuer if cognito else config.oauth_issuer,
-            EnvVars.OAUTH_AUDIENCE: config.oauth_audience,
+            # Behind an edge with a custom domain, the resource is the public URL (its origin the
+            # facade's issuer); unset with neither, derived per request from the Function URL.
+            EnvVars.OAUTH_AUDIENCE: config.oauth_audience or config.public_url or "",
             EnvVars.OAUTH_SCOPES: " ".join(config.oauth_scopes),
             EnvVars.OAUTH_JWKS_URL: cognito.jwks_url if cognito else config.oauth_jwks_url,
             EnvVars.OAUTH_CLIENT_IDS: ",".join(config.oauth_client_ids),
@@ -161,10 +176,10 @@ class Endpoint(Construct):
     @staticmethod
     def _cors(config: PlatformConfig) -> lambda_.FunctionUrlCorsOptions | None:
         """S8: an explicit allow-list; no origins configured = no CORS (browsers are refused)."""
-        if not config.allowed_origins:
+        if not config.browser_origins:
             return None
         return lambda_.FunctionUrlCorsOptions(
-            allowed_origins=list(config.allowed_origins),
+            allowed_origins=list(config.browser_origins),
             allowed_methods=[lambda_.HttpMethod.GET, lambda_.HttpMethod.POST, lambda_.HttpMethod.DELETE],
             allowed_headers=MCP_HEADERS,
             exposed_headers=["mcp-session-id", "www-authenticate"],

@@ -151,7 +151,72 @@ def acknowledge(stack: PlatformStack) -> None:
         "rollback alarms; its invoke permission is limited to functions named CodeDeployHook_*, and the "
         "platform has none.",
     )
+    _edge(stack)
 
     provider = stack.node.try_find_child(AWS_CUSTOM_RESOURCE_ID)
     if provider is not None:
         _ack(provider, *BASIC_ROLE)
+
+
+def _edge(stack: PlatformStack) -> None:
+    """The edge in front of the endpoint (context key ``edge``)."""
+    if stack.origin_verify is not None:
+        _ack(
+            stack.origin_verify.secret,
+            "AwsSolutions-SMG4",
+            "The origin-verify values rotate by key id (add a value, deploy with origin_verify_key naming it, "
+            "drop the old one: Choosing an edge); a single-value rotation Lambda would refuse every request "
+            "CloudFront sends between the secret's change and the distribution's.",
+        )
+    if stack.cloudfront is not None:
+        distribution = stack.cloudfront.distribution
+        _ack(
+            distribution,
+            "AwsSolutions-CFR1",
+            "An MCP endpoint serves its callers wherever they are; the WAF web ACL's rules, not a country "
+            "list, decide. A deployment that serves some countries only adds a geo restriction.",
+        )
+        _ack(
+            distribution,
+            "AwsSolutions-CFR3",
+            "The endpoint logs every request it answers (JSON lines with the trace id and status) and the WAF "
+            "web ACL keeps metrics and sampled requests of what it refused; CloudFront standard logs (billed "
+            "per log line delivered) are a per-deployment choice.",
+        )
+        if stack.config.domain_name is None:
+            _ack(
+                distribution,
+                "AwsSolutions-CFR4",
+                "Without a custom domain the distribution serves CloudFront's default *.cloudfront.net "
+                "certificate, for which CloudFront fixes the security policy; with domain_name it is "
+                "TLSv1.2_2021.",
+            )
+    if stack.api_gateway is not None:
+        api = stack.api_gateway.api
+        _ack(
+            api,
+            "AwsSolutions-APIG2",
+            "Every path is proxied to the endpoint, which validates each request itself (media type, size, "
+            "JSON-RPC envelope, each tool's input schema) and answers a JSON-RPC error; a model at API Gateway "
+            "could only repeat the first checks, with a less precise error.",
+        )
+        _ack(
+            api.deployment_stage,
+            "AwsSolutions-APIG6",
+            "Execution logging needs the account-wide API Gateway CloudWatch role, which is the account's to "
+            "own rather than one stack's; the stage writes access logs and the endpoint logs every request.",
+        )
+        for method in api.methods:
+            _ack(
+                method,
+                "AwsSolutions-APIG4",
+                "Default deny is the endpoint's: it authenticates every MCP request itself (bearer API keys or "
+                "OAuth tokens, refused with 401 and a challenge); the OAuth metadata and facade paths are "
+                "public by specification.",
+            )
+            _ack(
+                method,
+                "AwsSolutions-COG4",
+                "Tokens (Cognito's or the OAuth facade's) are validated by the endpoint, which also accepts API "
+                "keys and serves the public OAuth discovery paths; a Cognito authorizer would refuse both.",
+            )

@@ -18,12 +18,10 @@ the secret exists (it is created after the function), sign-ins answer "temporari
 from __future__ import annotations
 
 import json
-from urllib.parse import urlsplit
 
-from aws_cdk import Fn, SecretValue
+from aws_cdk import Fn, SecretValue, Token
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
-from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
@@ -36,6 +34,14 @@ from stacks.config import PlatformConfig
 INITIAL_KEY_ID = "k1"
 SEED_CHARS = 64
 UPSTREAM_SECRET_PREFIX = "mcp-platform/oauth-facade-upstream/"  # noqa: S105 - a name prefix
+
+
+def callback_url(origin: str) -> str:
+    """The facade's callback on ``origin``: ``https://host``, or the Function URL (a token whose
+    value ends with ``/``)."""
+    if Token.is_unresolved(origin):
+        return Fn.join("", [origin, CALLBACK_PATH.lstrip("/")])
+    return origin.rstrip("/") + CALLBACK_PATH
 
 
 class OAuthFacade(Construct):
@@ -93,14 +99,11 @@ class OAuthFacade(Construct):
         if self._cognito is not None:  # the upstream secret is encrypted with the platform key
             self._key.grant_decrypt(grantee)
 
-    def connect(self, url: lambda_.FunctionUrl) -> None:
-        """With Cognito: the facade's app client (callback on the Function URL) and its secret."""
+    def connect(self, callbacks: list[str]) -> None:
+        """With Cognito: the facade's app client (its callback on each origin the facade is
+        served on: :func:`callback_url`) and its secret."""
         if self._cognito is None:
             return
-        callbacks = [Fn.join("", [url.url, CALLBACK_PATH.lstrip("/")])]
-        if self._config.oauth_audience:  # a custom domain in front: the facade is on its origin there
-            parts = urlsplit(self._config.oauth_audience)
-            callbacks.append(f"{parts.scheme}://{parts.netloc}{CALLBACK_PATH}")
         client = self._cognito.add_facade_client(callbacks)
         self.upstream_secret = secretsmanager.Secret(
             self,

@@ -5,10 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from aws_cdk import CfnOutput, Stack, Tags
+from aws_cdk import aws_certificatemanager as acm
 from constructs import Construct
 
 from mcp_platform.config import EnvVars
+from stacks.api_gateway_edge import ApiGatewayEdge
 from stacks.app_resources import AppResources
+from stacks.cloudfront_edge import CloudFrontEdge, OriginVerifySecret
 from stacks.cognito import CognitoAuthorization
 from stacks.common import dead_letter_queue, platform_key
 from stacks.config import PlatformConfig
@@ -19,7 +22,7 @@ from stacks.endpoint import METRICS_NAMESPACE, SERVICE_NAME, Endpoint
 from stacks.governance import Governance
 from stacks.monitoring import Monitored, Monitoring
 from stacks.network import Network
-from stacks.oauth_facade import OAuthFacade
+from stacks.oauth_facade import OAuthFacade, callback_url
 from stacks.policies import check_policies
 from stacks.processing import Processing
 from stacks.request_state import RequestStateKey
@@ -30,7 +33,18 @@ from stacks.telemetry import Telemetry
 
 
 class PlatformStack(Stack):
-    def __init__(self, scope: Construct, construct_id: str, *, config: PlatformConfig, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: PlatformConfig,
+        web_acl_arn: str | None = None,
+        certificate: acm.ICertificate | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """``web_acl_arn``, ``certificate``: edge=cloudfront's web ACL and the certificate it
+        creates for ``domain_name``, from its us-east-1 stack (stacks/edge_globals.py)."""
         super().__init__(scope, construct_id, **kwargs)
         Tags.of(self).add("project", "mcp-platform")
         Tags.of(self).add("stage", config.stage)
@@ -66,6 +80,10 @@ class PlatformStack(Stack):
         # 2026 multi-round requests: every instance verifies every instance's requestState.
         self.request_state = RequestStateKey(self, "RequestState", config=config, key=key)
         check_policies()  # a bad policy fails synth, naming it (the function reads them at start)
+        # edge=cloudfront: the header value that proves a request came through the distribution.
+        self.origin_verify = (
+            OriginVerifySecret(self, "OriginVerify", config=config, key=key) if config.edge == "cloudfront" else None
+        )
         self.endpoint = Endpoint(
             self,
             "Endpoint",
@@ -79,7 +97,9 @@ class PlatformStack(Stack):
             cognito=self.cognito,
             request_state=self.request_state,
             facade=self.facade,
+            origin_verify=self.origin_verify,
         )
+        self.public_url = self._edge(config, web_acl_arn, certificate)
         # G1 rate limits (optional): the counters every instance admits against, at the endpoint only.
         self.governance = Governance(self, "Governance", config=config, key=key) if config.rate_limits else None
         if self.governance is not None:
@@ -164,6 +184,39 @@ class PlatformStack(Stack):
             ),
         )
         self._operations_output(config)
+
+    def _edge(self, config: PlatformConfig, web_acl_arn: str | None, certificate: acm.ICertificate | None) -> str:
+        """The edge in front of the endpoint (context key ``edge``); the endpoint's public URL."""
+        url = self.endpoint.url
+        self.cloudfront = (
+            CloudFrontEdge(
+                self,
+                "Edge",
+                config=config,
+                url=url,
+                origin_verify=self.origin_verify,
+                web_acl_arn=web_acl_arn,
+                certificate=certificate,
+            )
+            if config.edge == "cloudfront" and url is not None and self.origin_verify is not None
+            else None
+        )
+        self.api_gateway = (
+            ApiGatewayEdge(self, "Api", config=config, function=self.endpoint.alias)
+            if config.edge == "api_gateway"
+            else None
+        )
+        edge_url = next((e.url for e in (self.cloudfront, self.api_gateway) if e is not None), None)
+        public = config.public_url or edge_url or (f"{url.url}mcp" if url is not None else "")
+        CfnOutput(self, "McpEndpointUrl", value=public, description="MCP endpoint (POST/GET)")
+        if self.facade is not None:
+            # The facade's callback on each origin it is served on: the public one, and the
+            # Function URL's while callers may reach it (edge=none).
+            origins = [config.public_origin] if config.public_origin else []
+            if config.edge == "none" and url is not None:
+                origins.insert(0, url.url)
+            self.facade.connect([callback_url(origin) for origin in origins])
+        return public
 
     def _operations_output(self, config: PlatformConfig) -> None:
         """What the DLQ redrive command reads (python -m mcp_platform.ops --stack <name>): the

@@ -26,7 +26,7 @@ from stacks.config import PlatformConfig
 from stacks.data import Data
 from stacks.dax import DaxCache
 from stacks.deployment import live_alias
-from stacks.endpoint import ROOT, Endpoint
+from stacks.endpoint import IGNORE_STAGE_IN_PATH, ROOT, Endpoint
 from stacks.network import Network
 from stacks.runtime import architecture_of, lambda_runtime
 from stacks.stream import EventStream
@@ -37,9 +37,12 @@ VISIBILITY_TIMEOUT_S = WORKER_TIMEOUT_S + 60
 # The Web Adapter's settings, and the request-state secret: a task asks for input through its task
 # item (tasks/update), never through a 2026 requestState, so the worker neither reads nor is
 # granted the secret. Nor the OAuth facade's: only the endpoint serves it (and reads its secrets).
+# Nor the origin-verify secret: the worker is fed by its queue, never by the edge.
 _NOT_FOR_THE_WORKER = (
     "AWS_LAMBDA_EXEC_WRAPPER",
     "AWS_LWA_",
+    IGNORE_STAGE_IN_PATH,
+    EnvVars.ORIGIN_VERIFY_SECRET,
     EnvVars.REQUEST_STATE_SECRET,
     EnvVars.OAUTH_FACADE,  # the facade is served by the endpoint (and its variables with it)
     "MCP_OAUTH_UPSTREAM_",

@@ -6,7 +6,9 @@ from K6 inputs, a CORS allow-list); ``oauth`` is OAuth 2.1 with the Cognito user
 keys; ``subscribed`` is the default with the notification streams on; ``xray`` and ``otlp_url``
 export spans (to X-Ray, and to an OTLP/HTTP backend with a header from a secret); ``governed`` has
 rate limits and quotas on the default, ``rate_limited`` rate limits alone in prod without DAX;
-``shifted`` a custom traffic shift with provisioned endpoint environments, without a task worker.
+``shifted`` a custom traffic shift with provisioned endpoint environments, without a task worker;
+``cloudfront`` and ``api_gateway`` put an edge in front, ``cloudfront_domain`` and
+``api_gateway_domain`` the same with OAuth on a custom domain.
 All synthesize with cdk-nag attached, so a finding without an acknowledgement fails the fixture
 and every test that uses it.
 """
@@ -17,6 +19,10 @@ import pytest
 
 from tests.infra.synth import (
     ALT_CONTEXT,
+    API_GATEWAY_CONTEXT,
+    API_GATEWAY_DOMAIN_CONTEXT,
+    CLOUDFRONT_CONTEXT,
+    CLOUDFRONT_DOMAIN_CONTEXT,
     GOVERNED_CONTEXT,
     OAUTH_CONTEXT,
     OTLP_URL_CONTEXT,
@@ -69,7 +75,30 @@ def rate_limited(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
     return synthesize(tmp_path_factory.mktemp("rate_limited"), RATE_LIMITED_CONTEXT)
 
 
-@pytest.fixture(scope="session", params=["default", "alt", "oauth", "governed"])
+@pytest.fixture(scope="session")
+def cloudfront(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    return synthesize(tmp_path_factory.mktemp("cloudfront"), CLOUDFRONT_CONTEXT)
+
+
+@pytest.fixture(scope="session")
+def cloudfront_domain(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    return synthesize(tmp_path_factory.mktemp("cloudfront_domain"), CLOUDFRONT_DOMAIN_CONTEXT)
+
+
+@pytest.fixture(scope="session")
+def api_gateway(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    return synthesize(tmp_path_factory.mktemp("api_gateway"), API_GATEWAY_CONTEXT)
+
+
+@pytest.fixture(scope="session")
+def api_gateway_domain(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    return synthesize(tmp_path_factory.mktemp("api_gateway_domain"), API_GATEWAY_DOMAIN_CONTEXT)
+
+
+EDGE_VARIANTS = ["cloudfront", "cloudfront_domain", "api_gateway", "api_gateway_domain"]
+
+
+@pytest.fixture(scope="session", params=["default", "alt", "oauth", "governed", *EDGE_VARIANTS])
 def variant(request: pytest.FixtureRequest) -> Synthesized:
     """The main variants, for properties that must hold in every configuration."""
     synthesized: Synthesized = request.getfixturevalue(request.param)

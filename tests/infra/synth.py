@@ -70,6 +70,28 @@ SHIFTED_CONTEXT: dict[str, Any] = {
     "endpoint_reserved_concurrency": "50",
     "endpoint_provisioned_concurrency": "2",
 }
+# edge=cloudfront on the default configuration (DAX, API keys), no custom domain; the platform in
+# eu-west-1, the web ACL in its us-east-1 stack.
+CLOUDFRONT_CONTEXT: dict[str, Any] = {"edge": "cloudfront", "region": "eu-west-1", "waf_rate_limit": "500"}
+# edge=cloudfront with OAuth (Cognito and the facade) on a custom domain whose certificate is
+# DNS-validated in a hosted zone (created in the us-east-1 stack).
+CLOUDFRONT_DOMAIN_CONTEXT: dict[str, Any] = {
+    **OAUTH_CONTEXT,
+    "edge": "cloudfront",
+    "region": "eu-central-1",
+    "domain_name": "MCP.Example.com",
+    "hosted_zone_id": "Z0123456789ABCDEFGHIJ",
+}
+# edge=api_gateway on the default configuration (DAX: the endpoint in a VPC), API keys, no domain.
+API_GATEWAY_CONTEXT: dict[str, Any] = {"edge": "api_gateway", "api_throttle_rate": "50", "api_throttle_burst": "80"}
+# edge=api_gateway with OAuth on a custom domain: an imported certificate, the alias in a zone.
+API_GATEWAY_DOMAIN_CONTEXT: dict[str, Any] = {
+    **OAUTH_CONTEXT,
+    "edge": "api_gateway",
+    "domain_name": "mcp.example.org",
+    "certificate_arn": "arn:aws:acm:eu-west-1:123456789012:certificate/11111111-2222-3333-4444-555555555555",
+    "hosted_zone_id": "Z9876543210ZYXWVUTSRQ",
+}
 # Rate limits alone, outside dev (retained, deletion-protected) and without DAX.
 RATE_LIMITED_CONTEXT: dict[str, Any] = {"stage": "prod", "dax": "false", "rate_limits": {"principal": "5/second"}}
 
@@ -94,6 +116,18 @@ class Synthesized:
             "Fn::Join": ["", [{"Fn::Select": [6, {"Fn::Split": [":", {"Ref": alias_id}]}]}, f":{alias['Name']}"]]
         }
         return alias["FunctionName"]["Ref"], alias["Name"]
+
+    def other_templates(self) -> dict[str, dict[str, Any]]:
+        """The app's other stacks' templates by stack name (edge=cloudfront's us-east-1 stack)."""
+        return {
+            path.name.removesuffix(".template.json"): json.loads(path.read_text())
+            for path in self.template_path.parent.glob("*.template.json")
+            if path != self.template_path
+        }
+
+    def logical_id(self, resource_type: str) -> str:
+        (found,) = self.resources(resource_type)
+        return found
 
     def one(self, resource_type: str) -> dict[str, Any]:
         found = list(self.resources(resource_type).values())

@@ -53,20 +53,33 @@ def test_every_function_is_published_behind_its_live_alias(variant: Synthesized)
 
 
 def test_the_function_url_and_every_mapping_invoke_the_alias(variant: Synthesized) -> None:
-    """The Function URL is the alias's (qualifier ``live``), its invoke permissions name the alias,
+    """The Function URL is the alias's (qualifier ``live``), its invoke permissions name the alias
+    (with edge=api_gateway, the API's integration and permission instead),
     and every event source mapping (the Kinesis consumer's, the table stream's, the task queue's)
     invokes its function's alias: nothing invokes a function's unqualified $LATEST."""
-    (url,) = variant.resources("AWS::Lambda::Url").values()
-    endpoint_id = logical_id(variant, variant.stack.endpoint.function)
-    assert url["Properties"]["TargetFunctionArn"] == {"Fn::GetAtt": [endpoint_id, "Arn"]}
-    assert url["Properties"]["Qualifier"] == LIVE_ALIAS
     alias_id = logical_id(variant, variant.stack.endpoint.alias)
-    url_permissions = [
-        p["Properties"]
-        for p in variant.resources("AWS::Lambda::Permission").values()
-        if p["Properties"].get("FunctionUrlAuthType") or p["Properties"].get("InvokedViaFunctionUrl")
-    ]
-    assert url_permissions and all(p["FunctionName"] == {"Ref": alias_id} for p in url_permissions)
+    if variant.stack.config.edge == "api_gateway":
+        # No URL: API Gateway's streamed integration, and its permission, name the alias
+        assert not variant.resources("AWS::Lambda::Url")
+        api_permissions = [
+            p["Properties"]
+            for p in variant.resources("AWS::Lambda::Permission").values()
+            if p["Properties"]["Principal"] == "apigateway.amazonaws.com"
+        ]
+        assert api_permissions and all(p["FunctionName"] == {"Ref": alias_id} for p in api_permissions)
+        for method in variant.resources("AWS::ApiGateway::Method").values():
+            assert {"Ref": alias_id} in method["Properties"]["Integration"]["Uri"]["Fn::Join"][1]
+    else:
+        (url,) = variant.resources("AWS::Lambda::Url").values()
+        endpoint_id = logical_id(variant, variant.stack.endpoint.function)
+        assert url["Properties"]["TargetFunctionArn"] == {"Fn::GetAtt": [endpoint_id, "Arn"]}
+        assert url["Properties"]["Qualifier"] == LIVE_ALIAS
+        url_permissions = [
+            p["Properties"]
+            for p in variant.resources("AWS::Lambda::Permission").values()
+            if p["Properties"].get("FunctionUrlAuthType") or p["Properties"].get("InvokedViaFunctionUrl")
+        ]
+        assert url_permissions and all(p["FunctionName"] == {"Ref": alias_id} for p in url_permissions)
     mappings = variant.resources("AWS::Lambda::EventSourceMapping").values()
     invoked = [variant.invoked(mapping["Properties"]["FunctionName"]) for mapping in mappings]
     expected = {variant.stack.processing.ingest, variant.stack.processing.audit}

@@ -12,6 +12,7 @@ import pytest
 
 from mcp_platform.config import EnvVars
 from stacks.config import ContextError
+from stacks.endpoint import IGNORE_STAGE_IN_PATH
 from stacks.endpoint import MEMORY_MB as ENDPOINT_MB
 from stacks.processing import MEMORY_MB as PROCESSING_MB
 from stacks.runtime import WEB_ADAPTER_ACCOUNT
@@ -23,7 +24,13 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.infra, pytest.mark.xdist_group("infra")]
 
 PLATFORM_ENV = {v for k, v in vars(EnvVars).items() if k.isupper()}
-WEB_ADAPTER_ENV = {"AWS_LAMBDA_EXEC_WRAPPER", "AWS_LWA_INVOKE_MODE", "AWS_LWA_READINESS_CHECK_PATH", "AWS_LWA_PORT"}
+WEB_ADAPTER_ENV = {
+    "AWS_LAMBDA_EXEC_WRAPPER",
+    "AWS_LWA_INVOKE_MODE",
+    "AWS_LWA_READINESS_CHECK_PATH",
+    "AWS_LWA_PORT",
+    IGNORE_STAGE_IN_PATH,  # edge=api_gateway: the adapter's request library
+}
 HANDLERS = {"run.sh", "ingest_handler.lambda_handler", "audit_handler.lambda_handler", "task_worker.lambda_handler"}
 
 
@@ -67,10 +74,16 @@ def test_arm64_by_default_x86_64_by_context(default: Synthesized, alt: Synthesiz
 
 
 def test_s1_function_url_streams_through_the_web_adapter(variant: Synthesized) -> None:
-    # Then the URL streams and the adapter is configured to stream on the same port it probes
-    url = variant.one("AWS::Lambda::Url")["Properties"]
-    assert url["InvokeMode"] == "RESPONSE_STREAM"
-    assert url["AuthType"] == "NONE"  # the app does bearer/OAuth auth itself (default deny)
+    # Then the URL streams (with edge=api_gateway there is none: the API's integration streams)
+    # and the adapter is configured to stream on the same port it probes
+    if variant.stack.config.edge == "api_gateway":
+        assert not variant.resources("AWS::Lambda::Url")
+        methods = variant.resources("AWS::ApiGateway::Method").values()
+        assert {m["Properties"]["Integration"]["ResponseTransferMode"] for m in methods} == {"STREAM"}
+    else:
+        url = variant.one("AWS::Lambda::Url")["Properties"]
+        assert url["InvokeMode"] == "RESPONSE_STREAM"
+        assert url["AuthType"] == "NONE"  # the app does bearer/OAuth auth itself (default deny)
     env = function_by_handler(variant, "run.sh")["Environment"]["Variables"]
     assert env["AWS_LAMBDA_EXEC_WRAPPER"] == "/opt/bootstrap"
     assert env["AWS_LWA_INVOKE_MODE"] == "response_stream"

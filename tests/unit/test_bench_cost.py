@@ -96,3 +96,34 @@ def test_the_outbox_relay_costs_half_a_read_unit_and_one_round_trip_of_the_audit
     gb_seconds = cost.LATENCY_MS["dynamodb.GetItem"] / 1000 * 512 / 1024
     assert relay.lambda_usd == pytest.approx(gb_seconds * cost.PRICES["lambda duration arm64"].usd * 1e6)
     assert relay.total < 0.1  # beside the $6.00 target of an append-only call
+
+
+def test_each_edge_is_priced_per_million_requests_and_per_month_from_the_listed_prices() -> None:
+    # Given the edges as the stacks build them (one web ACL: the rate rule and three managed groups)
+    price = {name: p.usd for name, p in cost.PRICES.items()}
+    costs = {edge.edge: edge for edge in cost.edge_costs()}
+    out_gb = cost.EDGE_RESPONSE_BYTES * 1e6 / GB
+    in_gb = cost.EDGE_REQUEST_BYTES * 1e6 / GB
+    # Then the Function URL alone costs its data transfer, nothing a month
+    assert costs["none"].per_million_usd == pytest.approx(out_gb * price["data transfer out"])
+    assert costs["none"].monthly_usd == 0
+    # And CloudFront its requests, WAF's inspection, transfer out and to the origin; the ACL, 4 rules, the secret
+    assert costs["cloudfront"].per_million_usd == pytest.approx(
+        price["cloudfront https requests"]
+        + price["waf requests"]
+        + out_gb * price["cloudfront transfer out"]
+        + in_gb * price["cloudfront transfer to origin"]
+    )
+    assert costs["cloudfront"].monthly_usd == pytest.approx(
+        price["waf web acl"] + 4 * price["waf rule"] + price["secrets manager secret"]
+    )
+    # And API Gateway its REST requests, WAF's inspection, transfer out; the ACL and 4 rules
+    assert costs["api_gateway"].per_million_usd == pytest.approx(
+        price["api gateway rest requests"] + price["waf requests"] + out_gb * price["data transfer out"]
+    )
+    assert costs["api_gateway"].monthly_usd == pytest.approx(price["waf web acl"] + 4 * price["waf rule"])
+    # And the table prints a month at a volume as idle + volume x per million
+    header, *lines = cost.edge_table(monthly_requests=(10_000_000,))
+    row = dict(zip(header, next(line for line in lines if line[0] == "api_gateway"), strict=True))
+    expected = costs["api_gateway"].monthly_usd + 10 * costs["api_gateway"].per_million_usd
+    assert row["a month at 10 M requests"] == cost.usd(expected)

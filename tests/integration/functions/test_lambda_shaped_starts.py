@@ -16,29 +16,22 @@ from __future__ import annotations
 
 import base64
 import json
-import platform
 import shutil
 import time
-import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from local.emulator import Attributes, Clients, Emulator, describe, provision
-from local.intrinsics import resolve
 from local.queue_poller import sqs_event_record
-from local.resources import ResourcePlan, plan_from_template
 from local.ttl import TTL_IDENTITY
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.api_keys import ApiKeyStore
 from mcp_platform.config import EnvVars
 from mcp_platform.ops.lambda_records import dynamodb_event_record, kinesis_event_record
-from stacks.app_builder import build_app
-from tests.support.aws import free_port, set_fake_aws_env
-from tests.support.features import serve_from_asset
+from tests.support.aws import free_port
+from tests.support.deployment import REGION, Deployment, deployed
 from tests.support.interactive import modern_meta
 from tests.support.lambda_runtime import (
     DeployedFunction,
@@ -50,77 +43,15 @@ from tests.support.lambda_runtime import (
 from tests.support.mcp_http import call, final_message, initialize, modern_call, sse_messages
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.xdist_group("lambda_shaped")]
-
-REGION = "us-east-1"
-ARCHITECTURE = {"x86_64": "x86_64", "aarch64": "arm64", "arm64": "arm64"}[platform.machine()]
 TASKS_EXTENSION: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
-
-
-@dataclass(frozen=True)
-class Deployment:
-    template: dict[str, Any]
-    plan: ResourcePlan
-    attributes: Attributes
-    clients: Clients
-    outdir: Path
-
-    def function(self, handler: str, **override: str) -> DeployedFunction:
-        """The function the template runs ``handler`` in, with its staged assets and environment."""
-        (logical_id,) = [
-            k
-            for k, v in self.template["Resources"].items()
-            if v["Type"] == "AWS::Lambda::Function" and v["Properties"].get("Handler") == handler
-        ]
-        resource = self.template["Resources"][logical_id]
-        props = resource["Properties"]
-        (layer_ref,) = [ref for ref in props["Layers"] if "Ref" in ref]  # the shared layer (the other is an ARN)
-        layer = self.template["Resources"][layer_ref["Ref"]]
-        environment = {
-            name: str(resolve(value, self.attributes, REGION))
-            for name, value in props["Environment"]["Variables"].items()
-        }
-        return DeployedFunction(
-            logical_id=logical_id,
-            name=self.plan.function(logical_id).name,
-            handler=handler,
-            task_root=self.outdir / resource["Metadata"]["aws:asset:path"],
-            layer_python=self.outdir / layer["Metadata"]["aws:asset:path"] / "python",
-            environment={**environment, EnvVars.AWS_ENDPOINT_URL: self.clients.dynamodb.meta.endpoint_url, **override},
-            memory_mb=int(props["MemorySize"]),
-            timeout_s=int(props["Timeout"]),
-            region=REGION,
-        )
 
 
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
-    # Given the stacks synthesized as for a deploy to this architecture, the layer bundled
-    outdir = tmp_path_factory.mktemp("cdk.out")
-    # A stage of its own: moto's state is per process, and other tests of this worker provision the
-    # dev stage's resource names on their own moto servers.
-    stage = f"shaped{uuid.uuid4().hex[:6]}"
-    context = {"stage": stage, "dax": "false", "architecture": ARCHITECTURE, "aws:cdk:enable-asset-metadata": True}
-    app, stack = build_app(context, nag=False, outdir=str(outdir))
-    assembly = app.synth()
-    endpoint_assets = [path.parent for path in Path(assembly.directory).glob("asset.*/endpoint_app.py")]
-    assert endpoint_assets, "no staged endpoint asset"
-    for task_root in endpoint_assets:
-        serve_from_asset(task_root)
-    template = json.loads(
-        (Path(assembly.directory) / assembly.get_stack_by_name(stack.stack_name).template_file).read_text()
-    )
-    # And the template's tables, stream, consumer, queues and secret on the emulator
-    emulator = Emulator(free_port(), REGION)
-    emulator.start()
-    with pytest.MonkeyPatch.context() as patch:
-        set_fake_aws_env(patch)  # the test's own clients; each function gets its credentials from its environment
-        try:
-            plan = plan_from_template(template, stack.config.stage)
-            clients = Clients.connect(emulator.endpoint_url, REGION)
-            provision(plan, clients)
-            yield Deployment(template, plan, describe(plan, clients, REGION), clients, Path(assembly.directory))
-        finally:
-            emulator.stop()
+    # Given the stacks synthesized as for a deploy to this architecture, the layer bundled, and
+    # the template's tables, stream, consumer, queues and secret on the emulator
+    with deployed(tmp_path_factory) as deployment:
+        yield deployment
 
 
 @pytest.fixture(scope="module")

@@ -55,6 +55,9 @@ class EnvVars:
     OAUTH_CLIENT_CREDENTIALS = "MCP_OAUTH_CLIENT_CREDENTIALS"  # true: advertise the client-credentials extension
     ALLOWED_ORIGINS = "MCP_ALLOWED_ORIGINS"  # comma separated
     ALLOWED_HOSTS = "MCP_ALLOWED_HOSTS"  # comma separated; empty = any Host
+    # edge=cloudfront: the secret (ARN) with the values of the origin-verify header the endpoint
+    # requires on every request but its health check; unset = no check (nothing imported).
+    ORIGIN_VERIFY_SECRET = "MCP_ORIGIN_VERIFY_SECRET_ARN"  # noqa: S105 - a variable name, not a secret
     MAX_REQUEST_BYTES = "MCP_MAX_REQUEST_BYTES"
     STREAM_MAX_SECONDS = "MCP_STREAM_MAX_SECONDS"  # S7 cap, below the function timeout
     KEEPALIVE_SECONDS = "MCP_KEEPALIVE_SECONDS"
@@ -265,6 +268,9 @@ class Settings:
     oauth: OAuthSettings | None = None
     allowed_origins: tuple[str, ...] = ()
     allowed_hosts: tuple[str, ...] = ()
+    origin_verify_secret: str = ""
+    """The origin-verify secret (edge=cloudfront): every request but the health check must carry
+    one of its values; empty = no check."""
     max_request_bytes: int = 1_048_576
     stream_max_seconds: int = 840
     keepalive_seconds: int = 15
@@ -337,6 +343,7 @@ class Settings:
             oauth=OAuthSettings.from_mapping(env) if "oauth" in auth_mode.split(",") else None,
             allowed_origins=_csv(env, EnvVars.ALLOWED_ORIGINS),
             allowed_hosts=_csv(env, EnvVars.ALLOWED_HOSTS),
+            origin_verify_secret=env.get(EnvVars.ORIGIN_VERIFY_SECRET, "").strip(),
             max_request_bytes=_int(env, EnvVars.MAX_REQUEST_BYTES, 1_048_576, 1024, 6 * 1024 * 1024),
             stream_max_seconds=stream_max,
             keepalive_seconds=keepalive,

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from mcp_platform.authorization_server.signing import SigningKeys
     from mcp_platform.transport.facade.server import FacadeApp
     from mcp_platform.transport.listen import NotificationStreams
+    from mcp_platform.transport.origin_verify import OriginVerifier
 
 logger = logging.getLogger(__name__)
 
@@ -314,7 +315,19 @@ def build_app(
         blocking=runtime.blocking,
         governor=governor,
         policies=build_policies(settings, catalog, tools_package),
+        origin_verifier=build_origin_verifier(settings, runtime.secretsmanager),
     )
+
+
+def build_origin_verifier(settings: Settings, secretsmanager: Any) -> OriginVerifier | None:
+    """edge=cloudfront (``MCP_ORIGIN_VERIFY_SECRET_ARN``): the check of the distribution's header;
+    None otherwise, and then nothing of it is imported. The secret is read on the first request."""
+    if not settings.origin_verify_secret:
+        return None
+    from mcp_platform.adapters.secrets import SecretsManagerText
+    from mcp_platform.transport.origin_verify import OriginVerifier
+
+    return OriginVerifier(SecretsManagerText(secretsmanager, settings.origin_verify_secret))
 
 
 def build_streams(settings: Settings, notifications: Notifications, server: McpServer) -> NotificationStreams:

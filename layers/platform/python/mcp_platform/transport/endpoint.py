@@ -51,6 +51,7 @@ if TYPE_CHECKING:  # an API-key stack never loads the OAuth modules, a stack wit
     from mcp_platform.authorization_server import LazyFacade
     from mcp_platform.protocol.access import Access
     from mcp_platform.transport.listen import NotificationStreams
+    from mcp_platform.transport.origin_verify import OriginVerifier
 
 logger = logging.getLogger(__name__)
 
@@ -90,10 +91,14 @@ class McpEndpoint:
         shutdown_flush: Flush | None = None,
         governor: Governor | None = None,
         policies: Policies | None = None,
+        origin_verifier: OriginVerifier | None = None,
     ) -> None:
         self.server = server
         self.policies = policies
         """Policy files configured: each request carries its caller's view of them (``RequestContext.access``)."""
+        self.blocking = blocking
+        self.origin_verifier = origin_verifier
+        """edge=cloudfront: every request but the health check must carry the origin-verify header."""
         self.governor = governor
         """Rate limits or quotas configured: every MCP request is admitted by it first."""
         self.facade = facade
@@ -133,6 +138,8 @@ class McpEndpoint:
         if scope["path"] == HEALTH_PATH:
             await _send_json(send, 200, {"status": "ok"})  # readiness: no AWS call
             return
+        if self.origin_verifier is not None and not await self._through_edge(self.origin_verifier, scope, send):
+            return
         if self.protected_resource is not None and scope["path"] in self.protected_resource.metadata_paths:
             await serve_metadata(self.protected_resource, HttpRequest(scope), send)  # public: no auth
             return
@@ -168,6 +175,26 @@ class McpEndpoint:
                 await send_http_error(tracked_send, unavailable)
         finally:
             trace_context.end_scope(trace_scope)
+
+    async def _through_edge(self, verifier: OriginVerifier, scope: Scope, send: Send) -> bool:
+        """False, the refusal sent, unless the request carries one origin-verify value: it came
+        through the CloudFront distribution (transport/origin_verify.py)."""
+        from mcp_platform.application.interactive.keys import KeyRingError
+        from mcp_platform.transport.origin_verify import ORIGIN_VERIFY_HEADER
+
+        request = HttpRequest(scope)
+        presented = request.headers.get(ORIGIN_VERIFY_HEADER) if request.count(ORIGIN_VERIFY_HEADER) <= 1 else None
+        try:
+            if await self.blocking(verifier.accepts, presented):
+                return True
+        except KeyRingError:
+            # Refusing every request would be an outage of its own: say so, and let clients retry.
+            logger.exception("origin-verify secret unusable")
+            unavailable = HttpError(503, "Temporarily unavailable, retry later", INTERNAL_ERROR, {"retry-after": "1"})
+            await send_http_error(send, unavailable)
+            return False
+        await send_http_error(send, HttpError(403, "Forbidden: call the endpoint at its public address"))
+        return False
 
     async def _route(self, request: HttpRequest, receive: Receive, send: Send, cors: dict[str, str]) -> None:
         """``cors`` is filled in place, so refusals raised later still carry the CORS headers."""
