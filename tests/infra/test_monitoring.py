@@ -17,7 +17,8 @@ from mcp_platform.application.metrics import (
     TOOL,
 )
 from mcp_platform.config import EnvVars
-from mcp_platform.ops.__main__ import OPERATIONS_OUTPUT, QUEUE_VARIABLES
+from mcp_platform.ops.__main__ import OPERATIONS_OUTPUT
+from mcp_platform.ops.dead_letters import QUEUE_VARIABLES
 from stacks.config import ContextError
 from stacks.endpoint import METRICS_NAMESPACE, SERVICE_NAME
 from tests.infra.iam import referenced_logical_ids

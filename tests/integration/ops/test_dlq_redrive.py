@@ -24,7 +24,8 @@ from mcp_platform.adapters.kinesis.batching import Record
 from mcp_platform.adapters.sqs.dead_letters import DeadLetterQueue, FailedRecord
 from mcp_platform.application.events.schema import ToolCallEvent
 from mcp_platform.config import EnvVars
-from mcp_platform.ops.__main__ import QUEUE_VARIABLES, run
+from mcp_platform.ops.__main__ import run
+from mcp_platform.ops.dead_letters import QUEUE_VARIABLES
 from mcp_platform.ops.lambda_records import SourceKind, dynamodb_event_record, kinesis_event_record
 from tests.support.tables import create_session_table
 

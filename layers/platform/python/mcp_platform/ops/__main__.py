@@ -31,17 +31,10 @@ from typing import Any
 
 from mcp_platform.adapters.aws_clients import aws_client
 from mcp_platform.config import EnvVars, Settings
-from mcp_platform.ops.dead_letters import KINDS, DeadLetterQueues
+from mcp_platform.ops.dead_letters import KINDS, DeadLetterQueues, queue_urls
 
 OPERATIONS_OUTPUT = "OperationsEnvironment"
 API_KEY_VARIABLE = "MCP_API_KEY"  # verify's key when --key is not given (make dev's fixed key too)
-QUEUE_VARIABLES = {
-    "producer": EnvVars.PRODUCER_DLQ_URL,
-    "ingest": EnvVars.INGEST_DLQ_URL,
-    "audit": EnvVars.AUDIT_DLQ_URL,
-    "expiry": EnvVars.EXPIRY_EVENTS_DLQ_URL,
-    "tasks": EnvVars.TASK_DLQ_URL,
-}
 
 
 def stack_environment(stack: str, settings: Settings) -> dict[str, str]:
@@ -75,7 +68,7 @@ def build_queues(env: Mapping[str, str], clients: Mapping[str, Any] | None = Non
     )
     return DeadLetterQueues(
         sqs=client("sqs"),
-        queue_urls={kind: env.get(name, "") for kind, name in QUEUE_VARIABLES.items()},
+        queue_urls=queue_urls(env),
         kinesis=client("kinesis"),
         streams=client("dynamodbstreams"),
         stream_name=settings.event_stream,

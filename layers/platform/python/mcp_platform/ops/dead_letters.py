@@ -19,13 +19,29 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_platform.config import EnvVars
 from mcp_platform.ops.lambda_records import SourceKind, dynamodb_event_record
 
 KINDS = ("producer", "ingest", "audit", "expiry", "tasks")
+# Each DLQ's URL by the variable the functions and the stack's OperationsEnvironment name it.
+QUEUE_VARIABLES = {
+    "producer": EnvVars.PRODUCER_DLQ_URL,
+    "ingest": EnvVars.INGEST_DLQ_URL,
+    "audit": EnvVars.AUDIT_DLQ_URL,
+    "expiry": EnvVars.EXPIRY_EVENTS_DLQ_URL,
+    "tasks": EnvVars.TASK_DLQ_URL,
+}
+
+
+def queue_urls(env: Mapping[str, str]) -> dict[str, str]:
+    """Each kind's DLQ URL in ``env`` ("" where it names none)."""
+    return {kind: env.get(name, "") for kind, name in QUEUE_VARIABLES.items()}
+
+
 RECEIVE_BATCH = 10
 REPLAY_VISIBILITY_S = 60  # a message being replayed is hidden this long; deleted once replayed
 

@@ -413,10 +413,9 @@ class Verifier:
             time.sleep(INGEST_POLL_S)
 
     def _dead_letters(self) -> str:
-        from mcp_platform.ops.__main__ import QUEUE_VARIABLES
+        from mcp_platform.ops.dead_letters import queue_urls
 
-        urls = {kind: self._env.get(name, "") for kind, name in QUEUE_VARIABLES.items()}
-        urls = {kind: url for kind, url in urls.items() if url}
+        urls = {kind: url for kind, url in queue_urls(self._env).items() if url}
         if not urls:
             raise Skipped("no dead-letter queue in the operations environment (--stack, or make dev)")
         sqs = self._client("sqs")
