@@ -212,8 +212,7 @@ def cold_start_rows() -> list[dict[str, Any]]:
             best("peer", "echo", 1),
             "ms",
             "then one 2026 stateless echo, no auth; ours builds its Kinesis client and flushes the call's "
-            "event before the answer leaves (K10: a result only after its event; loopback stub); it never "
-            "builds its DynamoDB client",
+            "event after the answer, before its last byte (loopback stub); it never builds its DynamoDB client",
         ),
         row(
             "cold start to first tools/call answer, instructions",

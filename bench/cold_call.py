@@ -1,8 +1,9 @@
 """One cold start in one process, for counting its instructions: import the launcher the
 endpoint runs under (run.sh: ``mcp_platform.transport.serving``) and the app, run the app's
 lifespan startup, and send one 2026-07-28 ``tools/call`` of ``echo`` through the ASGI interface;
-the process ends the moment the answer's last byte is sent (the call's event is flushed before
-the answer leaves, K10, so its Kinesis client and PutRecords are in the count).
+the process ends the moment the client holds the whole answer (its Content-Length, else the last
+byte): the call's event is flushed after that, before the response ends, and is not the client's
+wait.
 
 ``python cold_call.py MODULE:APP`` exits 0 only when the call was answered with a result. Run
 under ``valgrind --tool=callgrind``, its instruction count is the CPU work of a cold start to the

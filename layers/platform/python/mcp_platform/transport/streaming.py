@@ -8,13 +8,13 @@ function timeout ends runaway calls (S7); the final chunk is always written (S3)
 
 Behind the Lambda Web Adapter the invocation ends with the response's last byte: anything
 scheduled after it runs only if the environment is thawed again. So every response, plain JSON
-or stream, ends the same way: the events are flushed (after the shielded tool-call commits have
+or stream, ends the same way: the result leaves (a JSON body's Content-Length tells the client it
+has the whole answer), the events are flushed (after the shielded tool-call commits have
 settled), the request's span is exported when spans are on (``application.spans``), *then* the
 last ASGI message (``more_body: False``) is sent, whether the call completed, was cancelled, hit
-the duration cap or failed. And the result itself (the JSON body, the stream's final event) leaves
-only after its events were flushed (K10): a client that holds a result knows its call's event is
-on the stream (or in the producer's DLQ), and an instance that dies before then leaves the client
-without a result. A committed call's event is safe either way (the table stream's relay).
+the duration cap or failed. No AWS round trip stands between a call and its answer. A committed
+call's event is also on its record (the table stream's relay delivers it if the instance dies
+before its flush); what a stateless call leaves is in docs/operating/dead-letters.md (K10).
 
 2025 cancellation across instances: a ``notifications/cancelled`` that reaches another instance
 is kept where the instance running the call can find it; a streamed call is watched for it
@@ -152,7 +152,6 @@ class ResponseStreamer:
                 await self._stream(work, request_id, call, send, headers, timing, receive, outcome, export_span)
             else:
                 outcome.update(await _outcome(work, request_id))
-                await self._flush_before_result()
                 status, extra = (
                     _error_status(outcome["error"]["code"], http_status_errors) if "error" in outcome else (200, {})
                 )
@@ -217,10 +216,14 @@ class ResponseStreamer:
                 if not done:
                     await _send_chunk(send, KEEPALIVE)
                     continue
+                if time.monotonic() >= deadline:
+                    # Past the cap nothing but the cap's error leaves, whatever became ready while
+                    # the loop waited (the runner's own limit, at the same length, can end the call
+                    # a moment later): one answer for one limit. A committed result is replayed to
+                    # a retry.
+                    continue
                 final, payload = getter.result()
                 getter = None
-                if final:
-                    await self._flush_before_result()
                 await _send_chunk(send, sse_event(payload))
                 if final:
                     return
@@ -231,12 +234,6 @@ class ResponseStreamer:
                     with contextlib.suppress(asyncio.CancelledError):
                         await pending
             await self._end(send, export_span)  # S3, after the flush of whatever the call committed
-
-    async def _flush_before_result(self) -> None:
-        """The call's events on the stream before its result leaves (K10; free when none were
-        emitted). ``_end`` flushes again for what a cancelled or capped call left."""
-        if self.flush_events is not None:
-            await self.flush_events()
 
     async def _end(self, send: Send, export_span: Flush | None) -> None:
         """Flush the events and export the request's span, then send the last byte: inside the
