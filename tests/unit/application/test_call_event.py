@@ -4,6 +4,7 @@ be valid by construction, and carry every field a ToolCallEvent written the long
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from types import SimpleNamespace
 
@@ -48,8 +49,7 @@ def test_a_wall_clock_stepped_back_during_the_call_still_gives_a_valid_event() -
 
 def test_a_session_calls_event_names_its_session() -> None:
     # Given a call in session "s-1" / When its event is written and read back
-    prepared = _prepared()
-    prepared.session_id = "s-1"
+    prepared = dataclasses.replace(_prepared(), session_id="s-1")
     event = ToolCallEvent.from_bytes(
         call_event(prepared, CALL, {"content": []}, 1_800_000_000.0, 1_800_000_000.0).to_bytes()
     )  # type: ignore[arg-type]

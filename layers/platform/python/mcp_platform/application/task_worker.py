@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import time
@@ -184,9 +185,11 @@ class TaskWorker:
         request = Request("tools/call", task.request.params, None)
         try:
             prepared = self.runner.prepare(request, call, self.catalog.tools)
-            prepared.tool_call_id = task.request.tool_call_id
-            # Progress always reaches the task (its statusMessage), asked for or not.
-            prepared.progress_token = prepared.progress_token if prepared.progress_token is not None else task.task_id
+            # The task's call id; progress always reaches the task (its statusMessage), asked for or not.
+            progress_token = prepared.progress_token if prepared.progress_token is not None else task.task_id
+            prepared = dataclasses.replace(
+                prepared, tool_call_id=task.request.tool_call_id, progress_token=progress_token
+            )
             result = await self.runner.run(await self.runner.load(prepared, call), call)
         except InputRequired as needed:
             questions = {key: question.to_wire() for key, question in needed.requests.items()}

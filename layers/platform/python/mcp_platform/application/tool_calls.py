@@ -154,7 +154,7 @@ class ToolCallRunner:
         if loaded.prior_result is not None:
             return loaded.prior_result  # replay: the tool does not run again (D4)
         # One budget per request, whatever the path: reruns after a lost race share it.
-        prepared.deadline = asyncio.get_running_loop().time() + self.call_limit(prepared.spec)
+        deadline = self._deadline(prepared)
         session = loaded.session
         if session is None or prepared.spec.effect == READ_ONLY:
             # Nothing to commit: no transaction, no version bump, no conflict. The call is
@@ -163,13 +163,13 @@ class ToolCallRunner:
                 session = await self._slide_expiry(prepared, session, call)
             started = self._clock.now()
             ctx = self._context(prepared, call, session, PendingChanges(prepared.spec.effect, session))
-            result = await self._invoke(prepared, ctx)
+            result = await self._invoke(prepared, ctx, deadline)
             self._record_event(prepared, call, result, started, self._clock.now())
             return result
         if prepared.spec.effect == APPEND_ONLY:
-            return await self._run_and_commit(prepared, call, session)
+            return await self._run_and_commit(prepared, call, session, deadline)
         async with self._locks.hold(session.id):
-            return await self._run_read_modify_write(prepared, call, session)
+            return await self._run_read_modify_write(prepared, call, session, deadline)
 
     async def _slide_expiry(self, prepared: PreparedCall, session: Session, call: RequestContext) -> Session:
         """D7 for a read-only call: the session's ttl slides too (a ttl-only write, made only when
@@ -197,7 +197,7 @@ class ToolCallRunner:
             await asyncio.wait(list(self._pending))
 
     async def _run_read_modify_write(
-        self, prepared: PreparedCall, call: RequestContext, session: Session
+        self, prepared: PreparedCall, call: RequestContext, session: Session, deadline: float
     ) -> dict[str, Any]:
         """D2: on a lost race the *tool runs again* on the state that won, so no result computed
         from stale state is ever committed; bounded, then CONFLICT. After the backoff the state
@@ -208,7 +208,7 @@ class ToolCallRunner:
         session = self._locks.newest(session)
         while True:
             try:
-                return await self._run_and_commit(prepared, call, session)
+                return await self._run_and_commit(prepared, call, session, deadline)
             except session_errors.VersionConflict as exc:
                 delay = next(delays, None)
                 if delay is None or exc.current is None:
@@ -224,10 +224,12 @@ class ToolCallRunner:
         except session_errors.SessionStoreError as exc:
             raise self._store_error(prepared, exc) from exc
 
-    async def _run_and_commit(self, prepared: PreparedCall, call: RequestContext, session: Session) -> dict[str, Any]:
+    async def _run_and_commit(
+        self, prepared: PreparedCall, call: RequestContext, session: Session, deadline: float
+    ) -> dict[str, Any]:
         started = self._clock.now()
         pending = PendingChanges(prepared.spec.effect, session)
-        result = await self._invoke(prepared, self._context(prepared, call, session, pending))
+        result = await self._invoke(prepared, self._context(prepared, call, session, pending), deadline)
         finished = self._clock.now()
         # The commit and its event are one unit: a cancellation arriving now must not leave a
         # committed call without its event, so the pair runs shielded (``settle`` awaits it).
@@ -255,10 +257,16 @@ class ToolCallRunner:
     def call_limit(self, spec: ToolSpec) -> float:
         return call_limit(spec, self.max_call_seconds)
 
-    async def _invoke(self, prepared: PreparedCall, ctx: ToolContext[object]) -> dict[str, Any]:
-        deadline = prepared.deadline  # set by run: one budget per request
+    def _deadline(self, prepared: PreparedCall) -> float:
+        """Event-loop time by which a call starting now must have returned."""
+        return asyncio.get_running_loop().time() + self.call_limit(prepared.spec)
+
+    async def _invoke(
+        self, prepared: PreparedCall, ctx: ToolContext[object], deadline: float | None = None
+    ) -> dict[str, Any]:
+        """``deadline``: the request's (``run``), shared by the reruns; else from now."""
         if deadline is None:
-            deadline = asyncio.get_running_loop().time() + self.call_limit(prepared.spec)
+            deadline = self._deadline(prepared)
         try:
             result: dict[str, Any] = await invoke(
                 prepared.spec, ctx, prepared.arguments, deadline, self.max_call_seconds, is_throttle=self.is_throttle

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 MAX_IDEMPOTENCY_KEY = 128
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class PreparedCall:
     spec: ToolSpec
     arguments: JSONObject
@@ -43,8 +43,6 @@ class PreparedCall:
     invalid_arguments: str | None = None
     request_hash: str = ""
     """Digest of the tool and its arguments; empty for a call nothing can deduplicate."""
-    deadline: float | None = None
-    """Event-loop time by which the tool must have returned (set when the call starts)."""
 
 
 def prepare_call(
