@@ -133,7 +133,7 @@ deploy: setup
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy layers/platform/python functions stacks app.py local examples scripts
+	$(VENV)/bin/mypy layers/platform/python functions stacks app.py local examples scripts bench
 	$(MAKE) --no-print-directory imports
 	npx cdk synth -q
 	$(VENV)/bin/cfn-lint cdk.out/*.template.json

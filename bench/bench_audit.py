@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, cast
 
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 from common import row
@@ -28,6 +28,9 @@ from mcp_platform.application.audit.diff import (
     dumps,
     value_summary,
 )
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 RECORDS = 500
 REPEATS = 5
@@ -134,7 +137,7 @@ def _plain_bounded(value: Any, kind: str) -> Any:
 
 
 def _plain_diff(
-    old: dict[str, Any], new: dict[str, Any], old_raw: dict[str, Any], new_raw: dict[str, Any]
+    old: Mapping[str, Any], new: Mapping[str, Any], old_raw: Mapping[str, Any], new_raw: Mapping[str, Any]
 ) -> ImageDiff:
     """The same diff as ``diff_images``, on images Powertools has already deserialised."""
     diff = ImageDiff()
@@ -172,7 +175,7 @@ def _powertools_audit(writer: AuditWriter) -> Callable[[dict[str, Any]], object]
 
 
 def run() -> list[dict[str, Any]]:
-    writer = AuditWriter(ZeroLatencyClient(), "audit")
+    writer = AuditWriter(cast("DynamoDBClient", ZeroLatencyClient()), "audit")
     rows: list[dict[str, Any]] = []
     for label, context_len in (("20-message context", 20), ("200-message context", 200)):
         records = [_record(i, context_len) for i in range(RECORDS if context_len < 100 else RECORDS // 10)]

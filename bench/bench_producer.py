@@ -19,7 +19,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "layers" / "platform" / "python"))
 
@@ -29,6 +29,10 @@ from mcp_platform.adapters.kinesis.batching import partition_key_for
 from mcp_platform.adapters.kinesis.producer import EventProducer
 from mcp_platform.adapters.sqs.dead_letters import DeadLetterQueue
 from mcp_platform.application.events.schema import ToolCallEvent
+
+if TYPE_CHECKING:
+    from mypy_boto3_kinesis import KinesisClient
+    from mypy_boto3_sqs import SQSClient
 
 REQUESTS = int(os.environ.get("BENCH_PRODUCER_REQUESTS", "4000"))
 LOOP_EVENTS = 50
@@ -76,7 +80,8 @@ def _event(i: int) -> ToolCallEvent:
 
 def _ours(requests: list[list[ToolCallEvent]]) -> tuple[float, ZeroLatencyKinesis]:
     client = ZeroLatencyKinesis()
-    producer = EventProducer(client, "bench", DeadLetterQueue(UnusedSqs(), "https://sqs.local/q"))
+    dead_letters = DeadLetterQueue(cast("SQSClient", UnusedSqs()), "https://sqs.local/q")
+    producer = EventProducer(cast("KinesisClient", client), "bench", dead_letters)
     start = time.process_time()
     for events in requests:  # one request: its events, then the flush before its last byte
         for event in events:

@@ -125,4 +125,4 @@ def sdk_client(url: str, key: str, mode: str, **options: Any) -> Client:
     """The official SDK client over Streamable HTTP with a bearer key; ``options`` are the
     Client's own (e.g. ``elicitation_callback``)."""
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30)
-    return Client(streamable_http_client(url, http_client=http), mode=mode, **options)  # type: ignore[arg-type]
+    return Client(streamable_http_client(url, http_client=http), mode=mode, **options)
