@@ -24,20 +24,15 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
-from mcp_platform.application.interactive.keys import KeyRingError, SecretText, parse_key_set
+from mcp_platform.application.interactive.keys import SecretKeyRing, SecretText
 
 # Sent by the distribution on every request to the Function URL (an origin custom header, which
 # overwrites any copy a viewer sends), its value from the origin-verify secret.
 ORIGIN_VERIFY_HEADER = "x-origin-verify"
 LABEL = "origin-verify secret"
-
-
-def _digest(value: bytes) -> bytes:
-    return hashlib.sha256(value).digest()
 
 
 class OriginVerifier:
@@ -49,13 +44,13 @@ class OriginVerifier:
         miss_refresh_seconds: float = 30.0,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._secret = secret
-        self._refresh_seconds = refresh_seconds
-        self._miss_refresh_seconds = miss_refresh_seconds
-        self._monotonic = monotonic
-        self._lock = threading.Lock()
-        self._digests: tuple[bytes, ...] = ()
-        self._fetched_at: float | None = None
+        self._values = SecretKeyRing(
+            secret,
+            refresh_seconds=refresh_seconds,
+            miss_refresh_seconds=miss_refresh_seconds,
+            monotonic=monotonic,
+            label=LABEL,
+        )
 
     def accepts(self, presented: str | None) -> bool:
         """Whether ``presented`` (the header's value; None when absent) is one of the secret's
@@ -63,31 +58,23 @@ class OriginVerifier:
         if presented is None:
             return False
         digest = _digest(presented.encode("utf-8", "surrogateescape"))
-        with self._lock:
-            now = self._monotonic()
-            fetched_at = self._fetched_at
-            if fetched_at is None or now - fetched_at >= self._refresh_seconds:
-                self._fetch(now)
-                fetched_at = now
-            matched = _matches(digest, self._digests)
-            if not matched and now - fetched_at >= self._miss_refresh_seconds:
-                self._fetch(now)  # a value this process does not know yet: a rotation in flight?
-                matched = _matches(digest, self._digests)
-            return matched
-
-    def _fetch(self, now: float) -> None:
-        try:
-            text = self._secret.read()
-        except Exception as exc:
-            raise KeyRingError(f"{LABEL} unreadable ({type(exc).__name__})") from exc
-        _, values = parse_key_set(text, LABEL)
-        self._digests = tuple(_digest(value) for value in values.values())
-        self._fetched_at = now
+        known = self._values.keys()
+        if _matches(digest, known.values()):
+            return True
+        # A value this process does not know yet: a rotation in flight? (compared again only when
+        # the secret was read again and holds something new)
+        fresh = self._values.keys_after_a_miss()
+        return fresh != known and _matches(digest, fresh.values())
 
 
-def _matches(digest: bytes, accepted: tuple[bytes, ...]) -> bool:
-    """Every accepted digest is compared, in constant time each, whatever matched before it."""
+def _digest(value: bytes) -> bytes:
+    return hashlib.sha256(value).digest()
+
+
+def _matches(digest: bytes, accepted: Iterable[bytes]) -> bool:
+    """Every accepted value is compared (their digests, in constant time each), whatever matched
+    before it."""
     found = False
-    for candidate in accepted:
-        found |= hmac.compare_digest(digest, candidate)
+    for value in accepted:
+        found |= hmac.compare_digest(digest, _digest(value))
     return found

@@ -83,6 +83,15 @@ class SecretKeyRing:
                 self._fetch()
             return dict(self._keys)
 
+    def keys_after_a_miss(self) -> dict[str, bytes]:
+        """Every key of the set (a copy), read again first when the last read is at least
+        ``miss_refresh_seconds`` old: for a caller that found no key to match what it was given
+        (a rotation may be in flight), as :meth:`verification_key` does for an unknown id."""
+        with self._lock:
+            if self._fetched_at is None or self._monotonic() - self._fetched_at >= self._miss_refresh_seconds:
+                self._fetch()
+            return dict(self._keys)
+
     def _fetch(self) -> None:
         try:
             text = self._secret.read()
