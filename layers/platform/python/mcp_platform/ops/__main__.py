@@ -147,7 +147,8 @@ def run(argv: Sequence[str], env: Mapping[str, str], clients: Mapping[str, Any] 
 
 def run_usage(args: argparse.Namespace, env: Mapping[str, str], clients: Mapping[str, Any] | None) -> int:
     from mcp_platform.application.auth.tenants import InvalidTenant, owner_of, tenant_usage_subject
-    from mcp_platform.ops.usage import UsageCommands, current_day
+    from mcp_platform.ops.usage import UsageCommands
+    from mcp_platform.protocol.clock import month_of, utc_day
 
     settings = Settings.from_mapping(dict(env))
     if args.principal is None and args.tenant is None:
@@ -160,15 +161,15 @@ def run_usage(args: argparse.Namespace, env: Mapping[str, str], clients: Mapping
         return 2
     dynamodb = (clients or {}).get("dynamodb") or aws_client("dynamodb", settings)
     commands = UsageCommands(dynamodb, settings.session_table)
-    today = current_day(time.time())
+    today = utc_day(time.time())
     if args.command == "reset":
         if not args.yes:
             print(f"reset sets {subject}'s quota totals to zero: add --yes", file=sys.stderr)
             return 2
         commands.reset(subject, today=today, day_only=args.day)
-        print(f"{subject}: quota totals of {today if args.day else today[:7]} reset")
+        print(f"{subject}: quota totals of {today if args.day else month_of(today)} reset")
         return 0
-    month = args.month or today[:7]
+    month = args.month or month_of(today)
     if not re.fullmatch(r"\d{4}-\d{2}", month):
         print(f"--month must be YYYY-MM, got {month!r}", file=sys.stderr)
         return 2
@@ -176,7 +177,7 @@ def run_usage(args: argparse.Namespace, env: Mapping[str, str], clients: Mapping
     for row in report.days:
         print(json.dumps({"day": row.day, "tool": row.tool, "calls": row.calls, "errors": row.errors}))
     totals = {"principal": report.principal, "month": month, "month_calls": report.totals.month}
-    if month == today[:7]:
+    if month == month_of(today):
         totals["today_calls"] = report.totals.day
     if settings.quotas:
         totals["quotas"] = json.loads(settings.quotas)

@@ -11,11 +11,11 @@ per-tool counters are the usage history and stay as they are.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.application.governance.ports import PeriodCalls
+from mcp_platform.protocol.clock import month_of
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ class UsageCommands:
     def reset(self, principal: str, *, today: str, day_only: bool) -> None:
         """Zeroes the quota totals of ``today``'s month (``day_only``: today's count only). The
         month keeps counting from zero; the per-tool counters are left as they are."""
-        key = {ts.PK: {"S": ts.usage_pk(principal)}, ts.SK: {"S": ts.usage_totals_sk(today[:7])}}
+        key = {ts.PK: {"S": ts.usage_pk(principal)}, ts.SK: {"S": ts.usage_totals_sk(month_of(today))}}
         if day_only:
             # The month total loses what today had counted, so both quotas see today's reset.
             day = ts.usage_day_attribute(today)
@@ -79,10 +79,6 @@ class UsageCommands:
                 )
             return
         self._ddb.delete_item(TableName=self._table, Key=key)
-
-
-def current_day(now: float) -> str:
-    return datetime.fromtimestamp(now, tz=UTC).date().isoformat()
 
 
 def _count(item: dict[str, Any], name: str) -> int:

@@ -63,3 +63,13 @@ def iso_utc(epoch_seconds: float, timespec: TimeSpec = "microseconds") -> str:
 def utc_now_iso(clock: Clock | None = None) -> str:
     """The current instant as :func:`iso_utc` writes it."""
     return iso_utc((clock or SYSTEM_CLOCK).now())
+
+
+def utc_day(epoch_seconds: float) -> str:
+    """The UTC day of an instant, ``YYYY-MM-DD``: the day usage is counted under."""
+    return datetime.fromtimestamp(epoch_seconds, tz=UTC).date().isoformat()
+
+
+def month_of(day: str) -> str:
+    """The month, ``YYYY-MM``, of a ``YYYY-MM-DD`` day: the period of the monthly quotas."""
+    return day[:7]

@@ -30,6 +30,7 @@ from mcp_platform.adapters.dynamodb.transact import failed_at, transact_write
 from mcp_platform.application.auth.tenants import tenant_usage_subject
 from mcp_platform.application.events.ports import RecordWrite
 from mcp_platform.application.events.schema import ToolCallEvent
+from mcp_platform.protocol.clock import month_of
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -195,7 +196,7 @@ class DynamoIngestLedger:
                 "TableName": self._table,
                 "Key": {
                     ts.PK: {"S": ts.usage_pk(subject)},
-                    ts.SK: {"S": ts.usage_totals_sk(day[:7])},
+                    ts.SK: {"S": ts.usage_totals_sk(month_of(day))},
                 },
                 "UpdateExpression": "ADD #c :one, #d :one",
                 "ExpressionAttributeNames": {"#c": ts.USAGE_CALLS, "#d": ts.usage_day_attribute(day)},

@@ -27,7 +27,7 @@ from mcp_platform.application.auth.tenants import tenant_usage_subject
 from mcp_platform.application.blocking import Blocking
 from mcp_platform.application.governance.ports import RateCounters, UsageTotals, WindowHit
 from mcp_platform.application.governance.rules import FACADE_KEYS, QuotaRule, RateRule
-from mcp_platform.protocol.clock import Clock, iso_utc
+from mcp_platform.protocol.clock import Clock, iso_utc, month_of, utc_day
 from mcp_platform.protocol.jsonrpc import QUOTA_EXCEEDED, RATE_LIMITED, JSONObject, JsonRpcError
 
 TOO_MANY_REQUESTS = 429
@@ -123,8 +123,8 @@ class Governor:
 
     async def _check_quotas(self, subject: str, quotas: Sequence[QuotaRule], now: float) -> None:
         assert self.usage is not None
-        today = datetime.fromtimestamp(now, tz=UTC).date()
-        used = await self.blocking(self.usage.calls, subject, month=today.strftime("%Y-%m"), day=today.isoformat())
+        today = utc_day(now)
+        used = await self.blocking(self.usage.calls, subject, month=month_of(today), day=today)
         for rule in quotas:
             count = used.day if rule.period == "day" else used.month
             if count >= rule.limit:
