@@ -187,6 +187,22 @@ def test_test_support_session_table_matches_the_template(default: Synthesized) -
     assert ours["StreamSpecification"]["StreamViewType"] == props["StreamSpecification"]["StreamViewType"]
 
 
+def test_test_support_audit_table_matches_the_template(default: Synthesized) -> None:
+    """The audit table the tests create (tests/support/tables.py) is the one deployed: keys,
+    attribute types, the tenant index and its projection."""
+    from tests.support.tables import audit_table_definition
+
+    props = audit_table(default)["Properties"]
+    ours = audit_table_definition("t")
+    assert ours["KeySchema"] == props["KeySchema"]
+    assert sorted(ours["AttributeDefinitions"], key=str) == sorted(props["AttributeDefinitions"], key=str)
+    (template_index,) = props["GlobalSecondaryIndexes"]
+    (our_index,) = ours["GlobalSecondaryIndexes"]
+    assert our_index["IndexName"] == template_index["IndexName"]
+    assert our_index["KeySchema"] == template_index["KeySchema"]
+    assert our_index["Projection"] == template_index["Projection"]
+
+
 def test_x6_every_writer_of_session_metadata_writes_through_dax(default: Synthesized) -> None:
     # Given dax=true: the endpoint and the task worker write session metadata items (ingest only
     # ConditionChecks them and audit deletes what an expired session held: sessions/store.py)

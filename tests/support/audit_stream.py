@@ -9,34 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.application.audit.processor import RecordOutcome
 from mcp_platform.bootstrap.audit import build_audit_processor
 from tests.support.endpoint import AwsStack
 from tests.support.session_stream import to_lambda_record
-
-KEY_SCHEMA = {  # the audit table as stacks/data.py declares it
-    "KeySchema": [
-        {"AttributeName": ts.AUDIT_PK, "KeyType": "HASH"},
-        {"AttributeName": ts.AUDIT_SK, "KeyType": "RANGE"},
-    ],
-    "AttributeDefinitions": [
-        {"AttributeName": ts.AUDIT_PK, "AttributeType": "S"},
-        {"AttributeName": ts.AUDIT_SK, "AttributeType": "S"},
-        {"AttributeName": ts.AUDIT_TENANT, "AttributeType": "S"},
-    ],
-    "GlobalSecondaryIndexes": [
-        {
-            "IndexName": ts.AUDIT_TENANT_INDEX,
-            "KeySchema": [
-                {"AttributeName": ts.AUDIT_TENANT, "KeyType": "HASH"},
-                {"AttributeName": ts.AUDIT_SK, "KeyType": "RANGE"},
-            ],
-            "Projection": {"ProjectionType": "KEYS_ONLY"},
-        }
-    ],
-    "BillingMode": "PAY_PER_REQUEST",
-}
+from tests.support.tables import audit_table_definition
 
 
 def stream_records(aws: AwsStack) -> list[dict[str, Any]]:
@@ -62,7 +39,7 @@ def audit_everything(aws: AwsStack) -> list[RecordOutcome]:
     ddb = aws.client("dynamodb")
     audit_table = f"{aws.table}-audit"
     if audit_table not in ddb.list_tables()["TableNames"]:
-        ddb.create_table(TableName=audit_table, **KEY_SCHEMA)
+        ddb.create_table(**audit_table_definition(audit_table))
     processor = build_audit_processor(
         aws.settings(AUDIT_TABLE_NAME=audit_table), dynamodb=ddb, kinesis=aws.client("kinesis"), sqs=aws.client("sqs")
     )

@@ -1,5 +1,5 @@
-"""The session table as the CDK data construct declares it, for tests that need one table per
-test without synthesizing (tests/infra/test_data.py proves this definition matches the
+"""The session and audit tables as the CDK data construct declares them, for tests that need a
+table per test without synthesizing (tests/infra/test_data.py proves these definitions match the
 template; the local platform creates its tables from the template itself)."""
 
 from __future__ import annotations
@@ -42,6 +42,33 @@ def session_table_definition(table_name: str, *, stage: str = "dev") -> dict[str
         "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
         "SSESpecification": {"Enabled": True},
         "DeletionProtectionEnabled": stage not in DEV_STAGES,
+    }
+
+
+def audit_table_definition(table_name: str) -> dict[str, Any]:
+    """CreateTable parameters of the audit table (its TTL is not needed by the tests)."""
+    return {
+        "TableName": table_name,
+        "BillingMode": "PAY_PER_REQUEST",
+        "KeySchema": [
+            {"AttributeName": ts.AUDIT_PK, "KeyType": "HASH"},
+            {"AttributeName": ts.AUDIT_SK, "KeyType": "RANGE"},
+        ],
+        "AttributeDefinitions": [
+            {"AttributeName": ts.AUDIT_PK, "AttributeType": "S"},
+            {"AttributeName": ts.AUDIT_SK, "AttributeType": "S"},
+            {"AttributeName": ts.AUDIT_TENANT, "AttributeType": "S"},
+        ],
+        "GlobalSecondaryIndexes": [
+            {
+                "IndexName": ts.AUDIT_TENANT_INDEX,
+                "KeySchema": [
+                    {"AttributeName": ts.AUDIT_TENANT, "KeyType": "HASH"},
+                    {"AttributeName": ts.AUDIT_SK, "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+            }
+        ],
     }
 
 

@@ -39,13 +39,14 @@ from mcp_platform.adapters.dynamodb.tasks import TaskStore
 from mcp_platform.bootstrap.worker import TaskHandler, build_handler
 from mcp_platform.protocol.jsonrpc import INTERNAL_ERROR
 from tests.support import platform_tools
-from tests.support.audit_stream import KEY_SCHEMA, audit_everything
+from tests.support.audit_stream import audit_everything
 from tests.support.aws import fake_credentials
 from tests.support.bad_input import TASK_META, Case, body, groups, send, stored_groups
 from tests.support.endpoint import AwsStack, Instance, aws_stack, endpoint_instance
 from tests.support.hostile import modern_headers, post
 from tests.support.interactive import ALL_CAPS, open_legacy
 from tests.support.mcp_http import CAPS_META, final_message, initialize, sse_messages
+from tests.support.tables import audit_table_definition
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -57,7 +58,7 @@ STORED_EXAMPLES = int(os.environ.get("BAD_INPUT_EXAMPLES", "16"))  # per group o
 def aws() -> Iterator[AwsStack]:
     """A fresh emulator per run: the corpus's writes stay out of other tests' tables."""
     with fake_credentials(), aws_stack() as stack:
-        stack.client("dynamodb").create_table(TableName=f"{stack.table}-audit", **KEY_SCHEMA)
+        stack.client("dynamodb").create_table(**audit_table_definition(f"{stack.table}-audit"))
         yield stack
 
 
