@@ -207,10 +207,10 @@ def test_control_committing_the_input_required_round_fails_the_same_test(
 ) -> None:
     original = ToolCallRunner._invoke
 
-    async def committed(self: ToolCallRunner, prepared: Any, ctx: Any) -> dict[str, Any]:
+    async def committed(self: ToolCallRunner, prepared: Any, ctx: Any, deadline: float | None = None) -> dict[str, Any]:
         """The naive runner: a round's InputRequiredResult is the call's result, committed."""
         try:
-            return await original(self, prepared, ctx)
+            return await original(self, prepared, ctx, deadline)
         except InputRequired as needed:
             arguments = {"session": prepared.session_id, **prepared.arguments}
             request = Request("tools/call", {"name": prepared.spec.name, "arguments": arguments}, 0)

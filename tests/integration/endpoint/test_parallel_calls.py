@@ -19,6 +19,7 @@ import pytest
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.api_keys import ApiKeyStore
 from mcp_platform.adapters.dynamodb.sessions import SessionChanges, SessionStore, VersionConflict
+from mcp_platform.application.sessions.changes import PendingChanges
 from mcp_platform.application.sessions.retry import Backoff
 from mcp_platform.application.tool_calls import ToolCallRunner
 from mcp_platform.protocol.jsonrpc import CONFLICT, INVALID_PARAMS, TOOL_FAILED, UNAVAILABLE, JsonRpcError
@@ -292,17 +293,22 @@ def test_d2_an_increment_runs_again_only_when_what_it_read_changed_before_its_co
         assert stored.version == version + 2 and stored.attributes["counters"] == {"hits": value}
 
 
-async def _naive_rebase(self: ToolCallRunner, prepared: Any, call: Any, session: Any) -> dict[str, Any]:
+async def _naive_rebase(
+    self: ToolCallRunner, prepared: Any, call: Any, session: Any, deadline: float
+) -> dict[str, Any]:
     """The naive policy: run the tool once; on a version conflict commit the same (stale)
-    result on top of the newer state."""
-    started = self._clock()
-    ctx = self._context(prepared, call, session)
-    result = await self._invoke(prepared, ctx)
+    result and writes on top of the newer state (its conditions moved to the versions that won)."""
+    started = self._clock.now()
+    pending = PendingChanges(prepared.spec.effect, session)
+    result = await self._invoke(prepared, self._context(prepared, call, session, pending), deadline)
+    finished = self._clock.now()
     for _ in range(3):
         try:
-            return await self._commit(prepared, call, ctx, session, result, started, self._clock(), False)
+            return await self._commit(prepared, call, pending, session, result, started, finished)
         except VersionConflict as exc:
             session = exc.current
+            pending.session = session
+            pending.attribute_reads = {name: session.attribute_version(name) for name in pending.attribute_reads}
     raise JsonRpcError(CONFLICT, "Session changed concurrently; retry the call")
 
 
@@ -407,7 +413,9 @@ def test_control_committing_the_failure_replays_it(
 ) -> None:
     """Control: a runner that answers the failure as a committed error result replays it."""
 
-    async def commits_failure(self: ToolCallRunner, prepared: Any, ctx: Any) -> dict[str, Any]:
+    async def commits_failure(
+        self: ToolCallRunner, prepared: Any, ctx: Any, deadline: float | None = None
+    ) -> dict[str, Any]:
         try:
             return to_result(await prepared.spec.function(ctx, **prepared.arguments))
         except Exception:
