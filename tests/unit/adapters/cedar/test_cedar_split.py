@@ -175,7 +175,7 @@ def decides_as_cedar_alone(data: st.DataObject) -> None:
         arguments = data.draw(arguments_of(tool))
         decided = normalized(engine.decide(caller, CALL_TOOL, tool, arguments))
         expected = cedar_alone(text, caller, tool, arguments)
-        assert decided == expected, (caller, tool, arguments)
+        assert decided == expected, f"{tool}({arguments}) by {caller}: engine {decided}, Cedar alone {expected}"
 
 
 @settings(max_examples=150, deadline=None, report_multiple_bugs=False, suppress_health_check=[HealthCheck.too_slow])
@@ -191,10 +191,11 @@ def _per_call_wins(fixed: Outcome, per_call: Outcome) -> Outcome:
 
 def _either_permits(fixed: Outcome, per_call: Outcome) -> Outcome:
     """Wrong: a permit in either part permits, whatever the other part forbids."""
-    if fixed.allowed or per_call.allowed:
-        permits = (fixed.reasons if fixed.allowed else frozenset()) | (per_call.reasons if per_call.allowed else frozenset())
-        return Outcome(True, permits, fixed.errors + per_call.errors)
-    return Outcome(False, fixed.reasons | per_call.reasons, fixed.errors + per_call.errors)
+    errors = fixed.errors + per_call.errors
+    permitting = [part.reasons for part in (fixed, per_call) if part.allowed]
+    if permitting:
+        return Outcome(True, frozenset().union(*permitting), errors)
+    return Outcome(False, fixed.reasons | per_call.reasons, errors)
 
 
 def _both_permit(fixed: Outcome, per_call: Outcome) -> Outcome:
