@@ -10,6 +10,7 @@ that entry (``mcp_platform.application.notifications.reader``), so no verdict de
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -18,7 +19,9 @@ import pytest
 import mcp_platform.adapters.dynamodb.notification_log as notification_log_module
 from examples import conformance
 from examples.conformance.subscriptions import WATCHED
+from mcp_platform.adapters.dynamodb.api_keys import ApiKeyStore
 from mcp_platform.adapters.dynamodb.subscriptions import SessionSubscriptions
+from mcp_platform.protocol.jsonrpc import FORBIDDEN
 from tests.support import notify_tools
 from tests.support.endpoint import AwsStack, Instance, alice_and_bob, endpoint_instance, fresh_stack
 from tests.support.mcp_http import CAPS_META, MODERN, call, final_message, headers, initialize, modern_call
@@ -308,3 +311,56 @@ def test_one_principals_update_of_a_private_resource_never_reaches_another_princ
         (UPDATED, WATCHED),
         (TOOLS_CHANGED, None),
     ]
+
+
+# -- issue 39: a listen is authorized by the policies as a read ---------------------------------------
+WATCHED_FOR_WATCHERS = f"""
+@id("everyone")
+permit(principal, action, resource);
+
+@id("watched-for-watchers")
+forbid(principal, action == Action::"read_resource", resource)
+when {{ resource.uri == "{WATCHED}" }}
+unless {{ principal in Group::"watchers" }};
+"""
+
+
+def assert_listen_refused_as_the_read(instance: Instance, keys: dict[str, str]) -> None:
+    """alice's read of the watched resource and her listen to it get the same refusal (-31010,
+    HTTP 403, naming the policy), and no stream opens; carol, a watcher, listens to it."""
+    alice, carol = keys["alice"], keys["carol"]
+    read = modern_call(instance.url, alice, 1, "resources/read", {"uri": WATCHED, "_meta": CAPS_META})
+    listen = httpx.post(instance.url, headers=listen_headers(alice), json=listen_body("sub-1", [WATCHED]), timeout=30)
+    assert (read.status_code, listen.status_code) == (403, 403), listen.text
+    assert listen.headers["content-type"].startswith("application/json")
+    refusal = listen.json()
+    assert refusal["id"] == "sub-1" and refusal["error"] == read.json()["error"]
+    error = refusal["error"]
+    assert error["code"] == FORBIDDEN
+    assert error["data"] == {"action": "read_resource", "name": WATCHED, "policies": ["watched-for-watchers"]}
+    with EventStream("POST", instance.url, listen_headers(carol), listen_body("sub-2", [WATCHED])) as stream:
+        ack = stream.until(lambda message: True)[0].data
+    assert ack["params"]["notifications"]["resourceSubscriptions"] == [WATCHED], ack
+
+
+def test_2026_listen_to_a_resource_the_policies_forbid_reading_is_refused_as_its_read(
+    aws: AwsStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Given a policy that lets only watchers read the watched resource, When alice (not one)
+    opens subscriptions/listen for it, Then she gets what her resources/read gets: -31010, HTTP
+    403, the policy named, before any stream opens; carol (a watcher) listens to it. The control:
+    with the listen deciding without the policies (as before), alice's listen is acknowledged."""
+    (tmp_path / "reads.cedar").write_text(WATCHED_FOR_WATCHERS)
+    store = ApiKeyStore(aws.table, aws.client("dynamodb"))
+    keys = {"alice": store.mint("alice"), "carol": store.mint("carol", groups=["watchers"])}
+    tools = (conformance, notify_tools)
+    with endpoint_instance(
+        aws, extra_tools=tools, MCP_SUBSCRIPTIONS="true", MCP_POLICIES_DIR=str(tmp_path)
+    ) as instance:
+        assert_listen_refused_as_the_read(instance, keys)
+        listener = instance.endpoint.listener
+        assert listener is not None
+        checked = listener.listen
+        monkeypatch.setattr(listener, "listen", lambda *args, access=None: checked(*args))  # access dropped
+        with pytest.raises(AssertionError):
+            assert_listen_refused_as_the_read(instance, keys)

@@ -337,7 +337,8 @@ class McpEndpoint:
                 exc.request_id = message.id
                 raise
         if bound.opens_listen_stream and self.listener is not None:
-            await self.listener.listen(request, message, principal, receive, send, cors)  # off: -32601 below
+            # Off: -32601 below. The policies decide what it may listen to as what it may read.
+            await self.listener.listen(request, message, principal, receive, send, cors, access=access)
             return
         # 2026: closing the response stream is how a client cancels.
         await self.streamer.respond(request, bound, call, send, cors, http_status_errors=True, receive=receive)

@@ -9,7 +9,10 @@ list changes and its ``resources/subscribe`` URIs; every event carries its log s
 client that reconnects with ``Last-Event-ID`` resumes after it (within the log's retention).
 2026: the request's ``notifications`` filter; an acknowledgement first (the subset honoured),
 then the notifications, each tagged with the subscription id (the request id); at the cap the
-request's result (a graceful end). 2026 has no resumption (spec).
+request's result (a graceful end). 2026 has no resumption (spec). A resource the deployment's
+policies forbid the caller to read is refused as its read is (-31010, HTTP 403), before the stream
+opens; one it cannot read for any other reason (unknown, another principal's) is left out of the
+acknowledged subset.
 """
 
 from __future__ import annotations
@@ -28,8 +31,10 @@ from mcp_platform.application.notifications.ports import SessionLiveness, check_
 from mcp_platform.application.notifications.reader import ListenSource, LogReader, SessionSource
 from mcp_platform.application.sessions.errors import SessionStoreError
 from mcp_platform.application.subscriptions import Readable
+from mcp_platform.protocol.access import FORBIDDEN_HTTP_STATUS, READ_RESOURCE, Access
 from mcp_platform.protocol.binding import LISTEN_METHOD
 from mcp_platform.protocol.jsonrpc import (
+    FORBIDDEN,
     INVALID_PARAMS,
     JSONObject,
     JsonRpcError,
@@ -137,15 +142,24 @@ class NotificationStreams:
                 await end_body(send)
 
     async def listen(
-        self, request: HttpRequest, message: Request, principal: str, receive: Any, send: Any, headers: dict[str, str]
+        self,
+        request: HttpRequest,
+        message: Request,
+        principal: str,
+        receive: Any,
+        send: Any,
+        headers: dict[str, str],
+        access: Access | None = None,
     ) -> None:
-        """2026 ``subscriptions/listen``: acknowledgement, notifications, a result at the cap."""
+        """2026 ``subscriptions/listen``: acknowledgement, notifications, a result at the cap.
+        ``access``: the caller's view of the deployment's policies, when it has policies."""
         if not request.accepts("text/event-stream"):
             raise HttpError(406, f"{LISTEN_METHOD} answers with an event stream: Accept must include text/event-stream")
         try:
-            lists, uris, honoured = await self._honoured(message.params.get("notifications"), principal)
+            lists, uris, honoured = await self._honoured(message.params.get("notifications"), principal, access)
         except JsonRpcError as exc:
-            await send_json(send, 400, error_message(message.id, exc), headers)
+            status = FORBIDDEN_HTTP_STATUS if exc.code == FORBIDDEN else 400
+            await send_json(send, status, error_message(message.id, exc), headers)
             return
         meta: JSONObject = {SUBSCRIPTION_ID_META_KEY: message.id}
         log = self.notifications.log
@@ -170,9 +184,12 @@ class NotificationStreams:
         """2025 DELETE: the subscriptions and the lease go; the session's stream ends at its next poll."""
         await self.notifications.blocking(self.notifications.subscriptions.end, session_id)
 
-    async def _honoured(self, requested: Any, principal: str) -> tuple[frozenset[str], tuple[str, ...], dict[str, Any]]:
+    async def _honoured(
+        self, requested: Any, principal: str, access: Access | None = None
+    ) -> tuple[frozenset[str], tuple[str, ...], dict[str, Any]]:
         """The filter's subset this server honours (what the acknowledgement reports): of the
-        resources, those ``principal`` may read (each read once, concurrently)."""
+        resources, those ``principal`` may read (each read once, concurrently). A resource the
+        policies forbid it to read raises their refusal (:func:`~mcp_platform.protocol.access.forbidden`)."""
         if not isinstance(requested, dict):
             raise JsonRpcError(INVALID_PARAMS, f"{LISTEN_METHOD} needs params.notifications (an object)")
         honoured: dict[str, Any] = {}
@@ -191,6 +208,9 @@ class NotificationStreams:
             if readable is not None:
                 limit = self.notifications.subscriptions.max_per_session
                 candidates = list(dict.fromkeys(uri for uri in wanted if _well_formed(uri)))[:limit]
+                if access is not None:
+                    for uri in candidates:  # what the policies forbid reading is not listened to either
+                        access.require(READ_RESOURCE, uri)
                 allowed = await asyncio.gather(*(readable(uri, principal) for uri in candidates))
                 uris = tuple(uri for uri, ok in zip(candidates, allowed, strict=True) if ok)
                 honoured["resourceSubscriptions"] = list(uris)

@@ -1,18 +1,26 @@
 """The policy engine on ``cedarpy`` (Cedar's Rust engine): policies parsed once, validated against
-the catalog's schema (:mod:`.schema`), then one authorization per call.
+the catalog's schema (:mod:`.schema`), then one authorization per call at most.
 
-Per call: one ``is_authorized`` against the parsed policy set, over the static entities (actions,
-tools, fixed resources, prompts) plus the caller's entity, which is built once per principal and
-kept (a principal is immutable; API-key and token principals repeat across requests).
+Every decision is Cedar's (``is_authorized``), over the static entities (actions, tools, fixed
+resources, prompts) plus the caller's entity, which is built once per principal and kept (a
+principal is immutable; API-key and token principals repeat across requests).
 
-Per caller and tool, Cedar's partial evaluation with the arguments unknown (once, then kept) says
-two things. Whether the tool is listed: unless every call of it is certainly forbidden (a policy on
-argument values neither hides it nor shows it to a caller its other conditions refuse). And whether
-any policy reads the arguments at all: when none does, the partial decision is definite (every
-permit and forbid that applies was decided without them) and is every call's decision, so such a
-call costs a dictionary look-up; otherwise each call is decided in full with its arguments.
-Partial evaluation is experimental in Cedar; it is trusted only where it reached a definite
-decision without an error, which cannot depend on what it left unknown.
+A tool call is decided in two parts. At load the policies are split: those whose conditions read
+``context`` (the call's arguments) and the rest. The rest are decided once per caller and tool, by
+Cedar, and kept (:data:`FIXED_KEPT` pairs): the caller's entity is a function of the principal's
+attributes, which are the key, and the policies and static entities do not change for the engine's
+life, so the kept outcome is what Cedar would answer again. Per call, Cedar decides only the
+argument policies that may apply to the tool (their action scope names it, its group or any action),
+with the call's arguments; :func:`combine` joins the two outcomes as Cedar joins policies (a forbid
+satisfied in either part denies, else a permit satisfied in either permits). A tool no argument
+policy applies to costs a dictionary look-up per call. The property test
+``tests/unit/adapters/cedar/test_cedar_split.py`` compares the result with Cedar's over the whole
+set.
+
+Lists use Cedar's partial evaluation with the arguments unknown (once per caller and tool, then
+kept): a tool is listed unless every call of it is certainly forbidden (a policy on argument
+values neither hides it nor shows it to a caller its other conditions refuse). Partial evaluation
+is experimental in Cedar: it decides what a list shows, never whether a call runs.
 
 A decision that meets an evaluation error is a refusal: Cedar skips a policy that errors, which for
 a ``forbid`` would let the call through.
@@ -47,18 +55,53 @@ from mcp_platform.protocol.access import CALL_TOOL, GET_PROMPT, READ_RESOURCE
 from mcp_platform.protocol.catalog import Catalog
 
 CALLERS_KEPT = 1024
-PREVIEWS_KEPT = 8192
+FIXED_KEPT = 8192
+LISTED_KEPT = 8192
 RESOURCE_TYPES = {CALL_TOOL: TOOL, READ_RESOURCE: RESOURCE, GET_PROMPT: PROMPT}
+NO_POLICIES = frozenset[str]()
+GROUP_ACTION = {"type": "Action", "id": CALL_TOOL}
 
 
 @dataclass(frozen=True)
-class _Preview:
-    """One caller's use of one tool, with the arguments unknown."""
+class Outcome:
+    """Cedar's answer on one request over one policy set."""
 
-    listed: bool
-    """Some call may be permitted."""
-    settled: Decision | None
-    """Every call's decision, when no policy reads the arguments; None: each call is decided."""
+    allowed: bool
+    reasons: frozenset[str]
+    """Cedar's reasons (policy ids): the satisfied forbids when one is, else the satisfied permits
+    (empty when denied because none is)."""
+    errors: tuple[str, ...] = ()
+    """The policies that failed on the request (Cedar skipped them)."""
+
+
+def combine(fixed: Outcome, per_call: Outcome) -> Outcome:
+    """Cedar's answer over the union of two disjoint policy sets, from its answer over each: a
+    forbid satisfied in either denies, naming every satisfied forbid; else a permit satisfied in
+    either permits, naming every satisfied permit; else denied, naming none. Exact, because each
+    policy's satisfaction depends on the request alone, not on the other policies: a denied part's
+    reasons are its satisfied forbids, and a part with none has its satisfied permits as reasons."""
+    if not (per_call.allowed or per_call.reasons or per_call.errors):
+        return fixed  # the per-call part satisfied nothing (the usual call): the fixed part decides
+    forbids = _forbids(fixed) | _forbids(per_call)
+    errors = fixed.errors + per_call.errors
+    if forbids:
+        return Outcome(False, forbids, errors)
+    permits = fixed.reasons | per_call.reasons  # no forbid in either: their reasons are permits
+    return Outcome(bool(permits), permits, errors)
+
+
+def _forbids(outcome: Outcome) -> frozenset[str]:
+    """The forbids satisfied in a part: its reasons when it denies (none when it permits)."""
+    return NO_POLICIES if outcome.allowed else outcome.reasons
+
+
+@dataclass(frozen=True)
+class _Fixed:
+    """One caller's use of one tool, decided by the policies that do not read the arguments."""
+
+    outcome: Outcome
+    decision: Decision
+    """Every call's decision when no argument policy applies to the tool."""
 
 
 class CedarPolicies:
@@ -83,46 +126,72 @@ class CedarPolicies:
         self.count = len(self.policy_set)
         self.static = cedarpy.Entities.from_json_str(json.dumps(self.schema.entities))
         self.fixed_resources = frozenset(catalog.resources) | {t.uri_template for t in catalog.templates.values()}
+        policies = _static_policies(text)
+        self._rank = {policy: index for index, policy in enumerate(policies)}
+        reading = {policy: body for policy, body in policies.items() if _reads_context(body)}
+        self.fixed_policies = _policy_set({p: body for p, body in policies.items() if p not in reading})
+        """The policies that do not read ``context``: decided once per caller and tool."""
+        self.argument_policies: dict[str, cedarpy.PolicySet] = {}
+        """Per tool, the policies that read ``context`` and may apply to it: decided per call."""
+        for tool in self.schema.arguments:
+            applying = {p: body for p, body in reading.items() if _may_apply(body.get("action"), tool)}
+            if applying:
+                self.argument_policies[tool] = _policy_set(applying)
         self._callers: OrderedDict[Principal, cedarpy.Entities] = OrderedDict()
-        self._previews: dict[tuple[Principal, str], _Preview] = {}
+        self._fixed: dict[tuple[Principal, str], _Fixed] = {}
+        self._listed: dict[tuple[Principal, str], bool] = {}
 
     def decide(self, caller: Principal, action: str, name: str, arguments: Mapping[str, Any] | None) -> Decision:
-        entities = self._entities(caller)
-        context: dict[str, Any] = {}
         if action == CALL_TOOL:
-            convert = self.schema.arguments.get(name)
-            if convert is None:
-                return Decision(False, errors=(f"{name} is not a tool of this server",))
-            settled = self._preview(caller, name).settled
-            if settled is not None:
-                return settled
-            try:
-                context = {ARGUMENTS: convert(dict(arguments or {}), ARGUMENTS)}
-            except Unrepresentable as exc:
-                return Decision(False, errors=(str(exc),))
-        elif action == READ_RESOURCE and name not in self.fixed_resources:
+            return self._call(caller, name, arguments)
+        entities = self._entities(caller)
+        if action == READ_RESOURCE and name not in self.fixed_resources:
             # A URI a template serves: the resource entity is this read's own.
             entities = entities.with_added_json_str(json.dumps([resource_entity(name)]))
-        request = {
-            "principal": {"type": USER, "id": caller.id},
-            "action": {"type": "Action", "id": _action_id(action, name)},
-            "resource": {"type": RESOURCE_TYPES[action], "id": name},
-            "context": context,
-        }
-        result = cedarpy.is_authorized(request, self.policy_set, entities)
-        decided = tuple(self.names.get(policy, policy) for policy in result.diagnostics.reasons)
-        if result.diagnostics.errors:
-            return Decision(False, decided, tuple(result.diagnostics.errors))
-        return Decision(result.allowed, decided)
+        return self._decision(_authorize(self.policy_set, _request(caller, action, name, {}), entities))
 
     def usable(self, caller: Principal, action: str, names: Sequence[str]) -> list[bool]:
         if action != CALL_TOOL:  # no arguments: the lists' decisions are the reads' and gets' own
             return [self.decide(caller, action, name, None).permitted for name in names]
-        return [self._preview(caller, name).listed for name in names]
+        return [self._may_list(caller, name) for name in names]
 
-    def _preview(self, caller: Principal, tool: str) -> _Preview:
+    def _call(self, caller: Principal, tool: str, arguments: Mapping[str, Any] | None) -> Decision:
+        convert = self.schema.arguments.get(tool)
+        if convert is None:
+            return Decision(False, errors=(f"{tool} is not a tool of this server",))
+        fixed = self._fixed_part(caller, tool)
+        per_tool = self.argument_policies.get(tool)
+        if per_tool is None:
+            return fixed.decision
+        try:
+            context = {ARGUMENTS: convert(dict(arguments or {}), ARGUMENTS)}
+        except Unrepresentable as exc:
+            return Decision(False, errors=(str(exc),))
+        per_call = _authorize(per_tool, _request(caller, CALL_TOOL, tool, context), self._entities(caller))
+        outcome = combine(fixed.outcome, per_call)
+        return fixed.decision if outcome is fixed.outcome else self._decision(outcome)
+
+    def _fixed_part(self, caller: Principal, tool: str) -> _Fixed:
         key = (caller, tool)
-        kept = self._previews.get(key)
+        kept = self._fixed.get(key)
+        if kept is not None:
+            return kept
+        outcome = _authorize(self.fixed_policies, _request(caller, CALL_TOOL, tool, {}), self._entities(caller))
+        fixed = _Fixed(outcome, self._decision(outcome))
+        if len(self._fixed) >= FIXED_KEPT:
+            self._fixed.clear()  # callers come and go: start over rather than grow
+        self._fixed[key] = fixed
+        return fixed
+
+    def _decision(self, outcome: Outcome) -> Decision:
+        decided = tuple(self.names.get(p, p) for p in sorted(outcome.reasons, key=lambda p: self._rank.get(p, -1)))
+        if outcome.errors:
+            return Decision(False, decided, outcome.errors)
+        return Decision(outcome.allowed, decided)
+
+    def _may_list(self, caller: Principal, tool: str) -> bool:
+        key = (caller, tool)
+        kept = self._listed.get(key)
         if kept is not None:
             return kept
         request = {
@@ -132,16 +201,11 @@ class CedarPolicies:
             "context": None,  # unknown: whatever arguments a call may bring
         }
         result = cedarpy.is_authorized_partial(request, self.policy_set, self._entities(caller))
-        decision = result.decision
-        settled = None
-        if decision is not cedarpy.Decision.NoDecision and not result.diagnostics.errors:
-            decided = tuple(self.names.get(policy, policy) for policy in result.diagnostics.reasons)
-            settled = Decision(decision is cedarpy.Decision.Allow, decided)
-        preview = _Preview(listed=decision is not cedarpy.Decision.Deny, settled=settled)
-        if len(self._previews) >= PREVIEWS_KEPT:
-            self._previews.clear()  # callers come and go: start over rather than grow
-        self._previews[key] = preview
-        return preview
+        listed = result.decision is not cedarpy.Decision.Deny
+        if len(self._listed) >= LISTED_KEPT:
+            self._listed.clear()
+        self._listed[key] = listed
+        return listed
 
     def _entities(self, caller: Principal) -> cedarpy.Entities:
         kept = self._callers.get(caller)
@@ -158,6 +222,59 @@ class CedarPolicies:
         if len(self._callers) > CALLERS_KEPT:
             self._callers.popitem(last=False)
         return built
+
+
+def _request(caller: Principal, action: str, name: str, context: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "principal": {"type": USER, "id": caller.id},
+        "action": {"type": "Action", "id": _action_id(action, name)},
+        "resource": {"type": RESOURCE_TYPES[action], "id": name},
+        "context": context,
+    }
+
+
+def _authorize(policies: cedarpy.PolicySet, request: dict[str, Any], entities: cedarpy.Entities) -> Outcome:
+    result = cedarpy.is_authorized(request, policies, entities)
+    diagnostics = result.diagnostics
+    return Outcome(result.allowed, frozenset(diagnostics.reasons), tuple(diagnostics.errors))
+
+
+def _static_policies(text: str) -> dict[str, dict[str, Any]]:
+    """The static policies of ``text`` in Cedar's JSON form, by Cedar's id, in order (templates
+    left out: unlinked, they authorize nothing)."""
+    policies: dict[str, dict[str, Any]] = json.loads(cedarpy.policies_to_json_str(text)).get("staticPolicies", {})
+    return dict(sorted(policies.items(), key=lambda item: int(item[0].removeprefix("policy"))))
+
+
+def _policy_set(policies: Mapping[str, dict[str, Any]]) -> cedarpy.PolicySet:
+    """A policy set of some of the policies, each keeping its id (and so its name)."""
+    return cedarpy.PolicySet.from_json_str(
+        json.dumps({"staticPolicies": dict(policies), "templates": {}, "templateLinks": []})
+    )
+
+
+def _reads_context(node: Any) -> bool:
+    """Whether a policy (Cedar's JSON form) reads the ``context`` variable anywhere."""
+    if isinstance(node, dict):
+        return node.get("Var") == "context" or any(_reads_context(value) for value in node.values())
+    if isinstance(node, list):
+        return any(_reads_context(value) for value in node)
+    return False
+
+
+def _may_apply(scope: Any, tool: str) -> bool:
+    """Whether a policy's action scope (Cedar's JSON form) may hold for a call of ``tool``, whose
+    action is ``Action::"<tool>"``, a member of ``Action::"call_tool"`` and of nothing else. A
+    scope of another shape is kept: a policy kept in vain only costs its evaluation."""
+    if not isinstance(scope, dict):
+        return True
+    op = scope.get("op")
+    if op == "==":
+        return bool(scope.get("entity") == {"type": "Action", "id": tool})
+    if op == "in":
+        entities = [scope["entity"]] if "entity" in scope else scope.get("entities", [])
+        return any(entity in ({"type": "Action", "id": tool}, GROUP_ACTION) for entity in entities)
+    return True
 
 
 def _action_id(action: str, name: str) -> str:
