@@ -238,9 +238,10 @@ NOTES = 6
 def test_k10_ingest_killed_mid_batch_counts_each_event_once_when_the_batch_comes_again(
     deployment: Deployment, proxy: HoldingProxy, caller: Caller, ingest: Consumer
 ) -> None:
-    """K10: ingest killed mid-batch (between two of its conditional writes) is redelivered the whole
-    batch; what the dead process applied is a duplicate the second time, so each call's record and
-    usage counters are applied exactly once (docs/operating/dead-letters.md)."""
+    """K10: ingest killed mid-batch (an event recorded, its count not yet made) gets the batch again
+    (bisected, in a fresh environment); what the dead process applied is a duplicate the second
+    time, so each call's record and usage counters are applied exactly once
+    (docs/operating/dead-letters.md)."""
     # Given six notes appended in a session, their events on the stream, not yet delivered to ingest
     # (the session's opening is: the batch holds the six events alone, in one shard)
     session = caller.open_session()
@@ -303,8 +304,8 @@ def session_changes(deployment: Deployment, session: str) -> list[str]:
 def test_k10_audit_killed_mid_batch_audits_each_change_once_and_relays_events_counted_once(
     deployment: Deployment, proxy: HoldingProxy, caller: Caller, audit: Consumer, ingest: Consumer
 ) -> None:
-    """K10, A2: audit killed mid-batch (a record audited, its committed event not yet relayed) is
-    redelivered the batch; each change gets one audit row (keyed by its sequence number), every
+    """K10, A2: audit killed mid-batch (a record audited, its committed event not yet relayed) gets
+    the batch again; each change gets one audit row (keyed by its sequence number), every
     committed event reaches the stream, and ingest counts each once however often it was relayed."""
     # Given four notes appended in a session: their commits on the table's stream, their events
     # not yet counted by ingest (so the audit relays each)
