@@ -305,17 +305,35 @@ def _poller(
     function = plan.function(spec.function_logical_id)
     handler = resolve_handler(function, function_environment(function, attributes, options))
     running.handlers[spec.logical_id] = function.handler
+    source, config = stream_mapping(spec, plan, attributes, clients, options.region, ttl_deletions)
+    invoke = invoker(handler, function, config.function_arn)
+    mapping = EventSourceMapping(config, invoke, _dlq(spec, attributes, clients))
+    return StreamPoller(function.name, source, mapping, running.stop_event)
+
+
+def stream_mapping(
+    spec: MappingSpec,
+    plan: ResourcePlan,
+    attributes: Attributes,
+    clients: Clients,
+    region: str,
+    ttl_deletions: Mapping[str, TtlDeletions] | None = None,
+) -> tuple[ShardSource, MappingConfig]:
+    """What a stream mapping of the template reads (its consumer's stream or its table's stream)
+    and the rules it delivers by, whatever runs its function (this process, or a process started
+    as Lambda starts it: tests/integration/functions)."""
+    function = plan.function(spec.function_logical_id)
     source_id = spec.source_logical_id
     source: ShardSource
     consumer = next((c for c in plan.consumers if c.logical_id == source_id), None)
     if consumer is not None:
         stream = next(s for s in plan.streams if s.logical_id == consumer.stream_logical_id)
         consumer_arn = attributes[source_id]["ConsumerARN"]
-        source = KinesisShards(clients.kinesis, stream.name, consumer_arn, options.region)
+        source = KinesisShards(clients.kinesis, stream.name, consumer_arn, region)
         stream_arn = attributes[stream.logical_id]["Arn"]
     else:
         stream_arn = attributes[source_id]["StreamArn"]
-        source = TableStreamShards(clients.streams, stream_arn, ttl_deletions.get(source_id))
+        source = TableStreamShards(clients.streams, stream_arn, (ttl_deletions or {}).get(source_id))
     config = MappingConfig(
         kind=SourceKind.KINESIS if consumer is not None else SourceKind.DYNAMODB,
         function_arn=attributes[function.logical_id]["Arn"],
@@ -326,9 +344,7 @@ def _poller(
         report_batch_item_failures=spec.report_batch_item_failures,
         max_record_age_s=spec.max_record_age_s,
     )
-    invoke = invoker(handler, function, config.function_arn)
-    mapping = EventSourceMapping(config, invoke, _dlq(spec, attributes, clients))
-    return StreamPoller(function.name, source, mapping, running.stop_event)
+    return source, config
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from local.resources import ResourcePlan, plan_from_template
 from mcp_platform.config import EnvVars
 from stacks.app_builder import build_app
 from tests.support.aws import free_port, set_fake_aws_env
-from tests.support.features import serve_from_asset
+from tests.support.features import PLATFORM_TOOLS_DIR, serve_from_asset
 from tests.support.lambda_runtime import DeployedFunction
 
 REGION = "us-east-1"
@@ -65,10 +65,12 @@ class Deployment:
 
 
 @contextlib.contextmanager
-def deployed(tmp_path_factory: pytest.TempPathFactory, **context: Any) -> Iterator[Deployment]:
+def deployed(
+    tmp_path_factory: pytest.TempPathFactory, features: Path = PLATFORM_TOOLS_DIR, **context: Any
+) -> Iterator[Deployment]:
     """The stacks synthesized as for a deploy to this architecture (the layer bundled), with
     ``context`` on top, and the template's tables, stream, consumer, queues and secrets on a fresh
-    emulator."""
+    emulator; the endpoint's code asset (the endpoint's and the task worker's) serves ``features``."""
     outdir = tmp_path_factory.mktemp("cdk.out")
     # A stage of its own: moto's state is per process, and other tests of this worker provision the
     # dev stage's resource names on their own moto servers.
@@ -85,7 +87,7 @@ def deployed(tmp_path_factory: pytest.TempPathFactory, **context: Any) -> Iterat
     endpoint_assets = [path.parent for path in Path(assembly.directory).glob("asset.*/endpoint_app.py")]
     assert endpoint_assets, "no staged endpoint asset"
     for task_root in endpoint_assets:
-        serve_from_asset(task_root)
+        serve_from_asset(task_root, features)
     template = json.loads(
         (Path(assembly.directory) / assembly.get_stack_by_name(stack.stack_name).template_file).read_text()
     )

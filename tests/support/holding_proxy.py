@@ -3,7 +3,9 @@
 The crash tests make a process die at a named point deterministically: the proxy holds the AWS
 call that follows the point (a Kinesis PutRecords, say) until the test has killed the process,
 then drops it, so the call never reaches the emulator, exactly as if the process had died before
-sending it. Everything else is forwarded as it came, byte for byte.
+sending it. The point may lie in the middle of a run of the same call (the third of a batch's
+DynamoDB transactions): the calls before it are forwarded, counted, and the next one is held.
+Everything else is forwarded as it came, byte for byte.
 """
 
 from __future__ import annotations
@@ -18,20 +20,25 @@ from urllib.parse import urlsplit
 from tests.support.aws import free_port
 
 PUT_RECORDS = "Kinesis_20131202.PutRecords"
+PUT_RECORD = "Kinesis_20131202.PutRecord"
+TRANSACT_WRITE_ITEMS = "DynamoDB_20120810.TransactWriteItems"
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length"}
 
 
 class HoldingProxy:
     """Forwards to ``upstream``; while :meth:`hold` is on, requests for that operation (the
-    ``X-Amz-Target`` header) wait, and are dropped when :meth:`drop_held` is called."""
+    ``X-Amz-Target`` header) wait, once the number it lets through has passed, and are dropped
+    when :meth:`drop_held` is called."""
 
     def __init__(self, upstream: str) -> None:
         self._upstream = urlsplit(upstream)
         self._lock = threading.Lock()
         self._target: str | None = None
+        self._let_through = 0
         self._released = threading.Event()
         self._arrived = threading.Condition(self._lock)
         self.held = 0
+        self.passed = 0  # requests for the held operation forwarded since hold()
         self.port = free_port()
         self._server = ThreadingHTTPServer(("127.0.0.1", self.port), self._handler())
         self._server.daemon_threads = True
@@ -41,9 +48,10 @@ class HoldingProxy:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def hold(self, target: str) -> None:
+    def hold(self, target: str, *, after: int = 0) -> None:
+        """Holds ``target`` requests from the one after the first ``after`` (forwarded) on."""
         with self._lock:
-            self._target, self.held = target, 0
+            self._target, self._let_through, self.held, self.passed = target, after, 0, 0
             self._released.clear()
 
     def wait_held(self, count: int, timeout_s: float) -> None:
@@ -77,7 +85,9 @@ class HoldingProxy:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 with proxy._lock:
                     held = proxy._target is not None and self.headers.get("X-Amz-Target") == proxy._target
-                    if held:
+                    if held and proxy.passed < proxy._let_through:
+                        proxy.passed, held = proxy.passed + 1, False
+                    elif held:
                         proxy.held += 1
                         proxy._arrived.notify_all()
                 if held:

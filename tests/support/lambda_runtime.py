@@ -12,6 +12,7 @@ fail in Lambda: as an init error, or as a process that never becomes ready.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -21,8 +22,8 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -180,7 +181,10 @@ class RuntimeApi:
                         break
                     except queue.Empty:
                         if api._closing.is_set():
-                            return self._answer(503, {"errorMessage": "shutting down"})
+                            # The runtime is stopped (or was killed) before its API: nobody reads this.
+                            with contextlib.suppress(OSError):
+                                self._answer(503, {"errorMessage": "shutting down"})
+                            return
                 api._running[invocation.request_id] = invocation
                 self._answer(
                     200,
@@ -240,6 +244,12 @@ class Process:
     def output(self) -> str:
         self._log.seek(0)
         return self._log.read().decode(errors="replace")[-6000:]
+
+    def kill(self) -> None:
+        """SIGKILL, as Lambda ends an environment that timed out or ran out of memory: nothing
+        of the process runs after it (no handler, no flush)."""
+        self._popen.kill()
+        self._popen.wait()
 
     def stop(self) -> None:
         if not self.exited():
@@ -309,3 +319,49 @@ def started_web_function(
         yield WebFunction(function, base_url, process)
     finally:
         process.stop()
+
+
+class ExecutionEnvironments:
+    """A function's execution environments as Lambda keeps them for one event source mapping: one
+    warm environment serves invocation after invocation; once it is gone (killed), the next
+    invocation cold-starts a fresh one. ``invoke`` is what a mapping calls (local/mapping.py,
+    local/queue_poller.py); an invocation whose environment dies fails as a function error."""
+
+    def __init__(self, function: DeployedFunction) -> None:
+        self.function = function
+        self.started = 0  # environments started so far
+        self._stack = ExitStack()
+        self._current: EventFunction | None = None
+        self._may_start = threading.Event()
+        self._may_start.set()
+
+    def invoke(self, event: dict[str, Any]) -> Any:
+        if self._current is None or self._current.process.exited():
+            if not self._may_start.wait(timeout=self.function.timeout_s):
+                raise AssertionError("no environment may start: a kill never finished")
+            self._current = self._stack.enter_context(started_event_function(self.function))
+            self.started += 1
+        return self._current.invoke(event)
+
+    def kill(self, then: Callable[[], None] = lambda: None) -> None:
+        """SIGKILL the running environment; ``then`` runs before a fresh one may start (dropping
+        the call the dead one had in flight, say, so that only the dead one's call is dropped)."""
+        assert self._current is not None, "no environment is running"
+        self._may_start.clear()
+        try:
+            self._current.process.kill()
+            then()
+        finally:
+            self._may_start.set()
+
+    def close(self) -> None:
+        self._stack.close()
+
+
+@contextmanager
+def execution_environments(function: DeployedFunction) -> Iterator[ExecutionEnvironments]:
+    environments = ExecutionEnvironments(function)
+    try:
+        yield environments
+    finally:
+        environments.close()
