@@ -151,7 +151,10 @@ class CallCounter:
         for table, key, before in context.get("bench_targets", []):
             after = self._size(table, key)
             self.usage.write_units += cost.write_units(max(before, after), transactional=transactional)
-        self.usage.read_units += _read_units(operation, params, parsed or {})
+        units = _read_units(operation, params, parsed or {})
+        self.usage.read_units += units
+        if operation in ("GetItem", "BatchGetItem") and not _consistent(operation, params):
+            self.usage.cached_read_units += units
         self.excluded_s += time.perf_counter() - started
 
     def _key_of(self, table: str, item: dict[str, Any]) -> dict[str, Any]:
@@ -190,6 +193,12 @@ def _targets(
                 out.append((table, body["Key"] if "Key" in body else key_of(table, body["Item"]), "BatchWrite"))
         return out
     return []
+
+
+def _consistent(operation: str, params: dict[str, Any]) -> bool:
+    if operation == "BatchGetItem":
+        return any(spec.get("ConsistentRead") for spec in params.get("RequestItems", {}).values())
+    return bool(params.get("ConsistentRead"))
 
 
 def _read_units(operation: str, params: dict[str, Any], parsed: dict[str, Any]) -> float:
@@ -309,31 +318,127 @@ class Measured:
     note: str
     usage: cost.Usage | None = None
     ingest: cost.Usage | None = None
-    """What ingesting the operation's events consumed (priced operations only)."""
+    """What ingesting a batch of the operation's events consumed (priced operations only)."""
     governance: Governance | None = None
+    audit: tuple[cost.Usage, ...] = ()
+    """What auditing the table stream's records of the operation and of that batch consumed."""
 
 
 class Ingest:
-    """The ingest function's work on the events an operation put, counted like the endpoint's."""
+    """The ingest function's work on the events an operation put, counted like the endpoint's,
+    and priced per batch (cost.INGEST_BATCH_EVENTS): the operation's own events, and copies of
+    them under new call ids up to the batch's size, their callers spread over
+    cost.INGEST_BATCH_PRINCIPALS principals (the copy of a committed call is one: the commit's
+    marker is written for it, uncounted, as its own commit would have)."""
 
     def __init__(self, aws: Any, settings: Any) -> None:
         from mcp_platform.bootstrap.ingest import build_ingestor
 
         self.counter = CallCounter(peek=aws.client("dynamodb"))
+        self._setup = aws.client("dynamodb")
+        self._table = aws.table
         # As the ingest function builds it from its settings (with quotas, it keeps their totals).
         self._ingestor = build_ingestor(settings, dynamodb=self.counter.attach(aws.client("dynamodb")))
 
-    def run(self, records: list[bytes]) -> cost.Usage:
+    def batch(self, records: list[bytes]) -> list[bytes]:
+        """A full batch made of ``records`` (the operation's events), callers spread."""
+        from mcp_platform.adapters.dynamodb import table_schema as ts
+        from mcp_platform.application.events.schema import ToolCallEvent
+
+        events = [ToolCallEvent.from_bytes(data) for data in records]
+        out = []
+        for n in range(cost.INGEST_BATCH_EVENTS if events else 0):
+            event = ToolCallEvent.from_dict(events[n % len(events)].to_dict())
+            if n >= len(events):
+                event.event_id = f"{event.event_id}-copy-{n}-{uuid.uuid4().hex[:8]}"
+                if event.session_id is not None and self._committed(event.session_id, events[n % len(events)]):
+                    self._setup.put_item(
+                        TableName=self._table,
+                        Item={
+                            ts.PK: {"S": ts.session_pk(event.session_id)},
+                            ts.SK: {"S": ts.tool_call_marker_sk(event.event_id)},
+                        },
+                    )
+            if n % cost.INGEST_BATCH_PRINCIPALS:
+                event.principal = f"{event.principal}-{n % cost.INGEST_BATCH_PRINCIPALS}"
+            out.append(event.to_bytes())
+        return out
+
+    def _committed(self, session_id: str, event: Any) -> bool:
+        from mcp_platform.adapters.dynamodb import table_schema as ts
+
+        key = {ts.PK: {"S": ts.session_pk(session_id)}, ts.SK: {"S": ts.tool_call_marker_sk(event.event_id)}}
+        return "Item" in self._setup.get_item(TableName=self._table, Key=key, ConsistentRead=True)
+
+    def run(self, batch: list[bytes]) -> cost.Usage:
+        """One invocation on ``batch``."""
         self.counter.reset()
-        invocations = []
-        for data in records:  # one invocation per event (cost.INGEST_EVENTS_PER_INVOCATION)
-            before, excluded = Counter(self.counter.calls), self.counter.excluded_s
-            started = time.perf_counter()
+        started, excluded = time.perf_counter(), self.counter.excluded_s
+        for data in batch:
             self._ingestor.ingest_record(base64.b64encode(data).decode())
-            ours = time.perf_counter() - started - (self.counter.excluded_s - excluded)
-            invocations.append(cost.Invocation(our_ms=ours * 1000, calls=self.counter.calls - before))
+        ours = time.perf_counter() - started - (self.counter.excluded_s - excluded)
         usage = self.counter.usage
-        usage.invocations = invocations
+        usage.invocations = [cost.Invocation(our_ms=ours * 1000, calls=Counter(self.counter.calls))] if batch else []
+        usage.operations = max(1, len(batch))
+        return usage
+
+
+class Audit:
+    """The audit function's work on the session table's stream records, counted like the
+    endpoint's: ``take`` reads what came since it last read, ``run`` processes it, as part of
+    batches of cost.AUDIT_BATCH_RECORDS records (its requests are that share)."""
+
+    def __init__(self, aws: Any) -> None:
+        from mcp_platform.bootstrap.audit import build_audit_processor
+        from tests.support.audit_stream import KEY_SCHEMA
+
+        ddb = aws.client("dynamodb")
+        self._audit_table = f"{aws.table}-audit"
+        if self._audit_table not in ddb.list_tables()["TableNames"]:
+            ddb.create_table(TableName=self._audit_table, **KEY_SCHEMA)
+        self.counter = CallCounter(peek=aws.client("dynamodb"))
+        self._processor = build_audit_processor(
+            aws.settings(AUDIT_TABLE_NAME=self._audit_table),
+            dynamodb=self.counter.attach(aws.client("dynamodb")),
+            kinesis=self.counter.attach(aws.client("kinesis")),
+            sqs=aws.client("sqs"),
+        )
+        self._streams = aws.client("dynamodbstreams")
+        self._arn = ddb.describe_table(TableName=aws.table)["Table"]["LatestStreamArn"]
+        self._last: dict[str, str] = {}
+
+    def take(self) -> list[dict[str, Any]]:
+        """The records since the last ``take``."""
+        from tests.support.session_stream import to_lambda_record
+
+        out: list[dict[str, Any]] = []
+        for shard in self._streams.describe_stream(StreamArn=self._arn)["StreamDescription"]["Shards"]:
+            shard_id = shard["ShardId"]
+            position: dict[str, str] = {"ShardIteratorType": "TRIM_HORIZON"}
+            if shard_id in self._last:
+                position = {"ShardIteratorType": "AFTER_SEQUENCE_NUMBER", "SequenceNumber": self._last[shard_id]}
+            iterator = self._streams.get_shard_iterator(StreamArn=self._arn, ShardId=shard_id, **position)
+            cursor = iterator["ShardIterator"]
+            while cursor:
+                page = self._streams.get_records(ShardIterator=cursor, Limit=1000)
+                if not page["Records"]:
+                    break
+                out += [to_lambda_record(record, self._arn) for record in page["Records"]]
+                self._last[shard_id] = page["Records"][-1]["dynamodb"]["SequenceNumber"]
+                cursor = page.get("NextShardIterator")
+        return out
+
+    def run(self, records: list[dict[str, Any]], *, operations: int = 1) -> cost.Usage:
+        """``records`` processed, covering ``operations`` operations."""
+        self.counter.reset()
+        started, excluded = time.perf_counter(), self.counter.excluded_s
+        for record in records:
+            self._processor.process(record)
+        ours = time.perf_counter() - started - (self.counter.excluded_s - excluded)
+        usage = self.counter.usage
+        usage.invocations = [cost.Invocation(our_ms=ours * 1000, calls=Counter(self.counter.calls))] if records else []
+        usage.requests = len(records) / cost.AUDIT_BATCH_RECORDS
+        usage.operations = operations
         return usage
 
 
@@ -348,10 +453,12 @@ class Operations:
         ingest: Ingest,
         metrics: io.StringIO,
         governance: Governance | None = None,
+        audit: Audit | None = None,
     ) -> None:
         self.app = app
         self.counter = counter
         self.ingest = ingest
+        self.audit = audit
         self.metrics = metrics
         self.governance = governance
         self.out: list[Measured] = []
@@ -375,26 +482,37 @@ class Operations:
         await make(0)  # warm: caches filled, lazy clients built
         counter.reset()
         invocations.clear()
+        if priced and self.audit is not None:
+            self.audit.take()  # the warm-up's changes are not this run's
         written = len(metrics.getvalue())
         result = await make(1)
         if not priced:
             self.out.append(Measured(label, dict(counter.calls), note, governance=self.governance))
             return result
-        usage, records = counter.usage, counter.records
+        usage, records = counter.usage, list(counter.records)
         usage.log_bytes = len(metrics.getvalue()) - written
+        # The operation's own changes, audited once its event is ingested (as usually on AWS: the
+        # relay then finds it counted).
+        changes = self.audit.take() if self.audit is not None else []
         counter.reset()  # what comes next is not this run's (with BENCH_COST_RUNS=1: the next warm-up)
-        runs, ingest_runs = [list(invocations)], [self.ingest.run(records)]
+        runs = [list(invocations)]
         for attempt in range(2, COST_RUNS + 1):  # the time is a median: this machine is shared
             counter.reset()
             invocations.clear()
             await make(attempt)
             runs.append(list(invocations))
-            ingest_runs.append(self.ingest.run(counter.records))
+            records += counter.records
         usage.invocations = cost.median_invocations(runs)
-        ingested = ingest_runs[0]
-        ingested.invocations = cost.median_invocations([run.invocations for run in ingest_runs])
+        batch = self.ingest.batch(records)
+        if self.audit is not None:
+            self.audit.take()
+        ingested = self.ingest.run(batch)
+        audited = []
+        if self.audit is not None:
+            audited.append(self.audit.run(changes))
+            audited.append(self.audit.run(self.audit.take(), operations=max(1, len(batch))))  # per event
         calls = dict(sum((i.calls for i in runs[0]), Counter()))
-        self.out.append(Measured(label, calls, note, usage, ingested, self.governance))
+        self.out.append(Measured(label, calls, note, usage, ingested, self.governance, tuple(audited)))
         return result
 
     async def modern(self, name: str, arguments: dict[str, Any], **params: Any) -> dict[str, Any]:
@@ -406,7 +524,7 @@ class Operations:
 
 
 async def _operations(app: Any, counter: CallCounter, aws: Any, metrics: io.StringIO) -> list[Measured]:
-    operations = Operations(app, counter, Ingest(aws, aws.settings()), metrics)
+    operations = Operations(app, counter, Ingest(aws, aws.settings()), metrics, audit=Audit(aws))
     out, post, counted, modern = operations.out, operations.post, operations.counted, operations.modern
 
     opened = await counted(
@@ -562,7 +680,7 @@ async def _governed_operations(aws: Any, task_queue_url: str) -> list[Measured]:
         metrics = io.StringIO()
         env = governance.env(limits_table)
         app = _counted_app(aws, counter, task_queue_url, metrics=metrics, env=env)
-        return Operations(app, counter, Ingest(aws, aws.settings(**env)), metrics, governance)
+        return Operations(app, counter, Ingest(aws, aws.settings(**env)), metrics, governance, Audit(aws))
 
     echo_notes = {
         PRINCIPAL_LIMIT: "echo; the principal's window counted: one conditional UpdateItem (ADD) on the limits table",
@@ -664,9 +782,20 @@ def measure() -> tuple[tuple[Measured, ...], dict[str, Any]]:
     return tuple(measured), cache_row
 
 
+def dax_hit_ratio() -> float:
+    """The item cache's measured hit ratio (the agent's mix): the share of cached reads DAX serves."""
+    return float(measure()[1]["ours"])
+
+
+def price(m: Measured) -> cost.Cost:
+    """An operation's cost per million: its own, its ingest's per event, its audit's."""
+    assert m.usage is not None, f"{m.label} is not priced"
+    return cost.cost(m.usage, m.ingest, audit=m.audit, dax_hit_ratio=dax_hit_ratio())
+
+
 def priced() -> list[tuple[Measured, cost.Cost]]:
     """The priced operations and their cost per million."""
-    return [(m, cost.cost(m.usage, m.ingest)) for m in measure()[0] if m.usage is not None]
+    return [(m, price(m)) for m in measure()[0] if m.usage is not None]
 
 
 READS = ("GetItem", "BatchGetItem", "Query", "Scan", "TransactGetItems")
@@ -713,14 +842,15 @@ class GovernanceCheck:
 
     @property
     def extra_ingest(self) -> Counter[str]:
-        """Ingest's calls and transaction actions added, per event."""
+        """Ingest's calls and transaction actions added, per batch (cost.INGEST_BATCH_EVENTS events)."""
         governed, peer = _ingest(self.governed), _ingest(self.peer)
         return (governed.calls - peer.calls) + (governed.transact_actions - peer.transact_actions)
 
     @property
     def within_budget(self) -> bool:
         writes, reads = self.governance.budget
-        ingest = Counter({"Update": 1}) if self.governance.quota else Counter()
+        # A quota's totals: at most one more Update per event (one per principal once batched).
+        ingest = Counter({"Update": cost.INGEST_BATCH_EVENTS}) if self.governance.quota else Counter()
         return (
             self.extra_writes <= writes
             and self.extra_reads <= reads
@@ -781,8 +911,7 @@ def governance_table() -> list[list[str]]:
     ]
     for check in governance_checks():
         governed, peer = _usage(check.governed), _usage(check.peer)
-        c = cost.cost(governed, check.governed.ingest)
-        p = cost.cost(peer, check.peer.ingest)
+        c, p = price(check.governed), price(check.peer)
         lines.append(
             [
                 check.governed.label,
@@ -824,6 +953,7 @@ def cost_table() -> list[list[str]]:
             "Kinesis",
             "logs, X-Ray",
             "ingest",
+            "audit",
             "total",
         ]
     ]
@@ -843,26 +973,10 @@ def cost_table() -> list[list[str]]:
                 _usd(c.kinesis_usd),
                 _usd(c.other_usd),
                 _usd(c.ingest_usd),
+                _usd(c.audit_usd),
                 _usd(c.total),
             ]
         )
-    relay = cost.outbox_relay()
-    lines.append(
-        [
-            "outbox relay, per committed call (audit)",
-            "0",
-            " + ".join(map(str, relay.billed_ms)),
-            f"{cost.read_units(0, consistent=False):g}",
-            "0",
-            "0.0",
-            _usd(relay.lambda_usd),
-            _usd(relay.dynamodb_usd),
-            _usd(relay.kinesis_usd),
-            _usd(relay.other_usd),
-            _usd(relay.ingest_usd),
-            _usd(relay.total),
-        ]
-    )
     return lines
 
 
@@ -893,7 +1007,7 @@ def extra_tables() -> str:
     )
     text += _text_table("What the edge in front of the endpoint adds (USD)", cost.edge_table())
     text += ["", cost.edge_assumptions()]
-    text += ["", cost.assumptions(), "", "Prices:"]
+    text += ["", cost.assumptions(dax_hit_ratio()), "", "Prices:"]
     text += [f"  {name}: {price} ({source})" for name, price, source in cost.price_rows()]
     return "\n".join(text)
 
@@ -911,13 +1025,14 @@ def run() -> list[dict[str, Any]]:
     for check in governance_checks():
         verdict = "within budget" if check.within_budget else "OVER BUDGET"
         detail = f"{verdict} ({check.describe_budget()} per call): adds {check.describe_calls()} to the peer's calls "
-        detail += f"(the same operation without rules); its ingest adds {check.describe_ingest()} per event"
+        detail += f"(the same operation without rules); its ingest adds {check.describe_ingest()} "
+        detail += f"per batch of {cost.INGEST_BATCH_EVENTS} events"
         governed, peer = sum(check.governed.calls.values()), sum(check.peer.calls.values())
         rows.append(row(f"governance budget: {check.governed.label}", governed, peer, "calls", detail))
     rows.append(cache_row)
     for m, c in priced():
         parts = f"Lambda {_usd(c.lambda_usd)} + DynamoDB {_usd(c.dynamodb_usd)} + Kinesis {_usd(c.kinesis_usd)}"
-        parts += f" + logs/X-Ray {_usd(c.other_usd)} + ingest {_usd(c.ingest_usd)}"
+        parts += f" + logs/X-Ray {_usd(c.other_usd)} + ingest {_usd(c.ingest_usd)} + audit {_usd(c.audit_usd)}"
         parts += f"; billed {'+'.join(map(str, c.billed_ms))} ms"
         rows.append(row(f"cost per million: {m.label}", round(c.total, 2), None, "USD", parts))
     return rows

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from stacks.config import DEFAULTS
 from stacks.endpoint import MEMORY_MB as ENDPOINT_MEMORY_MB
+from stacks.processing import BATCH_SIZE as STREAM_BATCH_SIZE
 from stacks.processing import MEMORY_MB as INGEST_MEMORY_MB
 from stacks.shard_planner import GB, ON_DEMAND_BILLING_UNIT, PUT_UNIT_BYTES, Pricing
 
@@ -110,9 +111,20 @@ PLATFORM_LOG_BYTES = 350
 # Lambda active tracing records 1 request per second and 5% of the rest: at volume, 5% of calls
 # (the first second's request, up to 2.6 million a month, is a fixed cost up to $13/month).
 TRACED_SHARE = 0.05
-# One ingest invocation per event: a quiet stream's batches hold one record (under load up to
-# BATCH_SIZE records share an invocation's request charge, and the cost falls).
-INGEST_EVENTS_PER_INVOCATION = 1
+# Ingest and audit are priced per batch, as their stream mappings invoke them: a price per million
+# calls is a figure for volume, where a shard's batches fill up to the mapping's batch size (the
+# ingest mapping's batching window makes them fill at a few hundred events per second per shard
+# too). A batch's events come from several callers: one usage counter per principal (and tool and
+# day) per batch. At a trickle each event is a batch of its own, and ingest's share of a call is
+# its request and checkpoint writes: see docs/performance.md.
+INGEST_BATCH_EVENTS = STREAM_BATCH_SIZE
+INGEST_BATCH_PRINCIPALS = 10
+AUDIT_BATCH_RECORDS = STREAM_BATCH_SIZE
+# The share of eventually consistent item reads ([cache]) the DAX item cache answers: measured by
+# the bench on an agent's mix of calls in one session (bench_aws_calls._cache_mix_row) and passed
+# in; a hit is priced as DAX prices it (no per-request charge: the cluster's node hours are a
+# monthly cost), a miss as the table read it becomes.
+DEFAULT_DAX_HIT_RATIO = 0.0
 
 
 @dataclass(frozen=True)
@@ -144,6 +156,13 @@ class Usage:
     log_bytes: int = 0  # what the function wrote (EMF and log lines), Lambda's own lines excluded
     transact_actions: Counter[str] = field(default_factory=Counter)
     """The actions of its TransactWriteItems calls, by kind (Put, Update, Delete, ConditionCheck)."""
+    cached_read_units: float = 0.0
+    """The part of ``read_units`` read eventually consistently by GetItem or BatchGetItem: what
+    the DAX item cache may serve (X6)."""
+    operations: int = 1
+    """How many operations this usage covers (an ingest batch: its events); every figure is divided by it."""
+    requests: float | None = None
+    """Lambda requests billed, when not one per invocation (an audit pass over part of a batch)."""
 
     @property
     def calls(self) -> Counter[str]:
@@ -172,21 +191,26 @@ class Cost:
     other_usd: float  # SQS, Secrets Manager, log ingestion, X-Ray
     ingest_usd: float  # the ingest function's work on the operation's events
     billed_ms: list[int]
+    audit_usd: float = 0.0  # the audit function's work on the table stream's records of the operation and its ingest
 
     @property
     def total(self) -> float:
-        return self.lambda_usd + self.dynamodb_usd + self.kinesis_usd + self.other_usd + self.ingest_usd
+        return (
+            self.lambda_usd + self.dynamodb_usd + self.kinesis_usd + self.other_usd + self.ingest_usd + self.audit_usd
+        )
 
 
 def _api(name: str) -> str:
     return name.split("[", 1)[0]
 
 
-def _lambda_usd(invocations: list[Invocation], memory_mb: int, architecture: str, per_invocation: float = 1.0) -> float:
+def _lambda_usd(
+    invocations: list[Invocation], memory_mb: int, architecture: str, requests: float | None = None
+) -> float:
     gb_seconds = sum(i.billed_ms(memory_mb) for i in invocations) / 1000 * memory_mb / 1024
     duration = gb_seconds * PRICES[f"lambda duration {architecture}"].usd * 1e6
-    requests = len(invocations) * per_invocation * PRICES["lambda requests"].usd
-    return duration + requests
+    billed = len(invocations) if requests is None else requests
+    return duration + billed * PRICES["lambda requests"].usd
 
 
 def _kinesis_usd(records: list[int], stream_mode: str) -> float:
@@ -208,56 +232,51 @@ def _other_usd(usage: Usage) -> float:
     )
 
 
-def _dynamodb_usd(usage: Usage) -> float:
-    return usage.read_units * PRICES["dynamodb read units"].usd + usage.write_units * PRICES["dynamodb write units"].usd
+def _dynamodb_usd(usage: Usage, dax_hit_ratio: float = DEFAULT_DAX_HIT_RATIO) -> float:
+    """Table reads and writes; the cached reads' hits are DAX's (no per-request charge)."""
+    table_reads = usage.read_units - usage.cached_read_units * dax_hit_ratio
+    return table_reads * PRICES["dynamodb read units"].usd + usage.write_units * PRICES["dynamodb write units"].usd
+
+
+def _processor_usd(usage: Usage, architecture: str) -> float:
+    """A stream processor's (ingest, audit) share per operation: its invocations' duration and
+    requests, DynamoDB, log lines and traces, divided by the operations the usage covers."""
+    if not usage.invocations:
+        return 0.0
+    requests = len(usage.invocations) if usage.requests is None else usage.requests
+    total = (
+        _lambda_usd(usage.invocations, INGEST_MEMORY_MB, architecture, requests)
+        + _dynamodb_usd(usage)
+        + (_kinesis_usd(usage.kinesis_records, DEFAULTS["stream_mode"]) if usage.kinesis_records else 0.0)
+        + (usage.log_bytes + PLATFORM_LOG_BYTES * requests) / GB * 1e6 * PRICES["logs ingestion"].usd
+        + requests * TRACED_SHARE * PRICES["x-ray traces"].usd
+    )
+    return total / usage.operations
 
 
 def cost(
     usage: Usage,
     ingest: Usage | None = None,
     *,
+    audit: tuple[Usage, ...] = (),
+    dax_hit_ratio: float = DEFAULT_DAX_HIT_RATIO,
     memory_mb: int = ENDPOINT_MEMORY_MB,
     architecture: str = DEFAULTS["architecture"],
     stream_mode: str = DEFAULTS["stream_mode"],
 ) -> Cost:
-    """USD per million operations as deployed by default (memory, architecture, stream mode)."""
-    ingest_usd = 0.0
-    if ingest is not None and ingest.invocations:
-        per_invocation = 1 / INGEST_EVENTS_PER_INVOCATION
-        ingest_usd = (
-            _lambda_usd(ingest.invocations, INGEST_MEMORY_MB, architecture, per_invocation)
-            + _dynamodb_usd(ingest)
-            + (ingest.log_bytes + PLATFORM_LOG_BYTES * len(ingest.invocations))
-            / GB
-            * 1e6
-            * PRICES["logs ingestion"].usd
-            + len(ingest.invocations) * TRACED_SHARE * PRICES["x-ray traces"].usd
-        )
+    """USD per million operations as deployed by default (memory, architecture, stream mode).
+
+    ``ingest``: its work on a batch of the operation's events (``operations`` events);
+    ``audit``: its work on the table stream's records the operation and that batch wrote, each
+    usage covering its ``operations``; ``dax_hit_ratio``: the share of the cached reads DAX serves."""
     return Cost(
         lambda_usd=_lambda_usd(usage.invocations, memory_mb, architecture),
-        dynamodb_usd=_dynamodb_usd(usage),
+        dynamodb_usd=_dynamodb_usd(usage, dax_hit_ratio),
         kinesis_usd=_kinesis_usd(usage.kinesis_records, stream_mode),
         other_usd=_other_usd(usage),
-        ingest_usd=ingest_usd,
+        ingest_usd=_processor_usd(ingest, architecture) if ingest is not None else 0.0,
         billed_ms=[i.billed_ms(memory_mb) for i in usage.invocations],
-    )
-
-
-def outbox_relay(*, architecture: str = DEFAULTS["architecture"]) -> Cost:
-    """What the outbox relay (K10) adds per committed call, in the audit function that already
-    handles the record's INSERT: one eventually consistent GetItem of ingest's dedupe marker (a
-    key-only item: half a read unit) and that call's round trip at the audit's memory size. The
-    event's bytes on the record are in each committing operation's own write units; a relayed
-    event (only for a call whose instance died before its flush) is not counted here."""
-    waited_ms = LATENCY_MS["dynamodb.GetItem"]
-    gb_seconds = waited_ms / 1000 * INGEST_MEMORY_MB / 1024
-    return Cost(
-        lambda_usd=gb_seconds * PRICES[f"lambda duration {architecture}"].usd * 1e6,
-        dynamodb_usd=read_units(0, consistent=False) * PRICES["dynamodb read units"].usd,
-        kinesis_usd=0.0,
-        other_usd=0.0,
-        ingest_usd=0.0,
-        billed_ms=[math.ceil(waited_ms)],
+        audit_usd=sum(_processor_usd(part, architecture) for part in audit),
     )
 
 
@@ -271,20 +290,25 @@ def median_invocations(runs: list[list[Invocation]]) -> list[Invocation]:
     ]
 
 
-def assumptions() -> str:
+def assumptions(dax_hit_ratio: float = DEFAULT_DAX_HIT_RATIO) -> str:
     """One paragraph: what the figures assume (printed under the table, quoted by the docs)."""
     return (
-        f"List prices in {REGION}; endpoint at {ENDPOINT_MEMORY_MB} MB, ingest at {INGEST_MEMORY_MB} MB, "
+        f"List prices in {REGION}; endpoint at {ENDPOINT_MEMORY_MB} MB, ingest and audit at {INGEST_MEMORY_MB} MB, "
         f"{DEFAULTS['architecture']}, Kinesis {DEFAULTS['stream_mode']}. Billed duration = our measured time per "
         f"invocation x {FULL_VCPU_MB}/memory (one core here taken as one Lambda vCPU) + an assumed in-region "
         f"round trip per AWS call (DynamoDB {LATENCY_MS['dynamodb.GetItem']:g}-"
         f"{LATENCY_MS['dynamodb.TransactWriteItems']:g} ms, "
         f"Kinesis PutRecords {LATENCY_MS['kinesis.PutRecords']:g} ms), rounded up to 1 ms. DynamoDB units from the "
-        "sizes of the items each call read or wrote (eventually consistent reads priced as table reads, i.e. without "
-        "DAX; a cancelled transaction priced as if it ran). Logs: the lines measured plus "
-        f"{PLATFORM_LOG_BYTES} bytes of Lambda's own per invocation; X-Ray: {TRACED_SHARE:.0%} of invocations traced. "
-        f"Ingest: its DynamoDB units per event counted the same way, one invocation per event. Not included: the "
-        "audit function (session changes), fixed monthly costs (the stream's hours, DAX, alarms, metrics)."
+        "sizes of the items each call read or wrote (a cancelled transaction priced as if it ran); eventually "
+        f"consistent item reads the DAX item cache may serve are DAX hits {dax_hit_ratio:.0%} of the time (the "
+        "measured hit ratio of an agent's calls; a hit has no per-request charge) and table reads otherwise. Logs: "
+        f"the lines measured plus {PLATFORM_LOG_BYTES} bytes of Lambda's own per invocation; X-Ray: "
+        f"{TRACED_SHARE:.0%} of invocations traced. Ingest: priced per batch of {INGEST_BATCH_EVENTS} events (the "
+        f"operation's own and copies under new ids) from {INGEST_BATCH_PRINCIPALS} principals, each event paying "
+        f"a {INGEST_BATCH_EVENTS}th of the batch's invocation, units and logs. Audit: every record the operation "
+        "and that batch put on the table's stream (usage counters and markers included: the mapping delivers "
+        f"them), processed as part of {AUDIT_BATCH_RECORDS}-record batches. Not included: fixed monthly costs "
+        "(the stream's hours, DAX nodes, alarms, metrics)."
     )
 
 

@@ -78,7 +78,7 @@ def cost_tables() -> str:
     table += ["| " + " | ".join(line) + " |" for line in lines]
     prices = ["| price | USD | source |", "|---|---|---|"]
     prices += [f"| {name} | {price} | <{source}> |" for name, price, source in cost.price_rows()]
-    return "\n".join([*table, "", cost.assumptions(), "", *prices])
+    return "\n".join([*table, "", cost.assumptions(bench_aws_calls.dax_hit_ratio()), "", *prices])
 
 
 def edge_cost_table() -> str:

@@ -90,12 +90,51 @@ def test_each_invocations_time_is_the_median_over_the_runs() -> None:
     assert cost.median_invocations(runs) == [cost.Invocation(our_ms=3.0, calls=calls)]
 
 
-def test_the_outbox_relay_costs_half_a_read_unit_and_one_round_trip_of_the_audit_per_committed_call() -> None:
-    relay = cost.outbox_relay(architecture="arm64")
-    assert relay.dynamodb_usd == pytest.approx(0.5 * cost.PRICES["dynamodb read units"].usd)
-    gb_seconds = cost.LATENCY_MS["dynamodb.GetItem"] / 1000 * 512 / 1024
-    assert relay.lambda_usd == pytest.approx(gb_seconds * cost.PRICES["lambda duration arm64"].usd * 1e6)
-    assert relay.total < 0.1  # beside the $6.00 target of an append-only call
+def test_ingest_and_audit_are_priced_per_batch_each_operation_paying_its_share() -> None:
+    # Given an ingest invocation on a batch of 100 events writing 22 units, and an audit pass over
+    # 3 records of one operation (3% of a 100-record batch's request) writing 6 units
+    ingest = cost.Usage(
+        invocations=[cost.Invocation(our_ms=10.0, calls=Counter({"dynamodb.TransactWriteItems": 1}))],
+        write_units=22,
+        operations=100,
+    )
+    audit = cost.Usage(
+        invocations=[cost.Invocation(our_ms=1.0, calls=Counter({"dynamodb.PutItem": 3}))],
+        write_units=6,
+        requests=0.03,
+    )
+    c = cost.cost(cost.Usage(), ingest, audit=(audit,), architecture="arm64")
+    price = {name: p.usd for name, p in cost.PRICES.items()}
+    # Then one event pays a hundredth of the batch's invocation, units and logs
+    batch_ms = -(-(10.0 * 1769 / 512 + cost.LATENCY_MS["dynamodb.TransactWriteItems"]) // 1)
+    batch = (
+        price["lambda requests"]
+        + batch_ms / 1000 * 0.5 * price["lambda duration arm64"] * 1e6
+        + 22 * price["dynamodb write units"]
+        + cost.PLATFORM_LOG_BYTES * 1e6 / GB * price["logs ingestion"]
+        + cost.TRACED_SHARE * price["x-ray traces"]
+    )
+    assert c.ingest_usd == pytest.approx(batch / 100)
+    # And the audit its records' share of a request, with its own duration and units whole
+    audit_ms = -(-(1.0 * 1769 / 512 + 3 * cost.LATENCY_MS["dynamodb.PutItem"]) // 1)
+    expected_audit = (
+        0.03 * price["lambda requests"]
+        + audit_ms / 1000 * 0.5 * price["lambda duration arm64"] * 1e6
+        + 6 * price["dynamodb write units"]
+        + 0.03 * cost.PLATFORM_LOG_BYTES * 1e6 / GB * price["logs ingestion"]
+        + 0.03 * cost.TRACED_SHARE * price["x-ray traces"]
+    )
+    assert c.audit_usd == pytest.approx(expected_audit)
+    assert c.total == pytest.approx(c.lambda_usd + c.other_usd + c.ingest_usd + c.audit_usd)
+
+
+def test_a_cached_read_the_dax_item_cache_serves_is_not_a_table_read() -> None:
+    # Given an operation reading one item eventually consistently (DAX may serve it) and one consistently
+    usage = cost.Usage(read_units=1.5, cached_read_units=0.5)
+    price = cost.PRICES["dynamodb read units"].usd
+    # Then without DAX both are table reads; with DAX hitting 60% of the time, 40% of the cached one is
+    assert cost.cost(usage).dynamodb_usd == pytest.approx(1.5 * price)
+    assert cost.cost(usage, dax_hit_ratio=0.6).dynamodb_usd == pytest.approx((1 + 0.4 * 0.5) * price)
 
 
 def test_each_edge_is_priced_per_million_requests_and_per_month_from_the_listed_prices() -> None:

@@ -68,16 +68,17 @@ def test_each_rule_adds_the_calls_it_needs_and_no_more(bench: ModuleType, checks
     assert both.extra_actions == Counter({"Update": 2})
     assert added_units(both) == (0, 4)
     # And a day quota reads the usage totals once, eventually consistent (half a unit), while its
-    # ingest adds one Update to its counting transaction (2 units, transactional)
+    # ingest adds one Update to each event's counting transaction (2 units, transactional)
     quota = checks[bench.DAY_QUOTA.label]
+    batch = bench.cost.INGEST_BATCH_EVENTS
     assert quota.extra_calls == Counter({"dynamodb.GetItem[cache]": 1})
     assert added_units(quota) == (0.5, 0)
-    assert quota.extra_ingest == Counter({"Update": 1})
-    assert added_ingest_write_units(quota) == 2
+    assert quota.extra_ingest == Counter({"Update": batch})
+    assert added_ingest_write_units(quota) == 2 * batch
     # And a session tool under a limit and a quota adds both, its commit unchanged
     session = checks[bench.SESSION_TOOL_LIMIT_AND_QUOTA.label]
     assert session.extra_calls == Counter({"dynamodb.UpdateItem": 1, "dynamodb.GetItem[cache]": 1})
-    assert not session.extra_actions and session.extra_ingest == Counter({"Update": 1})
+    assert not session.extra_actions and session.extra_ingest == Counter({"Update": batch})
     assert added_units(session) == (0.5, 1)
     # And a 2025 session tool under a principal limit adds the one UpdateItem
     legacy = checks[bench.SESSION_2025_LIMIT.label]
@@ -111,5 +112,5 @@ def test_a_call_beyond_the_budget_is_reported_over_it(bench: ModuleType) -> None
     assert not governed({**one_write, "dynamodb.PutItem": 1}).within_budget  # a second write
     assert not governed({**one_write, "dynamodb.GetItem[cache]": 1}).within_budget  # a read without a quota
     assert not governed({"dynamodb.UpdateItem": 1}).within_budget  # the peer's event not put
-    ingest = cost.Usage(transact_actions=Counter({"Update": 1}))
+    ingest = cost.Usage(transact_actions=Counter({"Update": 1}))  # its batch's transactions
     assert not governed(one_write, ingest).within_budget  # ingest writes more without a quota
