@@ -27,6 +27,7 @@ import asyncio
 import base64
 import functools
 import io
+import itertools
 import json
 import logging
 import os
@@ -324,58 +325,49 @@ class Measured:
     """What auditing the table stream's records of the operation and of that batch consumed."""
 
 
+_SEQUENCE = itertools.count(1)
+_INGESTED: set[str] = set()  # call ids ingested so far: each call is a call of its own
+
+
 class Ingest:
     """The ingest function's work on the events an operation put, counted like the endpoint's,
     and priced per batch (cost.INGEST_BATCH_EVENTS): the operation's own events, and copies of
     them under new call ids up to the batch's size, their callers spread over
-    cost.INGEST_BATCH_PRINCIPALS principals (the copy of a committed call is one: the commit's
-    marker is written for it, uncounted, as its own commit would have)."""
+    cost.INGEST_BATCH_PRINCIPALS principals, as one invocation on one shard."""
 
     def __init__(self, aws: Any, settings: Any) -> None:
         from mcp_platform.bootstrap.ingest import build_ingestor
 
         self.counter = CallCounter(peek=aws.client("dynamodb"))
-        self._setup = aws.client("dynamodb")
-        self._table = aws.table
         # As the ingest function builds it from its settings (with quotas, it keeps their totals).
         self._ingestor = build_ingestor(settings, dynamodb=self.counter.attach(aws.client("dynamodb")))
 
     def batch(self, records: list[bytes]) -> list[bytes]:
         """A full batch made of ``records`` (the operation's events), callers spread."""
-        from mcp_platform.adapters.dynamodb import table_schema as ts
         from mcp_platform.application.events.schema import ToolCallEvent
 
         events = [ToolCallEvent.from_bytes(data) for data in records]
         out = []
         for n in range(cost.INGEST_BATCH_EVENTS if events else 0):
             event = ToolCallEvent.from_dict(events[n % len(events)].to_dict())
-            if n >= len(events):
+            if n >= len(events) or event.event_id in _INGESTED:  # the bench's requests reuse their ids
                 event.event_id = f"{event.event_id}-copy-{n}-{uuid.uuid4().hex[:8]}"
-                if event.session_id is not None and self._committed(event.session_id, events[n % len(events)]):
-                    self._setup.put_item(
-                        TableName=self._table,
-                        Item={
-                            ts.PK: {"S": ts.session_pk(event.session_id)},
-                            ts.SK: {"S": ts.tool_call_marker_sk(event.event_id)},
-                        },
-                    )
+            _INGESTED.add(event.event_id)
             if n % cost.INGEST_BATCH_PRINCIPALS:
                 event.principal = f"{event.principal}-{n % cost.INGEST_BATCH_PRINCIPALS}"
             out.append(event.to_bytes())
         return out
 
-    def _committed(self, session_id: str, event: Any) -> bool:
-        from mcp_platform.adapters.dynamodb import table_schema as ts
-
-        key = {ts.PK: {"S": ts.session_pk(session_id)}, ts.SK: {"S": ts.tool_call_marker_sk(event.event_id)}}
-        return "Item" in self._setup.get_item(TableName=self._table, Key=key, ConsistentRead=True)
-
     def run(self, batch: list[bytes]) -> cost.Usage:
-        """One invocation on ``batch``."""
+        """One invocation on ``batch`` (the ingest function's: one shard's records in order)."""
+        from mcp_platform.application.events.ingest import ShardRecord
+
+        # One shard's sequence, whichever Ingest reads it (one checkpoint per shard in the table).
+        records = [ShardRecord(f"4959{next(_SEQUENCE):052d}", base64.b64encode(data).decode()) for data in batch]
         self.counter.reset()
         started, excluded = time.perf_counter(), self.counter.excluded_s
-        for data in batch:
-            self._ingestor.ingest_record(base64.b64encode(data).decode())
+        outcome = self._ingestor.ingest_batch("bench/shardId-000000000000", records)
+        assert outcome.failed is None, outcome.error
         ours = time.perf_counter() - started - (self.counter.excluded_s - excluded)
         usage = self.counter.usage
         usage.invocations = [cost.Invocation(our_ms=ours * 1000, calls=Counter(self.counter.calls))] if batch else []
@@ -849,8 +841,11 @@ class GovernanceCheck:
     @property
     def within_budget(self) -> bool:
         writes, reads = self.governance.budget
-        # A quota's totals: at most one more Update per event (one per principal once batched).
-        ingest = Counter({"Update": cost.INGEST_BATCH_EVENTS}) if self.governance.quota else Counter()
+        # A quota's totals: one more Update per principal's month in each of the batch's transactions.
+        transactions = _ingest(self.governed).calls["dynamodb.TransactWriteItems"]
+        ingest = (
+            Counter({"Update": cost.INGEST_BATCH_PRINCIPALS * transactions}) if self.governance.quota else Counter()
+        )
         return (
             self.extra_writes <= writes
             and self.extra_reads <= reads

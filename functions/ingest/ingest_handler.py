@@ -1,11 +1,14 @@
 """Ingest function: Kinesis enhanced fan-out records -> idempotent tool-call records and usage.
 
-Thin entry point (K5: the event source mapping reads through the registered EFO consumer).
-Every record is handled on its own: a poison record raises PoisonRecordError and is reported
-in ``batchItemFailures`` (then bisected and dead-lettered by the mapping); the rest proceed.
-Typed platform events on the stream (``session.expired``, A4) are acknowledged, not poison.
-A tool-call event's work is a span of its call's trace: on its log line, and exported when
-spans are on.
+Thin entry point (K5: the event source mapping reads through the registered EFO consumer). A
+batch holds one shard's records in order; its usage is applied through the shard's checkpoint
+(:meth:`~mcp_platform.application.events.ingest.EventIngestor.ingest_batch`), one write per
+counter. The first record that fails (a poison record, PoisonRecordError, or a write that did
+not go through) is the batch item failure: the mapping retries from it, bisects and in the end
+dead-letters it; nothing after it was counted. When it is the batch's first record the
+invocation fails as a whole. Typed platform events on the stream (``session.expired``, A4) are
+acknowledged, not poison. A tool-call event's work is a span of its call's trace: on its log
+line, and exported when spans are on.
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ import logging
 import time
 from typing import Any
 
+from mcp_platform.application.events.ingest import ShardRecord
 from mcp_platform.application.metrics import configure_logging
 from mcp_platform.bootstrap.ingest import build_ingestor
-from mcp_platform.bootstrap.stream_batch import PartialBatchResponse, Record, kinesis_sequence_number, process_batch
+from mcp_platform.bootstrap.stream_batch import BatchFailed, PartialBatchResponse, kinesis_shard
 from mcp_platform.bootstrap.telemetry import build_spans, record_work
 from mcp_platform.config import Settings
 
@@ -29,29 +33,38 @@ ingestor = build_ingestor(settings)
 spans = build_spans(settings)  # None unless span export is configured
 
 
-def record_handler(record: Record) -> None:
-    started_ns = time.time_ns()
-    outcome = ingestor.ingest_record(record["kinesis"]["data"])
-    attributes = {"messaging.message.id": outcome.event_id, "mcp.event.type": outcome.event_type}
-    if outcome.tool is not None:
-        attributes["gen_ai.tool.name"] = outcome.tool
-    record_work(
-        spans,
-        "ingest",
-        trace_id=outcome.trace_id,
-        parent_id=outcome.span_id,
-        started_ns=started_ns,
-        attributes=attributes,
-    )
-    logger.debug(
-        "ingested",
-        extra={"event_id": outcome.event_id, "event_type": outcome.event_type, "counted": outcome.counted},
-    )
-
-
 def lambda_handler(event: dict[str, Any], context: Any) -> PartialBatchResponse:
     try:
-        return process_batch(event, record_handler, identify=kinesis_sequence_number)
+        records = event.get("Records") or []
+        if not records:
+            return {"batchItemFailures": []}
+        started_ns = time.time_ns()
+        batch = [ShardRecord(str(r["kinesis"]["sequenceNumber"]), r["kinesis"]["data"]) for r in records]
+        outcome = ingestor.ingest_batch(kinesis_shard(records[0]), batch)
+        for done in outcome.outcomes:
+            attributes = {"messaging.message.id": done.event_id, "mcp.event.type": done.event_type}
+            if done.tool is not None:
+                attributes["gen_ai.tool.name"] = done.tool
+            record_work(
+                spans,
+                "ingest",
+                trace_id=done.trace_id,
+                parent_id=done.span_id,
+                started_ns=started_ns,
+                attributes=attributes,
+            )
+        if outcome.failed is None:
+            return {"batchItemFailures": []}
+        logger.error(
+            "record %s failed: %r",
+            outcome.failed,
+            outcome.error,
+            exc_info=outcome.error,
+            extra={"sequence_number": outcome.failed},
+        )
+        if outcome.failed == batch[0].sequence_number:
+            raise BatchFailed(f"the batch's first record {outcome.failed} failed")
+        return {"batchItemFailures": [{"itemIdentifier": outcome.failed}]}
     finally:
         if spans is not None:
             spans.flush()  # inside the invocation: the environment may be frozen once it returns

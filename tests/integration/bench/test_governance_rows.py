@@ -68,9 +68,9 @@ def test_each_rule_adds_the_calls_it_needs_and_no_more(bench: ModuleType, checks
     assert both.extra_actions == Counter({"Update": 2})
     assert added_units(both) == (0, 4)
     # And a day quota reads the usage totals once, eventually consistent (half a unit), while its
-    # ingest adds one Update to each event's counting transaction (2 units, transactional)
+    # ingest adds to each batch's usage transaction one Update per principal (2 units, transactional)
     quota = checks[bench.DAY_QUOTA.label]
-    batch = bench.cost.INGEST_BATCH_EVENTS
+    batch = bench.cost.INGEST_BATCH_PRINCIPALS
     assert quota.extra_calls == Counter({"dynamodb.GetItem[cache]": 1})
     assert added_units(quota) == (0.5, 0)
     assert quota.extra_ingest == Counter({"Update": batch})
@@ -78,7 +78,9 @@ def test_each_rule_adds_the_calls_it_needs_and_no_more(bench: ModuleType, checks
     # And a session tool under a limit and a quota adds both, its commit unchanged
     session = checks[bench.SESSION_TOOL_LIMIT_AND_QUOTA.label]
     assert session.extra_calls == Counter({"dynamodb.UpdateItem": 1, "dynamodb.GetItem[cache]": 1})
-    assert not session.extra_actions and session.extra_ingest == Counter({"Update": batch})
+    # (its batch's 100 dedupe markers and counters take two transactions: the quota's Updates in each)
+    transactions = session.governed.ingest.calls["dynamodb.TransactWriteItems"]
+    assert not session.extra_actions and session.extra_ingest == Counter({"Update": batch * transactions})
     assert added_units(session) == (0.5, 1)
     # And a 2025 session tool under a principal limit adds the one UpdateItem
     legacy = checks[bench.SESSION_2025_LIMIT.label]

@@ -17,6 +17,7 @@ import pytest
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.application.events.schema import ToolCallEvent
+from mcp_platform.bootstrap.stream_batch import BatchFailed
 
 TABLE = "sessions"
 STREAM_ARN = "arn:aws:kinesis:us-east-1:123456789012:stream/tool-events"
@@ -184,14 +185,20 @@ def test_record_already_committed_by_the_endpoint_is_kept_and_counted_once(handl
 )
 def test_poison_record_is_the_only_batch_item_failure(handler, dynamodb, poison):
     # Given a batch whose middle record cannot be decoded or validated
-    good = [tool_event(1), tool_event(2)]
-    records = batch(good)["Records"]
-    bad = kinesis_record(99, poison)
-    event = {"Records": [records[0], bad, records[1]]}
+    good = batch([tool_event(1), tool_event(2)])["Records"]
+    bad = kinesis_record(1, poison)
+    first, after = good[0], kinesis_record(2, tool_event(2).to_bytes())
     # When ingested
-    response = handler.lambda_handler(event, LambdaContext())
-    # Then only the poison record is reported, by its sequence number; the others were ingested
+    response = handler.lambda_handler({"Records": [first, bad, after]}, LambdaContext())
+    # Then only the poison record is reported, by its sequence number; the record before it is
+    # counted, none after it (the mapping retries from the failure)
     assert response == {"batchItemFailures": [{"itemIdentifier": bad["kinesis"]["sequenceNumber"]}]}
+    assert usage(dynamodb)["calls"] == 1
+    # And when the mapping retries from it, it fails alone as a whole (bisected, then dead-lettered)
+    with pytest.raises(BatchFailed):
+        handler.lambda_handler({"Records": [bad, after]}, LambdaContext())
+    # And the record after it, delivered once the poison one is dead-lettered, is counted
+    assert handler.lambda_handler({"Records": [after]}, LambdaContext()) == {"batchItemFailures": []}
     assert usage(dynamodb)["calls"] == 2
 
 
@@ -199,9 +206,9 @@ def test_k7_dedupe_marker_outlives_the_configured_stream_retention(handler, dyna
     # Given a stream retaining records for a year (K7 allows up to 8760 h)
     monkeypatch.setenv("EVENT_RETENTION_HOURS", "8760")
     module = importlib.reload(handler)
-    # When an event is ingested
+    # When a committed call's event is ingested (the outbox relay may put it on the stream twice)
     before = int(time.time())
-    module.lambda_handler(batch([tool_event(1)]), LambdaContext())
+    module.lambda_handler(batch([replace(tool_event(1), recorded=True)]), LambdaContext())
     # Then its dedupe marker lives past the retention plus a day, so a replay from
     # TRIM_HORIZON of a year-old record is still recognised as a duplicate
     marker = dynamodb.get_item(

@@ -50,6 +50,9 @@ class RecordingDynamoDB:
         self.transactions.append(TransactItems)
         return {}
 
+    def get_item(self, **_: Any) -> dict[str, Any]:
+        return {}  # no checkpoint yet: a shard's first batch
+
 
 class CapturingKinesis:
     def __init__(self) -> None:
@@ -182,7 +185,7 @@ def test_a5_malformed_record_next_to_an_expiry_is_still_the_only_failure(
     batch = [kinesis_record(1, tool_call.to_bytes()), kinesis_record(2, published_expiry_bytes()), bad]
     response = handler.lambda_handler({"Records": batch}, LambdaContext())
     assert response == {"batchItemFailures": [{"itemIdentifier": bad["kinesis"]["sequenceNumber"]}]}
-    assert len(ddb.transactions) == 1  # the tool call's counting transaction, nothing for the expiry
+    assert len(ddb.transactions) == 1  # the batch's usage transaction, nothing for the expiry
 
 
 def test_a5_malformed_expiry_raises_the_typed_poison_error() -> None:

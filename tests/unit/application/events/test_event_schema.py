@@ -29,7 +29,7 @@ def test_every_field_travels_on_the_wire(make_event):
     from mcp_platform.application.events.schema import _OPTIONAL, _REQUIRED
 
     assert {f.name for f in fields(ToolCallEvent)} == {*_REQUIRED, *_OPTIONAL, "schema_version"}
-    full = make_event(tenant="t", error_code="e", first_byte_ms=1.0, trace_id=TRACE_ID, span_id=SPAN_ID)
+    full = make_event(tenant="t", error_code="e", first_byte_ms=1.0, trace_id=TRACE_ID, span_id=SPAN_ID, recorded=True)
     assert set(full.to_dict()) == {*_REQUIRED, *_OPTIONAL, "v"}
 
 

@@ -296,6 +296,8 @@ class ToolCallRunner:
         # The event is committed with the record (K10): the table stream's relay emits it should
         # this process die before its flush; emitted here too, for the stream within milliseconds.
         event = call_event(prepared, call, result, started, finished) if self.events is not None else None
+        if event is not None:
+            event.recorded = True  # the commit writes the record: ingest only counts the call
         call_record = ToolCall(
             id=prepared.tool_call_id,
             name=prepared.spec.name,

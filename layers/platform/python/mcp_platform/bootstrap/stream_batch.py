@@ -41,6 +41,14 @@ def kinesis_sequence_number(record: Record) -> str:
     return str(record["kinesis"]["sequenceNumber"])
 
 
+def kinesis_shard(record: Record) -> str:
+    """The stream and shard a Kinesis record came from, ``<stream name>/<shard id>``: its
+    ``eventSourceARN`` (the stream's, or its consumer's under it) and ``eventID``
+    (``<shard id>:<sequence number>``)."""
+    stream = str(record["eventSourceARN"]).split(":", 5)[5].split("/")[1]
+    return f"{stream}/{str(record['eventID']).split(':', 1)[0]}"
+
+
 def dynamodb_sequence_number(record: Record) -> str:
     return str(record["dynamodb"]["SequenceNumber"])
 

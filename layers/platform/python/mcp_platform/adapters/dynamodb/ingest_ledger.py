@@ -15,20 +15,29 @@ Each is one TransactWriteItems (:func:`.transact.transact_write`), and each deci
    counters on ``usage#tenant:<tenant>``, the tenant's whole usage and quota totals.
 
 The record and the marker carry the event's ``trace_id`` and ``span_id`` when it has them.
+
+A batch's usage (:meth:`DynamoIngestLedger.apply_usage`) is one TransactWriteItems per chunk of
+the shard's records: an Update of the shard's checkpoint ``ingest#<shard>`` / ``checkpoint``
+under ``seq = :expected`` (the value read; absent for a new shard), an ``attribute_not_exists``
+Put of the dedupe marker of each recorded event (a committed call, which the outbox relay may put
+on the stream twice), and one Update per usage counter ADDing the chunk's sums. A redelivered
+record is at or before the checkpoint and never reaches it; a concurrent writer fails the
+checkpoint's condition. A chunk holds at most ``MAX_ACTIONS`` actions (DynamoDB's 100).
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.transact import failed_at, transact_write
 from mcp_platform.application.auth.tenants import tenant_usage_subject
-from mcp_platform.application.events.ports import RecordWrite
+from mcp_platform.application.events.ports import CountingFailed, RecordWrite
 from mcp_platform.application.events.schema import ToolCallEvent
 from mcp_platform.protocol.clock import month_of
 
@@ -40,6 +49,27 @@ if TYPE_CHECKING:
 SESSION_ALIVE = "attribute_exists(#pk) AND #ttl > :now AND #st = :active"
 # Action order of the record transaction (CancellationReasons follow it).
 _ALIVE_CHECK, _MARKER_CHECK, _RECORD_PUT = 0, 1, 2
+MAX_ACTIONS = 100  # of one TransactWriteItems
+_CHECKPOINT = 0  # the checkpoint's Update comes first in a chunk's transaction
+
+
+@dataclass
+class _Sums:
+    """One usage counter's share of a chunk: ADDed in one Update."""
+
+    calls: int = 0
+    errors: int = 0
+    request_bytes: int = 0
+    response_bytes: int = 0
+    duration_ms: Decimal = Decimal(0)
+    days: dict[str, int] = field(default_factory=dict)  # quota totals: calls per day attribute
+
+    def add(self, event: ToolCallEvent) -> None:
+        self.calls += 1
+        self.errors += event.status != "ok"
+        self.request_bytes += event.request_bytes
+        self.response_bytes += event.response_bytes
+        self.duration_ms += Decimal(_num(event.duration_ms))
 
 
 class CountedEventMarkers:
@@ -163,6 +193,178 @@ class DynamoIngestLedger:
             raise RuntimeError(f"counting transaction cancelled for unexpected reasons {reasons}")
         return not reasons  # a failed marker condition: already counted
 
+    # -- a batch's usage, through the shard's checkpoint -------------------------------------------
+    def checkpoint(self, shard: str) -> str | None:
+        item = self._ddb.get_item(
+            TableName=self._table,
+            Key=self._checkpoint_key(shard),
+            ConsistentRead=True,  # X4: decides what is applied
+        ).get("Item")
+        return item[ts.CHECKPOINT_SEQUENCE]["S"] if item and ts.CHECKPOINT_SEQUENCE in item else None
+
+    def apply_usage(
+        self,
+        shard: str,
+        entries: Sequence[tuple[str, ToolCallEvent | None]],
+        *,
+        expected: str | None,
+        marker_expires_at: int,
+    ) -> set[str]:
+        counted: set[str] = set()
+        if all(event is None for _, event in entries):
+            return counted  # platform events only: nothing to count, and acknowledging them again is harmless
+        for chunk in self._chunks(entries):
+            first, through = chunk[0][0], chunk[-1][0]
+            events: dict[str, ToolCallEvent] = {}
+            for _, event in chunk:
+                if event is not None:
+                    events.setdefault(event.event_id, event)  # two copies in one chunk: one counts
+            try:
+                counted |= self._apply_chunk(shard, events, expected, through, marker_expires_at)
+            except Exception as exc:
+                raise CountingFailed(first) from exc
+            expected = through
+        return counted
+
+    def _apply_chunk(
+        self, shard: str, events: dict[str, ToolCallEvent], expected: str | None, through: str, expires_at: int
+    ) -> set[str]:
+        while True:
+            markers = [e for e in events.values() if e.recorded]
+            actions: list[TransactWriteItemTypeDef] = [self._checkpoint_update(shard, expected, through)]
+            actions += [self._marker_put(event, expires_at) for event in markers]
+            actions += self._counter_updates(list(events.values()))
+            reasons = transact_write(self._ddb, actions, max_conflict_retries=self._retries, sleep=self._sleep)
+            if not reasons:
+                return set(events)
+            if failed_at(reasons, _CHECKPOINT):
+                raise RuntimeError(f"checkpoint of {shard} moved since it was read (another writer)")
+            counted_before = {e.event_id for i, e in enumerate(markers, start=1) if failed_at(reasons, i)}
+            if not counted_before:
+                raise RuntimeError(f"usage transaction cancelled for unexpected reasons {reasons}")
+            events = {k: e for k, e in events.items() if k not in counted_before}  # again, without them
+
+    def _chunks(
+        self, entries: Sequence[tuple[str, ToolCallEvent | None]]
+    ) -> list[list[tuple[str, ToolCallEvent | None]]]:
+        """Consecutive runs of ``entries`` whose transaction fits MAX_ACTIONS (checkpoint, markers, counters)."""
+        chunks: list[list[tuple[str, ToolCallEvent | None]]] = []
+        current: list[tuple[str, ToolCallEvent | None]] = []
+        keys: set[tuple[str, ...]] = set()
+        for entry in entries:
+            event = entry[1]
+            more = set(self._counter_keys(event)) - keys if event is not None else set()
+            marker = 1 if event is not None and event.recorded else 0
+            if current and 1 + _markers(current) + marker + len(keys) + len(more) > MAX_ACTIONS:
+                chunks.append(current)
+                current, keys = [], set()
+                more = set(self._counter_keys(event)) if event is not None else set()
+            current.append(entry)
+            keys |= more
+        if current:
+            chunks.append(current)
+        return chunks
+
+    def _counter_keys(self, event: ToolCallEvent) -> list[tuple[str, ...]]:
+        keys: list[tuple[str, ...]] = []
+        for subject in _subjects(event):
+            keys.append((subject, event.started_date, event.tool))
+            if self._quota_totals:
+                keys.append((subject, event.started_date[:7]))
+        return keys
+
+    def _counter_updates(self, events: list[ToolCallEvent]) -> list[TransactWriteItemTypeDef]:
+        sums: dict[tuple[str, ...], _Sums] = {}
+        for event in events:
+            for key in self._counter_keys(event):
+                tally = sums.setdefault(key, _Sums())
+                tally.add(event)
+                if len(key) == 2:
+                    day = ts.usage_day_attribute(event.started_date)
+                    tally.days[day] = tally.days.get(day, 0) + 1
+        return [self._sums_update(key, tally) for key, tally in sums.items()]
+
+    def _sums_update(self, key: tuple[str, ...], tally: _Sums) -> TransactWriteItemTypeDef:
+        if len(key) == 2:  # the quota totals of a month
+            subject, month = key
+            names = {"#c": ts.USAGE_CALLS}
+            values = {":c": {"N": str(tally.calls)}}
+            parts = ["#c :c"]
+            for i, (day, calls) in enumerate(sorted(tally.days.items())):
+                names[f"#d{i}"] = day
+                values[f":d{i}"] = {"N": str(calls)}
+                parts.append(f"#d{i} :d{i}")
+            return {
+                "Update": {
+                    "TableName": self._table,
+                    "Key": {ts.PK: {"S": ts.usage_pk(subject)}, ts.SK: {"S": ts.usage_totals_sk(month)}},
+                    "UpdateExpression": "ADD " + ", ".join(parts),
+                    "ExpressionAttributeNames": names,
+                    "ExpressionAttributeValues": values,
+                }
+            }
+        subject, day, tool = key
+        return {
+            "Update": {
+                "TableName": self._table,
+                "Key": {ts.PK: {"S": ts.usage_pk(subject)}, ts.SK: {"S": ts.usage_sk(day, tool)}},
+                "UpdateExpression": "ADD #c :c, #e :e, #rq :rq, #rs :rs, #d :d",
+                "ExpressionAttributeNames": {
+                    "#c": ts.USAGE_CALLS,
+                    "#e": ts.USAGE_ERRORS,
+                    "#rq": ts.USAGE_REQUEST_BYTES,
+                    "#rs": ts.USAGE_RESPONSE_BYTES,
+                    "#d": ts.USAGE_DURATION_MS,
+                },
+                "ExpressionAttributeValues": {
+                    ":c": {"N": str(tally.calls)},
+                    ":e": {"N": str(tally.errors)},
+                    ":rq": {"N": str(tally.request_bytes)},
+                    ":rs": {"N": str(tally.response_bytes)},
+                    ":d": {"N": format(tally.duration_ms, "f")},
+                },
+            }
+        }
+
+    def _checkpoint_key(self, shard: str) -> dict[str, Any]:
+        return {ts.PK: {"S": ts.ingest_checkpoint_pk(shard)}, ts.SK: {"S": ts.INGEST_CHECKPOINT_SK}}
+
+    def _checkpoint_update(self, shard: str, expected: str | None, through: str) -> TransactWriteItemTypeDef:
+        names = {"#seq": ts.CHECKPOINT_SEQUENCE}
+        values: dict[str, Any] = {":through": {"S": through}}
+        if expected is None:
+            condition = "attribute_not_exists(#seq)"
+        else:
+            condition = "#seq = :expected"
+            values[":expected"] = {"S": expected}
+        return {
+            "Update": {
+                "TableName": self._table,
+                "Key": self._checkpoint_key(shard),
+                "UpdateExpression": "SET #seq = :through",
+                "ConditionExpression": condition,
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": values,
+            }
+        }
+
+    def _marker_put(self, event: ToolCallEvent, expires_at: int) -> TransactWriteItemTypeDef:
+        marker = {
+            ts.PK: {"S": ts.event_dedupe_pk(event.event_id)},
+            ts.SK: {"S": ts.EVENT_DEDUPE_SK},
+            ts.TTL: {"N": str(expires_at)},  # epoch seconds (D5)
+            ts.EVENT_ID: {"S": event.event_id},
+            **_trace(event),
+        }
+        return {
+            "Put": {
+                "TableName": self._table,
+                "Item": marker,
+                "ConditionExpression": "attribute_not_exists(#pk)",
+                "ExpressionAttributeNames": {"#pk": ts.PK},
+            }
+        }
+
     def _usage_update(self, event: ToolCallEvent, subject: str) -> TransactWriteItemTypeDef:
         return {
             "Update": {
@@ -203,6 +405,15 @@ class DynamoIngestLedger:
                 "ExpressionAttributeValues": {":one": {"N": "1"}},
             }
         }
+
+
+def _subjects(event: ToolCallEvent) -> list[str]:
+    """Whose counters an event moves: its principal's, and its tenant's."""
+    return [event.principal] if event.tenant is None else [event.principal, tenant_usage_subject(event.tenant)]
+
+
+def _markers(entries: list[tuple[str, ToolCallEvent | None]]) -> int:
+    return sum(1 for _, event in entries if event is not None and event.recorded)
 
 
 def _trace(event: ToolCallEvent) -> dict[str, Any]:

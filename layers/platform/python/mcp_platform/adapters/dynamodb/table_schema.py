@@ -23,7 +23,10 @@ pk                          sk                                     item
 ``usage#<principal>``       ``<YYYY-MM-DD>#<tool>``                usage counters (ingest)
 ``usage#<principal>``       ``quota#<YYYY-MM>``                    the month's and each day's
                                                                    calls (ingest, quotas on)
-``event#<eventId>``         ``dedupe``                             ingest dedupe marker
+``event#<eventId>``         ``dedupe``                             ingest dedupe marker (of a
+                                                                   committed call's event)
+``ingest#<shard>``          ``checkpoint``                         the last stream record whose
+                                                                   usage ingest applied (``seq``)
 ``notify#<topic>``          ``<ISO8601 µs>#<random hex>``          notification-log entry: a
                                                                    resource update (topic
                                                                    ``resource#<sha256(uri)>``) or a
@@ -213,6 +216,17 @@ USAGE_DURATION_MS = "duration_ms"
 
 def event_dedupe_pk(event_id: str) -> str:
     return f"{EVENT_DEDUPE_PREFIX}{event_id}"
+
+
+# The ingest checkpoint of one shard of the event stream (pk=ingest#<stream>/<shard id>,
+# sk=checkpoint): ``seq``, the sequence number of the last record whose usage was applied.
+INGEST_CHECKPOINT_PREFIX = "ingest#"
+INGEST_CHECKPOINT_SK = "checkpoint"
+CHECKPOINT_SEQUENCE = "seq"
+
+
+def ingest_checkpoint_pk(shard: str) -> str:
+    return f"{INGEST_CHECKPOINT_PREFIX}{shard}"
 
 
 def usage_pk(principal: str) -> str:

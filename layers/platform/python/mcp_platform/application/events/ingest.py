@@ -26,6 +26,18 @@ event (A4) is acknowledged and logged, never counted as a tool call and never a 
 failure, so an expiry cannot reach the ingest DLQ. Only records that decode to no known event
 type are poison (A5).
 
+A batch from one shard (:meth:`EventIngestor.ingest_batch`, what the ingest function runs) is
+applied through the shard's checkpoint instead of a transaction per event: the records at or
+before it were applied by an earlier delivery (a retry, a bisected half, a partial failure's
+redelivery) and are skipped; the others are read in order up to the first that fails (poison,
+or a record write that raised), their records written first (step 1, only for events whose
+commit did not write it: ``recorded``), then their usage applied as one write per counter with
+the checkpoint moved to the last of them (step 2, batched). The first record that failed is the
+batch item failure: the mapping retries from it, and nothing after it has been counted, so what
+it dead-letters in the end was never counted (the DLQ replay counts it per event, under the
+dedupe markers). A recorded event (a committed call) is also counted under its dedupe marker,
+since the outbox relay may put it on the stream a second time and checks that marker.
+
 The order and the idempotency rules are decided here; how each write is made exactly once
 (the items, the TransactWriteItems and their conditions) is the ledger's
 (:class:`~mcp_platform.application.events.ports.IngestLedger`).
@@ -36,9 +48,10 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
-from mcp_platform.application.events.ports import IngestLedger, RecordWrite
+from mcp_platform.application.events.ports import CountingFailed, IngestLedger, RecordWrite
 from mcp_platform.application.events.schema import TOOL_CALL_TYPE, EventSchemaError, ToolCallEvent
 from mcp_platform.application.events.stream_events import SessionExpiredEvent, StreamEvent, decode_stream_event
 from mcp_platform.protocol.clock import SYSTEM_CLOCK, Clock
@@ -88,6 +101,26 @@ class IngestOutcome:
     tool: str | None = None  # the tool the call ran
 
 
+@dataclass(frozen=True)
+class ShardRecord:
+    """One record of a batch: its sequence number and its base64 data, as Lambda delivers it."""
+
+    sequence_number: str
+    data_b64: str
+
+
+@dataclass
+class BatchOutcome:
+    outcomes: list[IngestOutcome] = field(default_factory=list)
+    """One per record handled (skipped ones, at or before the checkpoint, have none)."""
+    failed: str | None = None
+    """The sequence number of the first record that failed: the batch item failure."""
+    error: BaseException | None = None
+    """Why it failed."""
+    skipped: int = 0
+    """Records at or before the checkpoint: applied by an earlier delivery."""
+
+
 class EventIngestor:
     def __init__(
         self,
@@ -114,21 +147,65 @@ class EventIngestor:
         logger.info("%s event %s acknowledged (%d tool calls)", event.event_type, event.event_id, event.tool_calls)
         return IngestOutcome(event.event_id, record_written=False, counted=False, event_type=event.event_type)
 
-    def ingest(self, event: ToolCallEvent) -> IngestOutcome:
-        # Step 1, then step 2: "counted => recorded (or its session was gone)" holds at any crash.
-        write = self._ledger.record_tool_call(event, now=self._clock.now()) if event.session_id else None
-        gone = write is RecordWrite.SESSION_GONE
-        if gone:
+    def ingest_batch(self, shard: str, records: Sequence[ShardRecord]) -> BatchOutcome:
+        """One shard's batch, in stream order, applied through the shard's checkpoint."""
+        out = BatchOutcome()
+        checkpoint = self._ledger.checkpoint(shard) if records else None
+        applied = int(checkpoint) if checkpoint is not None else -1
+        entries: list[tuple[str, ToolCallEvent | None]] = []
+        for record in records:
+            if int(record.sequence_number) <= applied:
+                out.skipped += 1  # applied by an earlier delivery of this record
+                continue
+            try:
+                event = decode_record(record.data_b64)
+                if isinstance(event, SessionExpiredEvent):
+                    out.outcomes.append(self.acknowledge(event))
+                    entries.append((record.sequence_number, None))
+                    continue
+                gone = self._record(event)
+            except Exception as exc:
+                out.failed, out.error = record.sequence_number, exc
+                break
+            entries.append((record.sequence_number, event))
+            out.outcomes.append(self._outcome(event, gone, counted=False))
+        if entries:
+            expires_at = int(self._clock.now()) + self._dedupe_ttl_s
+            try:
+                counted = self._ledger.apply_usage(shard, entries, expected=checkpoint, marker_expires_at=expires_at)
+            except CountingFailed as exc:
+                out.failed, out.error = exc.first_unapplied, exc.__cause__ or exc
+                counted = set()
+            out.outcomes = [
+                replace(o, counted=o.event_id in counted) if o.event_type == TOOL_CALL_TYPE else o for o in out.outcomes
+            ]
+        return out
+
+    def _record(self, event: ToolCallEvent) -> RecordWrite | None:
+        """Step 1 for a session's call whose commit did not write the record."""
+        if not event.session_id or event.recorded:
+            return None
+        write = self._ledger.record_tool_call(event, now=self._clock.now())
+        if write is RecordWrite.SESSION_GONE:
             logger.info("session of event %s is gone; tool-call record skipped", event.event_id)
-        # The marker outlives the stream's retention: a replay from TRIM_HORIZON finds it.
-        counted = self._ledger.count_once(event, marker_expires_at=int(self._clock.now()) + self._dedupe_ttl_s)
-        written = write is RecordWrite.WRITTEN
+        return write
+
+    def _outcome(self, event: ToolCallEvent, write: RecordWrite | None, *, counted: bool) -> IngestOutcome:
         return IngestOutcome(
             event.event_id,
-            written,
+            write is RecordWrite.WRITTEN,
             counted,
-            session_gone=gone,
+            session_gone=write is RecordWrite.SESSION_GONE,
             trace_id=event.trace_id,
             span_id=event.span_id,
             tool=event.tool,
         )
+
+    def ingest(self, event: ToolCallEvent) -> IngestOutcome:
+        """One event on its own, deduplicated by its id (the DLQ replay's path): its record, then
+        its count under its dedupe marker."""
+        # Step 1, then step 2: "counted => recorded (or its session was gone)" holds at any crash.
+        write = self._record(event)
+        # The marker outlives the stream's retention: a replay from TRIM_HORIZON finds it.
+        counted = self._ledger.count_once(event, marker_expires_at=int(self._clock.now()) + self._dedupe_ttl_s)
+        return self._outcome(event, write, counted=counted)

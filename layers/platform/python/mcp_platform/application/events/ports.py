@@ -8,6 +8,7 @@ composition root. Both writes must be idempotent: redelivery is the normal case,
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Protocol
@@ -23,6 +24,15 @@ class RecordWrite(enum.Enum):
     SESSION_GONE = "session_gone"  # the session expired, ended or was deleted: nothing written
 
 
+class CountingFailed(Exception):
+    """The usage of the records from ``first_unapplied`` (a sequence number) on was not applied;
+    every record before it was, and the shard's checkpoint says so."""
+
+    def __init__(self, first_unapplied: str) -> None:
+        super().__init__(f"usage not applied from record {first_unapplied}")
+        self.first_unapplied = first_unapplied
+
+
 class IngestLedger(Protocol):
     def record_tool_call(self, event: ToolCallEvent, *, now: float) -> RecordWrite:
         """Write the event's immutable tool-call record under its session, only while the session
@@ -33,6 +43,26 @@ class IngestLedger(Protocol):
         """Add the event to its principal's usage counters unless it was counted before: True
         when counted, False for a duplicate. The dedupe marker that decides it lives until
         ``marker_expires_at`` (epoch seconds)."""
+        ...
+
+    def checkpoint(self, shard: str) -> str | None:
+        """The sequence number of the shard's last record whose usage was applied (a consistent read)."""
+        ...
+
+    def apply_usage(
+        self,
+        shard: str,
+        entries: Sequence[tuple[str, ToolCallEvent | None]],
+        *,
+        expected: str | None,
+        marker_expires_at: int,
+    ) -> set[str]:
+        """Apply the usage of ``entries`` ((sequence number, event or None), in stream order, all
+        after ``expected``, the checkpoint as read) and move the checkpoint to the last of them,
+        all or nothing per write: one write per usage counter, not per event. A recorded event
+        (its commit wrote the record) is counted under its dedupe marker too, and not at all when
+        the marker exists (another copy was counted). Returns the ids counted. Raises
+        CountingFailed naming the first record not applied (the records before it were)."""
         ...
 
 

@@ -83,7 +83,7 @@ def typed_fields(
                 raise EventSchemaError(f"missing field {name!r}")
             continue
         value = body[name]
-        if isinstance(value, bool) or not isinstance(value, types):
+        if (isinstance(value, bool) and bool not in types) or not isinstance(value, types):
             raise EventSchemaError(f"field {name!r} has type {type(value).__name__}")
         kwargs[name] = value
     return kwargs
@@ -113,6 +113,10 @@ _OPTIONAL: dict[str, tuple[type, ...]] = {
     # version 1 as optional fields, so every reader of v1 still reads every event.
     "trace_id": (str,),
     "span_id": (str,),
+    # True when the call's commit wrote its tool-call record (with this event on it): ingest then
+    # writes no record, and counts the event under a dedupe marker the outbox relay checks. Absent
+    # (every event of an earlier release) means ingest records the call itself, as before.
+    "recorded": (bool,),
 }
 
 
@@ -147,6 +151,8 @@ class ToolCallEvent:
     event, its records and their audit records together."""
     span_id: str | None = None
     """The span of that request (the endpoint's, or the task worker's run)."""
+    recorded: bool | None = None
+    """True: the commit wrote the call's record (ingest writes none, and dedupes the event by its id)."""
     schema_version: int = SCHEMA_VERSION
 
     def validate(self) -> None:
