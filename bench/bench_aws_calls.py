@@ -382,12 +382,12 @@ class Audit:
 
     def __init__(self, aws: Any) -> None:
         from mcp_platform.bootstrap.audit import build_audit_processor
-        from tests.support.audit_stream import KEY_SCHEMA
+        from tests.support.tables import audit_table_definition
 
         ddb = aws.client("dynamodb")
         self._audit_table = f"{aws.table}-audit"
         if self._audit_table not in ddb.list_tables()["TableNames"]:
-            ddb.create_table(TableName=self._audit_table, **KEY_SCHEMA)
+            ddb.create_table(**audit_table_definition(self._audit_table))
         self.counter = CallCounter(peek=aws.client("dynamodb"))
         self._processor = build_audit_processor(
             aws.settings(AUDIT_TABLE_NAME=self._audit_table),

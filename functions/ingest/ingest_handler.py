@@ -23,6 +23,7 @@ from mcp_platform.bootstrap.ingest import build_ingestor
 from mcp_platform.bootstrap.stream_batch import BatchFailed, PartialBatchResponse, kinesis_shard
 from mcp_platform.bootstrap.telemetry import build_spans, record_work
 from mcp_platform.config import Settings
+from mcp_platform.protocol import trace_context
 
 # Built once per execution environment and reused while warm.
 settings = Settings.from_env()
@@ -45,14 +46,18 @@ def lambda_handler(event: dict[str, Any], context: Any) -> PartialBatchResponse:
             attributes = {"messaging.message.id": done.event_id, "mcp.event.type": done.event_type}
             if done.tool is not None:
                 attributes["gen_ai.tool.name"] = done.tool
-            record_work(
-                spans,
-                "ingest",
-                trace_id=done.trace_id,
-                parent_id=done.span_id,
-                started_ns=started_ns,
-                attributes=attributes,
-            )
+            scope = trace_context.scope()  # each event's span is its own, never the next one's
+            try:
+                record_work(
+                    spans,
+                    "ingest",
+                    trace_id=done.trace_id,
+                    parent_id=done.span_id,
+                    started_ns=started_ns,
+                    attributes=attributes,
+                )
+            finally:
+                trace_context.end_scope(scope)
         if outcome.failed is None:
             return {"batchItemFailures": []}
         logger.error(

@@ -270,7 +270,7 @@ class DynamoIngestLedger:
         for subject in _subjects(event):
             keys.append((subject, event.started_date, event.tool))
             if self._quota_totals:
-                keys.append((subject, event.started_date[:7]))
+                keys.append((subject, month_of(event.started_date)))
         return keys
 
     def _counter_updates(self, events: list[ToolCallEvent]) -> list[TransactWriteItemTypeDef]:
