@@ -93,13 +93,14 @@ def ingest_barrier(platform: LocalPlatform, partition_key: str) -> None:
     """Waits until ingest has handled every record now on ``partition_key``'s shard.
 
     A tool-call event put after them on the same partition key (so the same shard, read in
-    order) is ingested only once the records before it were acknowledged or dead-lettered; its
-    dedupe marker is the sign. It has no session, so it writes nothing but the marker and usage.
+    order) is ingested only once the records before it were acknowledged or dead-lettered; the
+    usage counter of its principal (one of its own) is the sign. It has no session, so it writes
+    nothing but usage.
     """
     now = utc_now_iso()
     barrier = ToolCallEvent(
         event_id=f"barrier-{uuid.uuid4().hex}",
-        principal="e2e-barrier",
+        principal=f"e2e-barrier-{uuid.uuid4().hex[:8]}",
         tool="barrier",
         status="ok",
         started_at=now,
@@ -111,10 +112,11 @@ def ingest_barrier(platform: LocalPlatform, partition_key: str) -> None:
     platform.aws("kinesis").put_record(
         StreamName=local_name(STAGE, "EventsStream"), Data=barrier.to_bytes(), PartitionKey=partition_key
     )
-    marker_key = {"pk": {"S": ts.event_dedupe_pk(barrier.event_id)}, "sk": {"S": ts.EVENT_DEDUPE_SK}}
+    usage_sk = ts.usage_sk(barrier.started_date, barrier.tool)
+    usage_key = {"pk": {"S": ts.usage_pk(barrier.principal)}, "sk": {"S": usage_sk}}
     table = local_name(STAGE, "DataSessionTable")
     wait_for(
-        lambda: "Item" in platform.aws("dynamodb").get_item(TableName=table, Key=marker_key, ConsistentRead=True),
+        lambda: "Item" in platform.aws("dynamodb").get_item(TableName=table, Key=usage_key, ConsistentRead=True),
         PIPELINE_DEADLINE_S,
         "ingest to reach the barrier event behind the expiry event",
     )
