@@ -128,10 +128,13 @@ class Processing(Construct):
 
 def _a1_mapping(dlq: sqs.IQueue) -> dict[str, Any]:
     """A1 for every stream mapping: TRIM_HORIZON, bisect on error, bounded retries and record
-    age, partial batch responses, and an on-failure DLQ (A5: a poison record ends there)."""
+    age, partial batch responses, and an on-failure DLQ (A5: a poison record ends there). One
+    batch per shard at a time, in order: ingest counts a batch through its shard's checkpoint,
+    which concurrent batches of one shard would race."""
     return {
         "starting_position": lambda_.StartingPosition.TRIM_HORIZON,
         "batch_size": BATCH_SIZE,
+        "parallelization_factor": 1,
         "bisect_batch_on_error": True,
         "retry_attempts": RETRY_ATTEMPTS,
         "max_record_age": MAX_RECORD_AGE,

@@ -178,6 +178,7 @@ def test_a1_a5_event_source_mappings(variant: Synthesized) -> None:
         assert props["MaximumRetryAttempts"] == 3
         assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
         assert 60 <= props["MaximumRecordAgeInSeconds"] <= 86_400  # bounded, not -1 (infinite)
+        assert props["ParallelizationFactor"] == 1  # in order per shard: ingest's checkpoint
         dlq = props["DestinationConfig"]["OnFailure"]["Destination"]["Fn::GetAtt"][0]
         assert dlq in queues
     dlqs = {m["Properties"]["DestinationConfig"]["OnFailure"]["Destination"]["Fn::GetAtt"][0] for m in mappings}
