@@ -1,6 +1,7 @@
 """Observability without start-up cost: EMF metric lines and JSON log lines on stdout/stderr,
-the one logging and metrics path of every function (endpoint, task worker, ingest, audit; see
-docs/architecture/decisions.md for why not Powertools Logger/Metrics).
+the endpoint's logging and metrics path (the event functions write the same fields and names
+through Powertools, ``mcp_platform.adapters.powertools``; docs/architecture/decisions.md says why
+the endpoint keeps this one), and the metric names every function uses.
 
 Both are plain log lines (CloudWatch turns EMF lines into metrics; Logs Insights queries the
 JSON fields), so no client is built and no call is made on the request path. A line written while
