@@ -204,5 +204,6 @@ def instrument_aws_sdk(spans: Spans, resource: Resource) -> None:
 
         provider = TracerProvider(resource=resource, sampler=ParentBased(ALWAYS_OFF))
         provider.add_span_processor(RecordingProcessor())
-        BotocoreInstrumentor().instrument(tracer_provider=PlatformParentTracerProvider(provider))
+        # The layer pins botocore-compatible versions: no scan of every installed distribution.
+        BotocoreInstrumentor().instrument(tracer_provider=PlatformParentTracerProvider(provider), skip_dep_check=True)
         _Recorder.instrumented = True
