@@ -1,8 +1,8 @@
 """``make bench``: every benchmark, one table; each of our figures next to its like-for-like peer
 (measured in the same run), the ratio ours/peer, and a note saying what work both do.
 
-``python bench/run.py [suite ...]`` runs some suites only (endpoint, loopback, aws, producer,
-audit, parallel). Sizes can be lowered with the BENCH_* variables the suites read.
+``python bench/run.py [suite ...]`` runs some suites only (endpoint, functions, loopback, aws,
+producer, audit, parallel). Sizes can be lowered with the BENCH_* variables the suites read.
 """
 
 from __future__ import annotations
@@ -17,12 +17,14 @@ for extra in (ROOT / "layers/platform/python", ROOT / "functions/endpoint", ROOT
 import bench_audit  # noqa: E402
 import bench_aws_calls  # noqa: E402
 import bench_endpoint  # noqa: E402
+import bench_functions  # noqa: E402
 import bench_loopback  # noqa: E402
 import bench_parallel  # noqa: E402
 import bench_producer  # noqa: E402
 
 SUITES = {
     "endpoint": bench_endpoint,
+    "functions": bench_functions,
     "loopback": bench_loopback,
     "aws": bench_aws_calls,
     "producer": bench_producer,

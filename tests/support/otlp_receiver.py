@@ -1,7 +1,10 @@
-"""A loopback OTLP/HTTP traces receiver for tests: keeps every request it was sent."""
+"""A loopback OTLP/HTTP traces receiver for tests: keeps every request it was sent, decoded into
+OTLP's JSON mapping (hex ids, 64-bit integers as strings, enums as numbers) whether it came as
+protobuf (the OpenTelemetry SDK's exporter) or JSON."""
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 from collections.abc import Iterator
@@ -46,8 +49,9 @@ def otlp_receiver() -> Iterator[OtlpReceiver]:
 
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("content-length", "0")))
+            content_type = self.headers.get("content-type", "")
             receiver.requests.append(
-                Received(self.path, self.headers.get("content-type", ""), json.loads(body), self.client_address[1])
+                Received(self.path, content_type, decoded(body, content_type), self.client_address[1])
             )
             answer = b"{}"
             self.send_response(receiver.status)
@@ -68,3 +72,26 @@ def otlp_receiver() -> Iterator[OtlpReceiver]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+ID_FIELDS = ("traceId", "spanId", "parentSpanId")
+
+
+def decoded(body: bytes, content_type: str) -> dict[str, Any]:
+    """An ``ExportTraceServiceRequest`` in OTLP's JSON mapping."""
+    if content_type != "application/x-protobuf":
+        parsed: dict[str, Any] = json.loads(body)
+        return parsed
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    request = ExportTraceServiceRequest()
+    request.ParseFromString(body)
+    mapped = MessageToDict(request, use_integers_for_enums=True)
+    for resource_spans in mapped.get("resourceSpans", []):
+        for scope_spans in resource_spans.get("scopeSpans", []):
+            for span in scope_spans.get("spans", []):
+                for name in ID_FIELDS:  # protobuf's JSON writes bytes as base64, OTLP's as hex
+                    if name in span:
+                        span[name] = base64.b64decode(span[name]).hex()
+    return mapped

@@ -6,10 +6,10 @@ import copy
 import json
 
 import pytest
+from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
-from mcp_platform.bootstrap.stream_batch import BatchFailed
-from tests.integration.audit.audit_function import AuditFunction
+from tests.integration.audit.audit_function import AuditFunction, lambda_context
 from tests.support.session_stream import as_ttl_removal, metadata_item, tool_marker, tool_record
 
 CALL = ("2026-11-29T10:10:00Z", "c1")
@@ -61,7 +61,7 @@ def test_a5_batch_of_only_poison_fails_the_invocation(audit_function: AuditFunct
     del record["dynamodb"]["Keys"]
     # When it is processed
     # Then the invocation fails as a whole, so the event source mapping bisects/retries it to the DLQ
-    with pytest.raises(BatchFailed):
+    with pytest.raises(BatchProcessingError):
         audit_function.invoke([record])
 
 
@@ -138,7 +138,8 @@ def test_with_span_export_on_a_traced_change_is_audited_in_a_span_of_its_trace(
             metadata_item("s1", extra={ts.TRACE_ID: {"S": trace_id}, ts.SPAN_ID: {"S": request_span}})
         )
         # When the stream record is audited
-        assert handler.lambda_handler({"Records": audit_function.tables.drain()}, None) == {"batchItemFailures": []}
+        response = handler.lambda_handler({"Records": audit_function.tables.drain()}, lambda_context())
+        assert response == {"batchItemFailures": []}
         # Then its audit was exported as a span of the request's trace, a child of its span
         (span,) = receiver.spans()
     assert (span["name"], span["traceId"], span["parentSpanId"]) == ("audit", trace_id, request_span)

@@ -9,6 +9,7 @@ swallows what it cannot handle) and shows the same assertions fail.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -266,13 +267,13 @@ def test_a_poison_task_message_ends_in_the_worker_dlq(aws: AwsStack, queues: Que
 def test_control_a_handler_that_swallows_the_poison_loses_it(
     aws: AwsStack, queues: Queues, monkeypatch: pytest.MonkeyPatch, worker: None
 ) -> None:
-    real_handle = TaskWorker.handle
+    real_process = TaskWorker.process
 
-    async def swallowing(self: TaskWorker, messages: Any) -> list[str]:
-        await real_handle(self, messages)
-        return []  # "handled": the message is deleted
+    async def swallowing(self: TaskWorker, message: Any) -> None:
+        with contextlib.suppress(Exception):  # "handled": the message is deleted
+            await real_process(self, message)
 
-    monkeypatch.setattr(TaskWorker, "handle", swallowing)
+    monkeypatch.setattr(TaskWorker, "process", swallowing)
     with pytest.raises(AssertionError, match="the poison message in the DLQ"):
         assert_poison_is_dead_lettered(aws, queues)
 

@@ -2,7 +2,7 @@
 
 Lambda events are built in the real Kinesis shape (eventSource aws:kinesis, base64 data,
 sequenceNumber, partitionKey, eventID, eventSourceARN, ...) and go through the real handler
-(partial batch responses from mcp_platform.bootstrap.stream_batch).
+(partial batch responses from Powertools BatchProcessor, mcp_platform.bootstrap.batches).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import time
 from dataclasses import dataclass, replace
 
 import pytest
+from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.application.events.schema import ToolCallEvent
-from mcp_platform.bootstrap.stream_batch import BatchFailed
 
 TABLE = "sessions"
 STREAM_ARN = "arn:aws:kinesis:us-east-1:123456789012:stream/tool-events"
@@ -195,7 +195,7 @@ def test_poison_record_is_the_only_batch_item_failure(handler, dynamodb, poison)
     assert response == {"batchItemFailures": [{"itemIdentifier": bad["kinesis"]["sequenceNumber"]}]}
     assert usage(dynamodb)["calls"] == 1
     # And when the mapping retries from it, it fails alone as a whole (bisected, then dead-lettered)
-    with pytest.raises(BatchFailed):
+    with pytest.raises(BatchProcessingError):
         handler.lambda_handler({"Records": [bad, after]}, LambdaContext())
     # And the record after it, delivered once the poison one is dead-lettered, is counted
     assert handler.lambda_handler({"Records": [after]}, LambdaContext()) == {"batchItemFailures": []}

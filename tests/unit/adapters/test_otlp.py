@@ -1,14 +1,16 @@
-"""OTLP/HTTP span export: the JSON mapping of ExportTraceServiceRequest, posted to the collector
-on one kept-alive connection; a refusal raises (the recorder logs it and drops the spans)."""
+"""OTLP/HTTP span export through the OpenTelemetry SDK's exporter: each span with its own ids, times,
+kind and attributes, posted to the collector on one kept-alive connection; a refusal raises (the
+recorder logs it and drops the spans)."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
-from mcp_platform.adapters.otlp import OtlpHttpExporter, encode, lambda_resource
+from mcp_platform.adapters.otlp import OtlpHttpExporter, lambda_resource
 from mcp_platform.application.spans import Span, SpanKind, Spans
 from mcp_platform.protocol.trace_context import TraceContext
 from tests.support.otlp_receiver import otlp_receiver
@@ -30,53 +32,58 @@ def span(trace: TraceContext = TRACE, **changes: object) -> Span:
     return Span(**{**values, **changes})  # type: ignore[arg-type]
 
 
-def test_a_span_is_the_otlp_json_of_its_ids_times_kind_and_attributes() -> None:
-    # When a failed server span is encoded
-    request = encode([span(error_type="tool_error")], {"service.name": "mcp-endpoint"})
-    # Then it has OTLP's JSON form: hex ids, 64-bit times as strings, typed attribute values
-    (resource_spans,) = request["resourceSpans"]
-    assert resource_spans["resource"] == {
-        "attributes": [{"key": "service.name", "value": {"stringValue": "mcp-endpoint"}}]
-    }
+def exported(*spans: Span) -> list[dict[str, Any]]:
+    """What a collector receives for ``spans``, in OTLP's JSON mapping."""
+    with otlp_receiver() as receiver:
+        OtlpHttpExporter(receiver.url, service_name="mcp-endpoint").export(spans)
+        (request,) = receiver.requests
+    (resource_spans,) = request.body["resourceSpans"]
     (scope_spans,) = resource_spans["scopeSpans"]
     assert scope_spans["scope"] == {"name": "mcp_platform"}
-    assert scope_spans["spans"] == [
-        {
-            "traceId": "4bf92f3577b34da6a3ce929d0e0e4736",
-            "spanId": "a1b2c3d4e5f60718",
-            "parentSpanId": "00f067aa0ba902b7",
-            "traceState": "v=1",
-            "name": "tools/call echo",
-            "kind": 2,
-            "startTimeUnixNano": "1700000000000000000",
-            "endTimeUnixNano": "1700000000250000000",
-            "status": {"code": 2, "message": "tool_error"},
-            "attributes": [
-                {"key": "mcp.method.name", "value": {"stringValue": "tools/call"}},
-                {"key": "gen_ai.tool.name", "value": {"stringValue": "echo"}},
-                {"key": "retried", "value": {"boolValue": False}},
-                {"key": "rounds", "value": {"intValue": "2"}},
-                {"key": "error.type", "value": {"stringValue": "tool_error"}},
-            ],
-        }
-    ]
+    found: list[dict[str, Any]] = scope_spans["spans"]
+    return found
+
+
+def test_a_span_keeps_its_ids_times_kind_and_attributes() -> None:
+    # When a failed server span is exported
+    (received,) = exported(span(error_type="tool_error"))
+    # Then the collector has its own ids, its times, its kind, its typed attributes and its error
+    assert {key: value for key, value in received.items() if key != "flags"} == {
+        "traceId": "4bf92f3577b34da6a3ce929d0e0e4736",
+        "spanId": "a1b2c3d4e5f60718",
+        "parentSpanId": "00f067aa0ba902b7",
+        "traceState": "v=1",
+        "name": "tools/call echo",
+        "kind": 2,
+        "startTimeUnixNano": "1700000000000000000",
+        "endTimeUnixNano": "1700000000250000000",
+        "status": {"code": 2, "message": "tool_error"},
+        "attributes": [
+            {"key": "mcp.method.name", "value": {"stringValue": "tools/call"}},
+            {"key": "gen_ai.tool.name", "value": {"stringValue": "echo"}},
+            {"key": "retried", "value": {"boolValue": False}},
+            {"key": "rounds", "value": {"intValue": "2"}},
+            {"key": "error.type", "value": {"stringValue": "tool_error"}},
+        ],
+    }
 
 
 def test_a_root_span_has_no_parent_and_a_success_no_status() -> None:
     root = TraceContext(trace_id=TRACE.trace_id, span_id=TRACE.span_id)
-    (encoded,) = encode([span(root)], {})["resourceSpans"][0]["scopeSpans"][0]["spans"]
-    assert not {"parentSpanId", "traceState", "status"} & encoded.keys()
+    (received,) = exported(span(root))
+    assert not {"parentSpanId", "traceState"} & received.keys()
+    assert received.get("status", {}).get("code", 0) == 0
 
 
-def test_spans_are_posted_as_json_to_the_traces_path_on_one_connection() -> None:
+def test_spans_are_posted_to_the_traces_path_on_one_connection() -> None:
     with otlp_receiver() as receiver:
         exporter = OtlpHttpExporter(receiver.url, service_name="mcp-ingest", resource={"faas.name": "fn"})
         # When two batches are exported
         exporter.export([span()])
         exporter.export([span(), span()])
-        # Then both reached the receiver's traces path as JSON, over the same kept-alive connection
+        # Then both reached the receiver's traces path as OTLP protobuf, over the same kept-alive connection
         first, second = receiver.requests
-        assert (first.path, first.content_type) == ("/v1/traces", "application/json")
+        assert (first.path, first.content_type) == ("/v1/traces", "application/x-protobuf")
         assert first.client_port == second.client_port
         assert len(receiver.spans()) == 3
         assert receiver.spans()[0]["resource"] == {
@@ -88,8 +95,8 @@ def test_spans_are_posted_as_json_to_the_traces_path_on_one_connection() -> None
 def test_a_refused_export_raises_and_the_next_one_is_sent_again() -> None:
     with otlp_receiver() as receiver:
         exporter = OtlpHttpExporter(receiver.url, service_name="svc")
-        receiver.status = 503
-        with pytest.raises(OSError, match="503"):
+        receiver.status = 400  # not retried (a 503 is, with backoff, until the timeout)
+        with pytest.raises(OSError, match="did not take 1 span"):
             exporter.export([span()])
         receiver.status = 200
         exporter.export([span()])
@@ -148,3 +155,33 @@ def test_the_resource_names_the_lambda_function_when_there_is_one() -> None:
         "faas.version": "$LATEST",
     }
     assert lambda_resource({}) == {"cloud.provider": "aws"}
+
+
+def test_an_aws_sdk_call_inside_a_platform_span_is_exported_as_its_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    import boto3
+    from moto import mock_aws
+
+    from mcp_platform.bootstrap.telemetry import build_spans
+    from mcp_platform.config import EnvVars, Settings
+    from mcp_platform.protocol import trace_context
+
+    for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}.items():
+        monkeypatch.setenv(name, value)
+    with otlp_receiver() as receiver, mock_aws():
+        # Given span export on, and a platform span (a request's) current
+        settings = Settings.from_mapping({EnvVars.SESSION_TABLE: "t", EnvVars.OTLP_TRACES_ENDPOINT: receiver.url})
+        spans = build_spans(settings)
+        assert spans is not None
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        scope = trace_context.scope()
+        trace_context.activate(TraceContext(trace_id=TRACE.trace_id, span_id=TRACE.span_id))
+        # When the AWS SDK is called inside it, and once outside any platform span
+        sqs.list_queues()
+        trace_context.end_scope(scope)
+        sqs.list_queues()
+        spans.flush()
+        # Then the one call inside is a client span, a child of the platform's span
+        (call,) = receiver.spans()
+    assert (call["kind"], call["traceId"], call["parentSpanId"]) == (3, TRACE.trace_id, TRACE.span_id)
+    attributes = {a["key"]: a["value"].get("stringValue") for a in call["attributes"]}
+    assert (attributes["rpc.service"], attributes["rpc.method"]) == ("SQS", "ListQueues")

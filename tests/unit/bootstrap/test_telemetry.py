@@ -1,5 +1,6 @@
 """Span export is optional and costs nothing when off: no recorder is built, and no function
-imports the span model or the OTLP exporter at its start; on, each function builds one."""
+imports the span model, the OTLP exporter or the OpenTelemetry SDK at its start; on, each function
+builds one."""
 
 from __future__ import annotations
 
@@ -16,7 +17,12 @@ from mcp_platform.config import ConfigError, EnvVars, Settings
 from mcp_platform.protocol import trace_context
 
 ROOT = Path(__file__).resolve().parents[3]
-SPAN_MODULES = ["mcp_platform.application.spans", "mcp_platform.adapters.otlp"]
+SPAN_MODULES = [
+    "mcp_platform.application.spans",
+    "mcp_platform.adapters.otlp",
+    "opentelemetry.sdk.trace",
+    "opentelemetry.instrumentation.botocore",
+]
 FUNCTIONS = {
     "endpoint_app": "functions/endpoint",
     "task_worker": "functions/endpoint",

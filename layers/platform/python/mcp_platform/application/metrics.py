@@ -1,6 +1,7 @@
 """Observability without start-up cost: EMF metric lines and JSON log lines on stdout/stderr,
-the one logging and metrics path of every function (endpoint, task worker, ingest, audit; see
-docs/architecture/decisions.md for why not Powertools Logger/Metrics).
+the endpoint's logging and metrics path (the event functions write the same fields and names
+through Powertools, ``mcp_platform.adapters.powertools``; docs/architecture/decisions.md says why
+the endpoint keeps this one), and the metric names every function uses.
 
 Both are plain log lines (CloudWatch turns EMF lines into metrics; Logs Insights queries the
 JSON fields), so no client is built and no call is made on the request path. A line written while
@@ -71,6 +72,10 @@ STORE_THROTTLES = "mcp.server.store.throttles"  # a throttle that outlasted the 
 EVENTS_DEAD_LETTERED = "mcp.server.events.dead_lettered"  # tool-call events Kinesis refused, sent to the DLQ
 GOVERNANCE_REFUSALS = "mcp.server.governance.refused"  # requests answered 429 by a rate limit or quota
 GOVERNANCE_RULE = "mcp.governance.rule"  # the rule that refused: a key of rate_limits, or quota:<key>:<period>
+# The event functions' batches (ingest, audit, the task worker): per invocation, in the function's
+# Powertools metric set (mcp_platform.bootstrap.batches), with Powertools' ColdStart beside them.
+RECORDS_CONSUMED = "mcp.consumer.records"  # records (messages) the invocation was given
+RECORDS_FAILED = "mcp.consumer.records.failed"  # of which reported as batch item failures (or all: the batch failed)
 METHOD = "mcp.method.name"
 TOOL = "gen_ai.tool.name"
 PROMPT = "gen_ai.prompt.name"

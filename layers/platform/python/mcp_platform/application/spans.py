@@ -4,8 +4,9 @@ A span here is the unit of work a log line already names by its ``trace_id`` and
 (``protocol.trace_context``): an MCP request on the endpoint, a task run on the worker, a record
 on ingest and audit. Each is recorded with exactly those ids, so a trace id finds the same work
 in the logs and in the tracing backend, and one call's spans (endpoint, ingest, audit) form one
-trace. No OpenTelemetry SDK is involved: the ids, times and attributes are known already, and an
-exporter (``adapters.otlp``) writes them in the OTLP wire format to the collector extension.
+trace. The ids, times and attributes are known already: an exporter (``adapters.otlp``, the
+OpenTelemetry SDK's OTLP/HTTP exporter) sends them as they are to the collector extension, with
+the AWS SDK's calls made inside them as their child spans (the SDK's botocore instrumentation).
 
 :class:`Spans` keeps what was recorded until :meth:`Spans.flush`, which each function calls
 where its unit of work ends and inside its invocation (the endpoint before a response's last
@@ -37,6 +38,7 @@ class SpanKind(IntEnum):
 
     INTERNAL = 1
     SERVER = 2
+    CLIENT = 3
     CONSUMER = 5
 
 

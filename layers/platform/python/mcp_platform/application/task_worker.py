@@ -106,27 +106,41 @@ class TaskWorker:
         failures = []
         try:
             for message in messages:
-                scope = trace_context.scope()  # each message's run is a span of its task's trace
-                started_ns = time.time_ns()
-                error_type = None
                 try:
-                    if message.task_id is None:
-                        raise ValueError("task message without a taskId")
-                    await self.run(message.task_id)
-                except Exception as exc:
-                    logger.exception("task message %s failed; it will be redelivered", message.message_id)
+                    await self.process(message)
+                except Exception:
                     failures.append(message.message_id)
-                    error_type = type(exc).__name__
-                finally:
-                    if self.spans is not None:
-                        self._record_span(message, started_ns, error_type)
-                    trace_context.end_scope(scope)
         finally:
-            await self.runner.settle()
-            await self.flush()  # the tool events of this batch, before the invocation ends
-            if self.spans is not None:
-                await self.blocking(self.spans.flush)  # the runs' spans, before it ends too
+            await self.finish()
         return failures
+
+    async def process(self, message: TaskMessage) -> None:
+        """Runs one delivered task, as a span of its task's trace; raises (logged) when the
+        message failed: it comes back, and after the queue's receives ends in its DLQ. The
+        batch's :meth:`finish` follows its last message."""
+        scope = trace_context.scope()  # each message's run is a span of its task's trace
+        started_ns = time.time_ns()
+        error_type = None
+        try:
+            if message.task_id is None:
+                raise ValueError("task message without a taskId")
+            await self.run(message.task_id)
+        except Exception as exc:
+            logger.exception("task message %s failed; it will be redelivered", message.message_id)
+            error_type = type(exc).__name__
+            raise
+        finally:
+            if self.spans is not None:
+                self._record_span(message, started_ns, error_type)
+            trace_context.end_scope(scope)
+
+    async def finish(self) -> None:
+        """After a batch, before the invocation ends: the runs' background work settled, their
+        tool events flushed, their spans exported."""
+        await self.runner.settle()
+        await self.flush()  # the tool events of this batch, before the invocation ends
+        if self.spans is not None:
+            await self.blocking(self.spans.flush)  # the runs' spans, before it ends too
 
     def _record_span(self, message: TaskMessage, started_ns: int, error_type: str | None) -> None:
         """The run as the span its log lines name (none if the task was not found: no trace)."""

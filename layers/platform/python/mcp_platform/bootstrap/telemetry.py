@@ -2,7 +2,8 @@
 
 ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` unset (the default; the stack sets it only with the context
 key ``otlp_endpoint``), :func:`build_spans` returns None and neither the span model nor the OTLP
-exporter is imported: no cold-start cost, no per-request cost beyond a None check.
+exporter (nor the OpenTelemetry SDK) is imported: no cold-start cost, no per-request cost beyond a
+None check. Set, the AWS SDK's calls made inside a recorded span are recorded as its children.
 """
 
 from __future__ import annotations
@@ -24,13 +25,15 @@ def build_spans(settings: Settings, environ: Mapping[str, str] = os.environ) -> 
     """The process's span recorder exporting to ``settings.otlp_traces_endpoint``, or None."""
     if not settings.otlp_traces_endpoint:
         return None
-    from mcp_platform.adapters.otlp import OtlpHttpExporter, lambda_resource
+    from mcp_platform.adapters.otlp import OtlpHttpExporter, instrument_aws_sdk, lambda_resource
     from mcp_platform.application.spans import Spans
 
     exporter = OtlpHttpExporter(
         settings.otlp_traces_endpoint, service_name=settings.service_name, resource=lambda_resource(environ)
     )
-    return Spans(exporter)
+    spans = Spans(exporter)
+    instrument_aws_sdk(spans, exporter.resource)
+    return spans
 
 
 def record_work(

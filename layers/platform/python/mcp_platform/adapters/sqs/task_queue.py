@@ -1,11 +1,10 @@
-"""The task queue on SQS: the message that hands a task to the worker, and the worker's side of
-a Lambda SQS batch (its messages in, its partial batch response out)."""
+"""The task queue on SQS: the message that hands a task to the worker, and what the worker reads
+from one delivery of it (the batch and its partial response are Powertools' BatchProcessor's)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mcp_platform.application.tasks.ports import TaskMessage
 
@@ -24,19 +23,14 @@ class SqsTaskQueue:
         self._client.send_message(QueueUrl=self._queue_url, MessageBody=json.dumps({"taskId": task_id}))
 
 
-def task_messages(event: dict[str, Any]) -> list[TaskMessage]:
-    """The deliveries of a Lambda SQS event; a body without a task id is kept, unread (None)."""
-    return [TaskMessage(str(record.get("messageId", "")), _task_id(record)) for record in event.get("Records", [])]
+def task_message(message_id: str, body: str | None) -> TaskMessage:
+    """One delivery of a Lambda SQS event; a body without a task id is kept, unread (None)."""
+    return TaskMessage(message_id, _task_id(body))
 
 
-def batch_response(failed_message_ids: Iterable[str]) -> dict[str, Any]:
-    """Lambda's partial batch response (ReportBatchItemFailures): these messages come back."""
-    return {"batchItemFailures": [{"itemIdentifier": message_id} for message_id in failed_message_ids]}
-
-
-def _task_id(record: dict[str, Any]) -> str | None:
+def _task_id(text: str | None) -> str | None:
     try:
-        body = json.loads(record.get("body", ""))
+        body = json.loads(text or "")
     except (TypeError, ValueError):
         return None
     task_id = body.get("taskId") if isinstance(body, dict) else None
