@@ -183,11 +183,9 @@ class DynamoIngestLedger:
                 }
             },
         ]
-        # The caller's counters, and its tenant's: one partition answers for a whole tenant.
-        subjects = [event.principal] if event.tenant is None else [event.principal, tenant_usage_subject(event.tenant)]
-        items += [self._usage_update(event, subject) for subject in subjects]
-        if self._quota_totals:
-            items += [self._quota_totals_update(event, subject) for subject in subjects]
+        # The caller's counters, and its tenant's (one partition answers for a whole tenant):
+        # the same updates a batch makes, for a batch of one.
+        items += self._counter_updates([event])
         reasons = transact_write(self._ddb, items, max_conflict_retries=self._retries, sleep=self._sleep)
         if reasons and not failed_at(reasons, 0):
             raise RuntimeError(f"counting transaction cancelled for unexpected reasons {reasons}")
@@ -362,47 +360,6 @@ class DynamoIngestLedger:
                 "Item": marker,
                 "ConditionExpression": "attribute_not_exists(#pk)",
                 "ExpressionAttributeNames": {"#pk": ts.PK},
-            }
-        }
-
-    def _usage_update(self, event: ToolCallEvent, subject: str) -> TransactWriteItemTypeDef:
-        return {
-            "Update": {
-                "TableName": self._table,
-                "Key": {
-                    ts.PK: {"S": ts.usage_pk(subject)},
-                    ts.SK: {"S": ts.usage_sk(event.started_date, event.tool)},
-                },
-                "UpdateExpression": "ADD #c :one, #e :err, #rq :rq, #rs :rs, #d :d",
-                "ExpressionAttributeNames": {
-                    "#c": ts.USAGE_CALLS,
-                    "#e": ts.USAGE_ERRORS,
-                    "#rq": ts.USAGE_REQUEST_BYTES,
-                    "#rs": ts.USAGE_RESPONSE_BYTES,
-                    "#d": ts.USAGE_DURATION_MS,
-                },
-                "ExpressionAttributeValues": {
-                    ":one": {"N": "1"},
-                    ":err": {"N": "0" if event.status == "ok" else "1"},
-                    ":rq": {"N": str(event.request_bytes)},
-                    ":rs": {"N": str(event.response_bytes)},
-                    ":d": {"N": _num(event.duration_ms)},
-                },
-            }
-        }
-
-    def _quota_totals_update(self, event: ToolCallEvent, subject: str) -> TransactWriteItemTypeDef:
-        day = event.started_date
-        return {
-            "Update": {
-                "TableName": self._table,
-                "Key": {
-                    ts.PK: {"S": ts.usage_pk(subject)},
-                    ts.SK: {"S": ts.usage_totals_sk(month_of(day))},
-                },
-                "UpdateExpression": "ADD #c :one, #d :one",
-                "ExpressionAttributeNames": {"#c": ts.USAGE_CALLS, "#d": ts.usage_day_attribute(day)},
-                "ExpressionAttributeValues": {":one": {"N": "1"}},
             }
         }
 
