@@ -29,7 +29,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 from aws_lambda_powertools.metrics import EphemeralMetrics
 
-from mcp_platform.application.metrics import SERVICE, LineSink, MetricsWriter
+from mcp_platform.application.metrics import SERVICE, MetricsWriter
 from mcp_platform.protocol.trace_context import current_fields
 
 # The order of the fields every line starts with (Powertools appends the rest).
@@ -84,9 +84,6 @@ def platform_metrics(namespace: str, service: str) -> EphemeralMetrics:
 class PowertoolsMetricsWriter(MetricsWriter):
     """:class:`MetricsWriter` on Powertools' EMF: each line a metric set of its own (its
     dimension sets, its properties as metadata, the current trace's ids), flushed at once."""
-
-    def __init__(self, namespace: str, service: str, stream: LineSink | None = None) -> None:
-        super().__init__(namespace, service, stream)
 
     def write(
         self,
