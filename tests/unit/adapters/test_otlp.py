@@ -155,33 +155,3 @@ def test_the_resource_names_the_lambda_function_when_there_is_one() -> None:
         "faas.version": "$LATEST",
     }
     assert lambda_resource({}) == {"cloud.provider": "aws"}
-
-
-def test_an_aws_sdk_call_inside_a_platform_span_is_exported_as_its_child(monkeypatch: pytest.MonkeyPatch) -> None:
-    import boto3
-    from moto import mock_aws
-
-    from mcp_platform.bootstrap.telemetry import build_spans
-    from mcp_platform.config import EnvVars, Settings
-    from mcp_platform.protocol import trace_context
-
-    for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}.items():
-        monkeypatch.setenv(name, value)
-    with otlp_receiver() as receiver, mock_aws():
-        # Given span export on, and a platform span (a request's) current
-        settings = Settings.from_mapping({EnvVars.SESSION_TABLE: "t", EnvVars.OTLP_TRACES_ENDPOINT: receiver.url})
-        spans = build_spans(settings)
-        assert spans is not None
-        sqs = boto3.client("sqs", region_name="us-east-1")
-        scope = trace_context.scope()
-        trace_context.activate(TraceContext(trace_id=TRACE.trace_id, span_id=TRACE.span_id))
-        # When the AWS SDK is called inside it, and once outside any platform span
-        sqs.list_queues()
-        trace_context.end_scope(scope)
-        sqs.list_queues()
-        spans.flush()
-        # Then the one call inside is a client span, a child of the platform's span
-        (call,) = receiver.spans()
-    assert (call["kind"], call["traceId"], call["parentSpanId"]) == (3, TRACE.trace_id, TRACE.span_id)
-    attributes = {a["key"]: a["value"].get("stringValue") for a in call["attributes"]}
-    assert (attributes["rpc.service"], attributes["rpc.method"]) == ("SQS", "ListQueues")

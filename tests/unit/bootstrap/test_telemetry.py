@@ -15,8 +15,11 @@ import pytest
 from mcp_platform.bootstrap.telemetry import build_spans, record_work
 from mcp_platform.config import ConfigError, EnvVars, Settings
 from mcp_platform.protocol import trace_context
+from mcp_platform.protocol.trace_context import TraceContext
+from tests.support.otlp_receiver import otlp_receiver
 
 ROOT = Path(__file__).resolve().parents[3]
+CALLER = TraceContext(trace_id="4bf92f3577b34da6a3ce929d0e0e4736", span_id="00f067aa0ba902b7")
 SPAN_MODULES = [
     "mcp_platform.application.spans",
     "mcp_platform.adapters.otlp",
@@ -97,3 +100,29 @@ def test_a_records_work_is_activated_as_a_child_of_its_calls_span_even_when_span
         assert record_work(None, "ingest", trace_id=None, parent_id=None, started_ns=0, attributes={}) is None
     finally:
         trace_context.end_scope(scope)
+
+
+def test_an_aws_sdk_call_inside_a_platform_span_is_exported_as_its_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    import boto3
+    from moto import mock_aws
+
+    for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}.items():
+        monkeypatch.setenv(name, value)
+    with otlp_receiver() as receiver, mock_aws():
+        # Given span export on, and a platform span (a request's) current
+        settings = Settings.from_mapping({EnvVars.SESSION_TABLE: "t", EnvVars.OTLP_TRACES_ENDPOINT: receiver.url})
+        spans = build_spans(settings)
+        assert spans is not None
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        scope = trace_context.scope()
+        trace_context.activate(TraceContext(trace_id=CALLER.trace_id, span_id=CALLER.span_id))
+        # When the AWS SDK is called inside it, and once outside any platform span
+        sqs.list_queues()
+        trace_context.end_scope(scope)
+        sqs.list_queues()
+        spans.flush()
+        # Then the one call inside is a client span, a child of the platform's span
+        (call,) = receiver.spans()
+    assert (call["kind"], call["traceId"], call["parentSpanId"]) == (3, CALLER.trace_id, CALLER.span_id)
+    attributes = {a["key"]: a["value"].get("stringValue") for a in call["attributes"]}
+    assert (attributes["rpc.service"], attributes["rpc.method"]) == ("SQS", "ListQueues")
