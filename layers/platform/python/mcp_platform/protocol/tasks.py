@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_platform.protocol.clock import iso_utc
-from mcp_platform.protocol.jsonrpc import MISSING_REQUIRED_CLIENT_CAPABILITY, JsonRpcError
+from mcp_platform.protocol.jsonrpc import MISSING_REQUIRED_CLIENT_CAPABILITY, JSONObject, JsonRpcError
 
 EXTENSION_ID = "io.modelcontextprotocol/tasks"
 WORKING = "working"
@@ -30,13 +30,13 @@ POLL_INTERVAL_MS = 1000
 class TaskRequest:
     """What the worker needs to run the call as the endpoint would have run it."""
 
-    params: dict[str, Any]
+    params: JSONObject
     """The tools/call params (name, arguments, _meta)."""
     tool_call_id: str
     """The id the call commits under (D4): a worker retry replays a committed call, never reruns it."""
     protocol_version: str
     modern: bool
-    client_capabilities: dict[str, Any] | None = None
+    client_capabilities: JSONObject | None = None
     transport_session_id: str | None = None
     log_level: str | None = None
     traceparent: str | None = None
@@ -44,7 +44,7 @@ class TaskRequest:
     of the worker is a span of its own, called by it, so the task's trace is the call's."""
     tracestate: str | None = None
 
-    def to_map(self) -> dict[str, Any]:
+    def to_map(self) -> JSONObject:
         return {
             "params": self.params,
             "tool_call_id": self.tool_call_id,
@@ -84,10 +84,10 @@ class Task:
     """Epoch seconds (D5): from then on the task is not found, whatever TTL has deleted yet."""
     ttl_ms: int
     status_message: str | None = None
-    result: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
-    input_requests: dict[str, Any] | None = None
-    input_responses: dict[str, Any] = field(default_factory=dict)
+    result: JSONObject | None = None
+    error: JSONObject | None = None
+    input_requests: JSONObject | None = None
+    input_responses: JSONObject = field(default_factory=dict)
     round: int = 1
     attempts: int = 0
 
@@ -95,9 +95,9 @@ class Task:
     def terminal(self) -> bool:
         return self.status in TERMINAL
 
-    def wire(self) -> dict[str, Any]:
+    def wire(self) -> JSONObject:
         """The ``Task`` fields every task message carries."""
-        task: dict[str, Any] = {
+        task: JSONObject = {
             "taskId": self.task_id,
             "status": self.status,
             "createdAt": iso_utc(self.created_at),
@@ -109,11 +109,11 @@ class Task:
             task["statusMessage"] = self.status_message
         return task
 
-    def created(self) -> dict[str, Any]:
+    def created(self) -> JSONObject:
         """The CreateTaskResult a tools/call answers: flat, no result, error or inputRequests."""
         return {"resultType": "task", **self.wire()}
 
-    def detailed(self) -> dict[str, Any]:
+    def detailed(self) -> JSONObject:
         """tasks/get: the task, plus its result, its error or the questions it waits on."""
         detailed = self.wire()
         if self.status == COMPLETED and self.result is not None:
@@ -125,7 +125,7 @@ class Task:
         return detailed
 
 
-def declares_tasks(client_capabilities: dict[str, Any] | None) -> bool:
+def declares_tasks(client_capabilities: JSONObject | None) -> bool:
     """Whether the client declared the extension (2026: on the request; 2025: at initialize)."""
     extensions = (client_capabilities or {}).get("extensions")
     return isinstance(extensions, dict) and EXTENSION_ID in extensions

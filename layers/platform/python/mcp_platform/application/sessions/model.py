@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from mcp_platform.protocol.jsonrpc import JSONObject, JSONValue
+
 # A session's lifecycle status: active until ended explicitly (or expired by its ttl).
 STATUS_ACTIVE = "active"
 STATUS_ENDED = "ended"
@@ -46,9 +48,9 @@ class Session:
     status: str
     version: int
     ttl: int
-    context: list[Any] = field(default_factory=list)
+    context: list[JSONValue] = field(default_factory=list)
     kind: str = KIND_APPLICATION
-    attributes: dict[str, Any] = field(default_factory=dict)
+    attributes: JSONObject = field(default_factory=dict)
     created_at: str = ""
     updated_at: str = ""
     tool_calls: int = 0
