@@ -22,6 +22,9 @@ kept): a tool is listed unless every call of it is certainly forbidden (a policy
 values neither hides it nor shows it to a caller its other conditions refuse). Partial evaluation
 is experimental in Cedar: it decides what a list shows, never whether a call runs.
 
+A resource read or a prompt get has no context: its decision is kept per caller, action and name
+(a resources/list or prompts/list asks one per item).
+
 A decision that meets an evaluation error is a refusal: Cedar skips a policy that errors, which for
 a ``forbid`` would let the call through.
 """
@@ -140,15 +143,26 @@ class CedarPolicies:
         self._callers: OrderedDict[Principal, cedarpy.Entities] = OrderedDict()
         self._fixed: dict[tuple[Principal, str], _Fixed] = {}
         self._listed: dict[tuple[Principal, str], bool] = {}
+        self._reads: dict[tuple[Principal, str, str], Decision] = {}
 
     def decide(self, caller: Principal, action: str, name: str, arguments: Mapping[str, Any] | None) -> Decision:
         if action == CALL_TOOL:
             return self._call(caller, name, arguments)
+        # A read or a get has no context: its decision is the caller's, the action's and the
+        # name's alone, kept like a tool call's argument-free part (a list asks it per item).
+        key = (caller, action, name)
+        kept = self._reads.get(key)
+        if kept is not None:
+            return kept
         entities = self._entities(caller)
         if action == READ_RESOURCE and name not in self.fixed_resources:
             # A URI a template serves: the resource entity is this read's own.
             entities = entities.with_added_json_str(json.dumps([resource_entity(name)]))
-        return self._decision(_authorize(self.policy_set, _request(caller, action, name, {}), entities))
+        decision = self._decision(_authorize(self.policy_set, _request(caller, action, name, {}), entities))
+        if len(self._reads) >= FIXED_KEPT:
+            self._reads.clear()  # callers and URIs come and go: start over rather than grow
+        self._reads[key] = decision
+        return decision
 
     def usable(self, caller: Principal, action: str, names: Sequence[str]) -> list[bool]:
         if action != CALL_TOOL:  # no arguments: the lists' decisions are the reads' and gets' own
