@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from mcp_platform.adapters.request_batches import bounded_runs
 from mcp_platform.application.events.schema import ToolCallEvent
 
 if TYPE_CHECKING:
@@ -93,16 +94,4 @@ def plan_batches(
     Records are assumed already checked (each ≤ the record limit ≤ ``max_bytes``), so every
     batch holds at least one record and the loop always progresses.
     """
-    batches: list[list[Record]] = []
-    batch: list[Record] = []
-    batch_bytes = 0
-    for record in records:
-        size = record_size(record)
-        if batch and (len(batch) >= max_records or batch_bytes + size > max_bytes):
-            batches.append(batch)
-            batch, batch_bytes = [], 0
-        batch.append(record)
-        batch_bytes += size
-    if batch:
-        batches.append(batch)
-    return batches
+    return bounded_runs(records, size=record_size, max_items=max_records, max_bytes=max_bytes)

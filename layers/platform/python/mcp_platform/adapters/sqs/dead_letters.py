@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mcp_platform.adapters.kinesis.batching import Record
+from mcp_platform.adapters.request_batches import bounded_runs
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
@@ -112,19 +113,12 @@ class DeadLetterQueue:
             raise DeadLetterError(message, unsent) from self._last_exception
 
     def _chunks(self, records: Sequence[FailedRecord]) -> list[list[FailedRecord]]:
-        chunks: list[list[FailedRecord]] = []
-        current: list[FailedRecord] = []
-        current_bytes = 0
-        for record in records:
-            size = _size(*_message(record, self._stream))
-            if current and (len(current) >= SQS_MAX_BATCH or current_bytes + size > SQS_MAX_BATCH_BYTES):
-                chunks.append(current)
-                current, current_bytes = [], 0
-            current.append(record)
-            current_bytes += size
-        if current:
-            chunks.append(current)
-        return chunks
+        return bounded_runs(
+            records,
+            size=lambda record: _size(*_message(record, self._stream)),
+            max_items=SQS_MAX_BATCH,
+            max_bytes=SQS_MAX_BATCH_BYTES,
+        )
 
     def _send_chunk(self, chunk: list[FailedRecord]) -> list[FailedRecord]:
         """Returns what is still unsent after the bounded retries (only failed ids are resent)."""
