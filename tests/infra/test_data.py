@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from aws_cdk import Stack
@@ -174,6 +175,21 @@ def test_test_support_session_table_matches_the_template(default: Synthesized) -
 
     props = session_table(default)["Properties"]
     ours = session_table_definition("t")
+    assert_same_keys_and_index(ours, props)
+    assert ours["StreamSpecification"]["StreamViewType"] == props["StreamSpecification"]["StreamViewType"]
+
+
+def test_test_support_audit_table_matches_the_template(default: Synthesized) -> None:
+    """The audit table the tests create (tests/support/tables.py) is the one deployed: keys,
+    attribute types, the tenant index and its projection."""
+    from tests.support.tables import audit_table_definition
+
+    assert_same_keys_and_index(audit_table_definition("t"), audit_table(default)["Properties"])
+
+
+def assert_same_keys_and_index(ours: dict[str, Any], props: dict[str, Any]) -> None:
+    """A CreateTable definition of the tests declares the template table's keys, attribute types,
+    and its one index (name, keys, projection)."""
     assert ours["KeySchema"] == props["KeySchema"]
     assert sorted(ours["AttributeDefinitions"], key=str) == sorted(props["AttributeDefinitions"], key=str)
     (template_index,) = props["GlobalSecondaryIndexes"]
@@ -184,23 +200,6 @@ def test_test_support_session_table_matches_the_template(default: Synthesized) -
     assert sorted(our_index["Projection"].get("NonKeyAttributes", [])) == sorted(
         template_index["Projection"].get("NonKeyAttributes", [])
     )
-    assert ours["StreamSpecification"]["StreamViewType"] == props["StreamSpecification"]["StreamViewType"]
-
-
-def test_test_support_audit_table_matches_the_template(default: Synthesized) -> None:
-    """The audit table the tests create (tests/support/tables.py) is the one deployed: keys,
-    attribute types, the tenant index and its projection."""
-    from tests.support.tables import audit_table_definition
-
-    props = audit_table(default)["Properties"]
-    ours = audit_table_definition("t")
-    assert ours["KeySchema"] == props["KeySchema"]
-    assert sorted(ours["AttributeDefinitions"], key=str) == sorted(props["AttributeDefinitions"], key=str)
-    (template_index,) = props["GlobalSecondaryIndexes"]
-    (our_index,) = ours["GlobalSecondaryIndexes"]
-    assert our_index["IndexName"] == template_index["IndexName"]
-    assert our_index["KeySchema"] == template_index["KeySchema"]
-    assert our_index["Projection"] == template_index["Projection"]
 
 
 def test_x6_every_writer_of_session_metadata_writes_through_dax(default: Synthesized) -> None:
