@@ -23,6 +23,7 @@ from mcp_platform.adapters.dynamodb.ingest_ledger import DynamoIngestLedger
 from mcp_platform.application.events.ingest import EventIngestor, PoisonRecordError, ShardRecord, decode_record
 from mcp_platform.application.events.schema import ToolCallEvent
 from mcp_platform.protocol.clock import ManualClock
+from tests.support.tables import session_table_definition
 
 TABLE = "sessions"
 SHARD = "events/shardId-000000000000"
@@ -100,15 +101,7 @@ class Mapping:
 
 @pytest.fixture
 def table(dynamodb: Any) -> str:
-    dynamodb.create_table(
-        TableName=TABLE,
-        KeySchema=[{"AttributeName": ts.PK, "KeyType": "HASH"}, {"AttributeName": ts.SK, "KeyType": "RANGE"}],
-        AttributeDefinitions=[
-            {"AttributeName": ts.PK, "AttributeType": "S"},
-            {"AttributeName": ts.SK, "AttributeType": "S"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    dynamodb.create_table(**session_table_definition(TABLE))  # the table as deployed
     return TABLE
 
 
