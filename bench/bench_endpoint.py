@@ -406,7 +406,7 @@ def policy_rows() -> list[dict[str, Any]]:
             "echo",
             "5 rules on echo's arguments",
             "the rules that do not read the arguments decided once per caller and tool, the 5 that do "
-            "evaluated by Cedar (cedarpy) on each call with its arguments",
+            "evaluated on each call with its arguments (in Python: adapters.cedar.evaluator)",
         ),
     ):
         times = asyncio.run(measure(words_tool))

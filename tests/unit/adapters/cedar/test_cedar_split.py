@@ -1,6 +1,7 @@
 """G4: a tool call is decided in two parts (the policies that do not read the arguments once per
-caller and tool, kept; the ones that do and may apply to the tool, per call) and the parts'
-outcomes joined (``engine.combine``). The join must be exactly Cedar's over the whole set.
+caller and tool, kept; the ones that do and may apply to the tool, per call, in Python by
+``adapters.cedar.evaluator`` where it can) and the parts' outcomes joined (``engine.combine``). The
+decision must be exactly Cedar's over the whole set.
 
 The property: for generated policy sets over the platform's tools (permits and forbids; scopes on
 any action, the tools' group, one tool, a list of tools; conditions on the caller, the tool, the
@@ -8,7 +9,8 @@ action and the arguments, some of which fail at run time with an overflow), and 
 callers, tools and arguments, asked in sequence of one engine (so its kept outcomes are reused,
 for callers equal by attributes but not the same object), the engine's decision is Cedar's over
 the whole set, evaluated from scratch: permitted or not, the policies named, the errors. The
-controls at the end show the property failing against wrong joins.
+controls at the end show the property failing against wrong joins (``test_evaluator.py`` holds
+the evaluator's own comparison with Cedar, and its controls).
 """
 
 from __future__ import annotations
@@ -211,13 +213,8 @@ def _errors_of_fixed_only(fixed: Outcome, per_call: Outcome) -> Outcome:
     return Outcome(joined.allowed, joined.reasons, fixed.errors)
 
 
-@pytest.mark.parametrize("wrong", [_per_call_wins, _either_permits, _both_permit, _errors_of_fixed_only])
-def test_the_property_fails_against_a_wrong_join(
-    wrong: Callable[[Outcome, Outcome], Outcome], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Controls: with the join replaced by a plausible wrong rule, the property above finds a
-    counterexample (drawn from a fixed seed, so a control never passes by chance)."""
-    monkeypatch.setattr(engine_module, "combine", wrong)
+def _property_fails() -> None:
+    """The property finds a counterexample, drawn from a fixed seed (a control never passes by chance)."""
 
     @settings(
         max_examples=300,
@@ -233,3 +230,12 @@ def test_the_property_fails_against_a_wrong_join(
 
     with pytest.raises(AssertionError):
         control()
+
+
+@pytest.mark.parametrize("wrong", [_per_call_wins, _either_permits, _both_permit, _errors_of_fixed_only])
+def test_the_property_fails_against_a_wrong_join(
+    wrong: Callable[[Outcome, Outcome], Outcome], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Controls: the join replaced by a plausible wrong rule."""
+    monkeypatch.setattr(engine_module, "combine", wrong)
+    _property_fails()

@@ -1,18 +1,21 @@
 """The policy engine on ``cedarpy`` (Cedar's Rust engine): policies parsed once, validated against
-the catalog's schema (:mod:`.schema`), then one authorization per call at most.
+the catalog's schema (:mod:`.schema`), then one evaluation per call at most.
 
-Every decision is Cedar's (``is_authorized``), over the static entities (actions, tools, fixed
+Decisions are Cedar's (``is_authorized``), over the static entities (actions, tools, fixed
 resources, prompts) plus the caller's entity, which is built once per principal and kept (a
-principal is immutable; API-key and token principals repeat across requests).
+principal is immutable; API-key and token principals repeat across requests), except the per-call
+evaluation of argument policies, which :mod:`.evaluator` runs in Python where it decides exactly
+as Cedar does, and hands to Cedar elsewhere.
 
 A tool call is decided in two parts. At load the policies are split: those whose conditions read
 ``context`` (the call's arguments) and the rest. The rest are decided once per caller and tool, by
 Cedar, and kept (:data:`FIXED_KEPT` pairs): the caller's entity is a function of the principal's
 attributes, which are the key, and the policies and static entities do not change for the engine's
-life, so the kept outcome is what Cedar would answer again. Per call, Cedar decides only the
-argument policies that may apply to the tool (their action scope names it, its group or any action),
-with the call's arguments; :func:`combine` joins the two outcomes as Cedar joins policies (a forbid
-satisfied in either part denies, else a permit satisfied in either permits). A tool no argument
+life, so the kept outcome is what Cedar would answer again. Per call, only the argument policies
+that may apply to the tool (their action scope names it, its group or any action) are evaluated,
+with the call's arguments (by :mod:`.evaluator`, else by Cedar); :func:`combine` joins the two
+outcomes as Cedar joins policies (a forbid satisfied in either part denies, else a permit
+satisfied in either permits). A tool no argument
 policy applies to costs a dictionary look-up per call. The property test
 ``tests/unit/adapters/cedar/test_cedar_split.py`` compares the result with Cedar's over the whole
 set.
@@ -31,6 +34,7 @@ a ``forbid`` would let the call through.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -39,6 +43,15 @@ from typing import Any
 
 import cedarpy
 
+from mcp_platform.adapters.cedar.evaluator import (
+    CompiledPolicies,
+    Entity,
+    EntityUid,
+    Undecided,
+    Unsupported,
+    compile_policies,
+    entities_of,
+)
 from mcp_platform.adapters.cedar.schema import (
     ARGUMENTS,
     GROUP,
@@ -136,11 +149,18 @@ class CedarPolicies:
         """The policies that do not read ``context``: decided once per caller and tool."""
         self.argument_policies: dict[str, cedarpy.PolicySet] = {}
         """Per tool, the policies that read ``context`` and may apply to it: decided per call."""
+        self.compiled: dict[str, CompiledPolicies] = {}
+        """The same, evaluated in Python (:mod:`.evaluator`), for the tools whose policies it can."""
+        static = entities_of(self.schema.entities)
         for tool in self.schema.arguments:
             applying = {p: body for p, body in reading.items() if _may_apply(body.get("action"), tool)}
             if applying:
                 self.argument_policies[tool] = _policy_set(applying)
-        self._callers: OrderedDict[Principal, cedarpy.Entities] = OrderedDict()
+                with contextlib.suppress(Unsupported):  # then Cedar evaluates them on each call
+                    self.compiled[tool] = compile_policies(
+                        applying, action=static[EntityUid("Action", tool)], resource=static[EntityUid(TOOL, tool)]
+                    )
+        self._callers: OrderedDict[Principal, tuple[cedarpy.Entities, Entity]] = OrderedDict()
         self._fixed: dict[tuple[Principal, str], _Fixed] = {}
         self._listed: dict[tuple[Principal, str], bool] = {}
         self._reads: dict[tuple[Principal, str, str], Decision] = {}
@@ -181,9 +201,22 @@ class CedarPolicies:
             context = {ARGUMENTS: convert(dict(arguments or {}), ARGUMENTS)}
         except Unrepresentable as exc:
             return Decision(False, errors=(str(exc),))
-        per_call = _authorize(per_tool, _request(caller, CALL_TOOL, tool, context), self._entities(caller))
+        per_call = self._per_call(caller, tool, context, per_tool)
         outcome = combine(fixed.outcome, per_call)
         return fixed.decision if outcome is fixed.outcome else self._decision(outcome)
+
+    def _per_call(self, caller: Principal, tool: str, context: dict[str, Any], policies: cedarpy.PolicySet) -> Outcome:
+        """The tool's argument policies on this call: evaluated in Python where they can be, by
+        Cedar where not, or where the evaluation would meet an error (Cedar names it)."""
+        compiled = self.compiled.get(tool)
+        if compiled is not None:
+            try:
+                evaluation = compiled.evaluate(self._caller(caller)[1], context)
+            except Undecided:
+                pass
+            else:
+                return Outcome(evaluation.allowed, evaluation.reasons)
+        return _authorize(policies, _request(caller, CALL_TOOL, tool, context), self._entities(caller))
 
     def _fixed_part(self, caller: Principal, tool: str) -> _Fixed:
         key = (caller, tool)
@@ -222,6 +255,10 @@ class CedarPolicies:
         return listed
 
     def _entities(self, caller: Principal) -> cedarpy.Entities:
+        return self._caller(caller)[0]
+
+    def _caller(self, caller: Principal) -> tuple[cedarpy.Entities, Entity]:
+        """The static entities with the caller's, for Cedar; the caller's entity, for the evaluator."""
         kept = self._callers.get(caller)
         if kept is not None:
             return kept
@@ -231,7 +268,8 @@ class CedarPolicies:
         if caller.client_id is not None:
             attrs["clientId"] = caller.client_id
         parents = [{"type": GROUP, "id": group} for group in sorted(caller.groups)]
-        built = self.static.with_added_json_str(json.dumps([entity(USER, caller.id, attrs, parents)]))
+        own = entity(USER, caller.id, attrs, parents)
+        built = (self.static.with_added_json_str(json.dumps([own])), entities_of([own])[EntityUid(USER, caller.id)])
         self._callers[caller] = built
         if len(self._callers) > CALLERS_KEPT:
             self._callers.popitem(last=False)
