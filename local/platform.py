@@ -319,23 +319,29 @@ def stream_mapping(
     region: str,
     ttl_deletions: Mapping[str, TtlDeletions] | None = None,
 ) -> tuple[ShardSource, MappingConfig]:
-    """What a stream mapping of the template reads (its consumer's stream or its table's stream)
+    """What a stream mapping of the template reads (its consumer's stream, a stream read directly, or
+    its table's stream)
     and the rules it delivers by, whatever runs its function (this process, or a process started
     as Lambda starts it: tests/integration/functions)."""
     function = plan.function(spec.function_logical_id)
     source_id = spec.source_logical_id
     source: ShardSource
     consumer = next((c for c in plan.consumers if c.logical_id == source_id), None)
+    read_directly = next((s for s in plan.streams if s.logical_id == source_id), None)  # ingest_fan_out=false
     if consumer is not None:
         stream = next(s for s in plan.streams if s.logical_id == consumer.stream_logical_id)
         consumer_arn = attributes[source_id]["ConsumerARN"]
         source = KinesisShards(clients.kinesis, stream.name, consumer_arn, region)
         stream_arn = attributes[stream.logical_id]["Arn"]
+    elif read_directly is not None:
+        # Shared throughput: records carry the stream's ARN, as Lambda delivers them.
+        stream_arn = attributes[source_id]["Arn"]
+        source = KinesisShards(clients.kinesis, read_directly.name, stream_arn, region)
     else:
         stream_arn = attributes[source_id]["StreamArn"]
         source = TableStreamShards(clients.streams, stream_arn, (ttl_deletions or {}).get(source_id))
     config = MappingConfig(
-        kind=SourceKind.KINESIS if consumer is not None else SourceKind.DYNAMODB,
+        kind=SourceKind.KINESIS if consumer is not None or read_directly is not None else SourceKind.DYNAMODB,
         function_arn=attributes[function.logical_id]["Arn"],
         stream_arn=stream_arn,
         batch_size=spec.batch_size,

@@ -116,6 +116,7 @@ class KinesisShards:
     kind = SourceKind.KINESIS
 
     def __init__(self, kinesis: Any, stream_name: str, consumer_arn: str, region: str) -> None:
+        # consumer_arn: the source ARN records carry (the stream's own when the mapping reads it directly)
         self._kinesis, self.stream_name, self._consumer_arn, self._region = kinesis, stream_name, consumer_arn, region
         self._iterators = _Iterators(self._fresh, lambda record: str(record["SequenceNumber"]))
 

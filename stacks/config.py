@@ -30,6 +30,20 @@ EMAIL_PATTERN = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 ORIGIN_PATTERN = re.compile(r"^https?://[A-Za-z0-9.-]+(:\d{1,5})?$")
 DEV_STAGES = frozenset({"dev", "test", "sandbox"})
 STREAM_MODES = ("ON_DEMAND", "PROVISIONED")
+# ``profile``: a named set of defaults for other keys; a key set explicitly still wins. ``minimal`` is
+# the cheapest sound deployment (docs/operating/deploying.md, "What it costs to leave running"): no
+# DAX (so no VPC and no interface endpoints), one PROVISIONED shard with the 24 h retention included
+# in its price, and the ingest mapping reading that shard directly instead of through an enhanced
+# fan-out consumer (one consumer on one shard: the shared 2 MB/s and 5 reads/s are all its own).
+PROFILES: dict[str, dict[str, Any]] = {
+    "minimal": {
+        "dax": False,
+        "stream_mode": "PROVISIONED",
+        "shard_count": 1,
+        "retention_hours": 24,
+        "ingest_fan_out": False,
+    },
+}
 OTLP_XRAY = "xray"
 OTLP_URL_PATTERN = re.compile(r"^https://[A-Za-z0-9.-]+(:\d{1,5})?(/[^\s]*)?$")
 HEADER_NAME_PATTERN = re.compile(r"^[A-Za-z0-9-]{1,64}$")
@@ -48,12 +62,14 @@ class ContextError(ValueError):
 # key -> default. The README's configuration table is generated from this mapping's order.
 DEFAULTS: dict[str, Any] = {
     "stage": "dev",
+    "profile": None,  # None = each key's own default; "minimal" = PROFILES["minimal"] under explicit keys
     "dax": True,
     "stream_mode": "ON_DEMAND",
     "shard_count": None,  # PROVISIONED only; None = derived from the K6 sizing inputs
     "peak_records_per_s": 1000,
     "avg_record_bytes": 1024,
     "retention_hours": 168,
+    "ingest_fan_out": True,  # K5: the ingest mapping reads through an enhanced fan-out consumer
     "log_retention_days": 30,
     "auth_mode": "api_key",
     **OAUTH_DEFAULTS,
@@ -104,12 +120,14 @@ def shards_for(peak_records_per_s: int, avg_record_bytes: int) -> int:
 @dataclass(frozen=True)
 class PlatformConfig:
     stage: str
+    profile: str | None  # None or a PROFILES name: its defaults are already resolved into the keys below
     dax: bool
     stream_mode: str
     shard_count: int | None  # resolved: set for PROVISIONED, None for ON_DEMAND
     peak_records_per_s: int
     avg_record_bytes: int
     retention_hours: int
+    ingest_fan_out: bool  # False: the ingest mapping reads the stream's shards directly (shared throughput)
     log_retention_days: int
     auth_mode: str  # "api_key", "oauth" or "api_key,oauth"
     oauth_issuer: str
@@ -187,9 +205,20 @@ class PlatformConfig:
     def from_context(cls, get: Callable[[str], Any]) -> PlatformConfig:
         """Reads and validates every key; ``get`` is ``node.try_get_context``."""
 
-        def raw(key: str) -> Any:
+        def given(key: str) -> Any:
             value = get(key)
-            return DEFAULTS[key] if value is None or value == "" else value
+            return None if value is None or value == "" else value
+
+        profile = given("profile")
+        if profile is not None and profile not in PROFILES:
+            raise _fail("profile", "one of " + ", ".join(PROFILES), profile)
+        profile_defaults = PROFILES.get(profile, {}) if profile is not None else {}
+
+        def raw(key: str) -> Any:
+            value = given(key)
+            if value is not None:
+                return value
+            return profile_defaults[key] if key in profile_defaults else DEFAULTS[key]
 
         stage = _choice_pattern("stage", raw("stage"), STAGE_PATTERN, "lowercase letters, digits, '-'")
         stream_mode = _choice("stream_mode", str(raw("stream_mode")).upper(), STREAM_MODES)
@@ -213,12 +242,14 @@ class PlatformConfig:
         reserved = _optional_int("endpoint_reserved_concurrency", raw("endpoint_reserved_concurrency"), 1, 10_000)
         return cls(
             stage=stage,
+            profile=profile,
             dax=dax,
             stream_mode=stream_mode,
             shard_count=shard_count,
             peak_records_per_s=peak,
             avg_record_bytes=avg,
             retention_hours=_int("retention_hours", raw("retention_hours"), 24, 8760),  # K7
+            ingest_fan_out=_bool("ingest_fan_out", raw("ingest_fan_out")),
             log_retention_days=_log_retention(raw("log_retention_days")),
             **oauth,
             allowed_origins=_origins(raw("allowed_origins")),

@@ -75,18 +75,20 @@ class Monitoring(Construct):
         self._action = cw_actions.SnsAction(self.topic)
         stream = watched.stream.stream
 
-        # K8: the EFO consumer's lag (MillisBehindLatest) and the ingest mapping's IteratorAge.
-        efo_lag = cw.Metric(
-            namespace="AWS/Kinesis",
-            metric_name="SubscribeToShardEvent.MillisBehindLatest",
-            dimensions_map={
-                "StreamName": stream.stream_name,
-                "ConsumerName": watched.stream.consumer.stream_consumer_name,
-            },
-            statistic="Maximum",
-            period=PERIOD,
-        )
-        self._alarm("KinesisConsumerLag", efo_lag, ITERATOR_AGE_ALARM_MS, "EFO consumer is behind the stream tip")
+        # K8: the EFO consumer's lag (MillisBehindLatest) and the ingest mapping's IteratorAge
+        # (without a consumer, ingest_fan_out=false, the mapping's IteratorAge is the lag).
+        consumer = watched.stream.consumer
+        lags: list[cw.IMetric] = []
+        if consumer is not None:
+            efo_lag = cw.Metric(
+                namespace="AWS/Kinesis",
+                metric_name="SubscribeToShardEvent.MillisBehindLatest",
+                dimensions_map={"StreamName": stream.stream_name, "ConsumerName": consumer.stream_consumer_name},
+                statistic="Maximum",
+                period=PERIOD,
+            )
+            self._alarm("KinesisConsumerLag", efo_lag, ITERATOR_AGE_ALARM_MS, "EFO consumer is behind the stream tip")
+            lags.append(efo_lag)
         ingest_age = watched.ingest.metric("IteratorAge", statistic="Maximum", period=PERIOD)
         self._alarm("IngestIteratorAge", ingest_age, ITERATOR_AGE_ALARM_MS, "ingest is behind the stream")
         write_throttles = stream.metric_write_provisioned_throughput_exceeded(statistic="Sum", period=PERIOD)
@@ -187,7 +189,7 @@ class Monitoring(Construct):
                 left=[stream.metric_incoming_records(period=PERIOD)],
                 right=[stream.metric_incoming_bytes(period=PERIOD)],
             ),
-            cw.GraphWidget(title="Lag (ms)", left=[efo_lag, ingest_age, audit_age]),
+            cw.GraphWidget(title="Lag (ms)", left=[*lags, ingest_age, audit_age]),
             cw.GraphWidget(title="Kinesis write throttling", left=[write_throttles]),
         )
         self.dashboard.add_widgets(

@@ -1,4 +1,4 @@
-"""Processing: ingest (Kinesis EFO consumer, K5) and audit (table stream, A1-A5) functions."""
+"""Processing: ingest (Kinesis EFO consumer, K5, or the shards directly) and audit (table stream, A1-A5) functions."""
 
 from __future__ import annotations
 
@@ -67,11 +67,15 @@ class Processing(Construct):
             },
         )
         data.session_table.grant_read_write_data(self.ingest)  # idempotent records, usage counters
-        # K5: the mapping reads through the registered EFO consumer (its ARN is the source).
+        # K5: the mapping reads through the registered EFO consumer (its ARN is the source); with
+        # ingest_fan_out=false it polls the stream's shards (shared throughput: up to a second more
+        # latency, no consumer-shard hours). Either way the same records reach the same handler.
         # Every mapping invokes its function's live alias, which CodeDeploy shifts between versions.
         self.ingest_alias = live_alias(self.ingest)
         self.ingest_alias.add_event_source(
             sources.KinesisConsumerEventSource(stream.consumer, **_a1_mapping(ingest_dlq))
+            if stream.consumer is not None
+            else sources.KinesisEventSource(stream.stream, **_a1_mapping(ingest_dlq))
         )
 
         self.audit = self._function(

@@ -37,11 +37,18 @@ class EventStream(Construct):
             encryption=kinesis.StreamEncryption.KMS,  # K9
             encryption_key=key,
         )
-        # K5: a dedicated enhanced fan-out pipe (2 MB/s per shard, pushed) for the ingest function.
-        self.consumer = kinesis.StreamConsumer(
-            self, "IngestConsumer", stream=self.stream, stream_consumer_name=INGEST_CONSUMER_NAME
+        # K5: a dedicated enhanced fan-out pipe (2 MB/s per shard, pushed) for the ingest function;
+        # with ingest_fan_out=false (profile minimal) none: ingest polls the shards itself.
+        self.consumer: kinesis.StreamConsumer | None = (
+            kinesis.StreamConsumer(self, "IngestConsumer", stream=self.stream, stream_consumer_name=INGEST_CONSUMER_NAME)
+            if config.ingest_fan_out
+            else None
         )
-        self._enable_shard_level_metrics(config)
+        # K8: shard-level metrics show a hot shard; a one-shard stream's stream-level metrics (free)
+        # are its shard's already, so it does without them (each is a CloudWatch custom metric).
+        self.shard_level_metrics = not (provisioned and config.shard_count == 1)
+        if self.shard_level_metrics:
+            self._enable_shard_level_metrics(config)
 
     def _enable_shard_level_metrics(self, config: PlatformConfig) -> None:
         """K8: CloudFormation has no property for shard-level monitoring; call the API instead."""
