@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import cost
+import idle_cost
 from common import (
     BENCH_KEY,
     BOTH,
@@ -1004,7 +1005,15 @@ def extra_tables() -> str:
     text += ["", cost.edge_assumptions()]
     text += ["", cost.assumptions(dax_hit_ratio()), "", "Prices:"]
     text += [f"  {name}: {price} ({source})" for name, price, source in cost.price_rows()]
+    text += [idle_cost.text_tables(*event_size())]
     return "\n".join(text)
+
+
+def event_size() -> tuple[int, int]:
+    """(bytes of the largest tool-call event, the most events one priced operation puts): what
+    the minimal profile's shard limits are computed for (the cost table's Kinesis KB)."""
+    records = [m.usage.kinesis_records for m, _ in priced() if m.usage is not None and m.usage.kinesis_records]
+    return max(max(r) for r in records), max(len(r) for r in records)
 
 
 def run() -> list[dict[str, Any]]:

@@ -16,15 +16,19 @@ in the table) on 2026-12-01; free tiers are ignored. The Kinesis ones are the st
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from stacks.config import DEFAULTS
 from stacks.endpoint import MEMORY_MB as ENDPOINT_MEMORY_MB
 from stacks.processing import BATCH_SIZE as STREAM_BATCH_SIZE
 from stacks.processing import MEMORY_MB as INGEST_MEMORY_MB
 from stacks.shard_planner import GB, ON_DEMAND_BILLING_UNIT, PUT_UNIT_BYTES, Pricing
+from stacks.shard_planner import HOURS_PER_MONTH as _HOURS_PER_MONTH
 
 REGION = "us-east-1"
 LAMBDA_PAGE = "https://aws.amazon.com/lambda/pricing/"
@@ -38,6 +42,11 @@ CLOUDFRONT_PAGE = "https://aws.amazon.com/cloudfront/pricing/"
 WAF_PAGE = "https://aws.amazon.com/waf/pricing/"
 API_GATEWAY_PAGE = "https://aws.amazon.com/api-gateway/pricing/"
 DATA_TRANSFER_PAGE = "https://aws.amazon.com/ec2/pricing/on-demand/"
+DAX_PAGE = "https://aws.amazon.com/dynamodb/pricing/on-demand/"  # "DynamoDB Accelerator (DAX)"
+PRIVATELINK_PAGE = "https://aws.amazon.com/privatelink/pricing/"
+KMS_PAGE = "https://aws.amazon.com/kms/pricing/"
+ROUTE53_PAGE = "https://aws.amazon.com/route53/pricing/"
+DYNAMODB_PROVISIONED_PAGE = "https://aws.amazon.com/dynamodb/pricing/provisioned/"
 
 
 @dataclass(frozen=True)
@@ -82,6 +91,31 @@ PRICES: dict[str, Price] = {
         3.50, "million REST API requests (first 333 million a month; a streamed response per 10 MB)", API_GATEWAY_PAGE
     ),
     "secrets manager secret": Price(0.40, "secret per month", SECRETS_PAGE),
+    # Idle: what a deployment pays a month before its first call (idle_costs: from the template).
+    "kinesis on-demand stream": Price(_KINESIS.on_demand_stream_hour, "stream-hour (on-demand)", KINESIS_PAGE),
+    "kinesis shard": Price(_KINESIS.shard_hour, "shard-hour (provisioned)", KINESIS_PAGE),
+    "kinesis extended retention": Price(
+        _KINESIS.extended_retention_shard_hour, "shard-hour of retention beyond 24 h (provisioned)", KINESIS_PAGE
+    ),
+    "kinesis fan-out consumer": Price(
+        _KINESIS.efo_consumer_shard_hour, "consumer-shard-hour (provisioned; on-demand: per GB only)", KINESIS_PAGE
+    ),
+    "dax dax.t3.small": Price(0.04, "node-hour", DAX_PAGE),
+    "dax dax.t3.medium": Price(0.08, "node-hour", DAX_PAGE),
+    "interface endpoint": Price(0.01, "VPC interface endpoint per AZ-hour", PRIVATELINK_PAGE),
+    "kms key": Price(1.00, "customer managed key per month", KMS_PAGE),
+    "cloudwatch alarm": Price(0.10, "standard-resolution alarm metric per month", CLOUDWATCH_PAGE),
+    "cloudwatch high-resolution alarm": Price(0.30, "high-resolution (10 s) alarm metric per month", CLOUDWATCH_PAGE),
+    "cloudwatch composite alarm": Price(0.50, "composite alarm per month", CLOUDWATCH_PAGE),
+    "cloudwatch dashboard": Price(3.00, "dashboard per month (an account's first 3 are free)", CLOUDWATCH_PAGE),
+    "cloudwatch metric": Price(
+        0.30, "custom metric per month (first 10,000; Kinesis shard-level metrics are billed as these)", CLOUDWATCH_PAGE
+    ),
+    "lambda provisioned concurrency arm64": Price(0.0000033334, "GB-second kept initialized", LAMBDA_PAGE),
+    "lambda provisioned concurrency x86_64": Price(0.0000041667, "GB-second kept initialized", LAMBDA_PAGE),
+    "dynamodb provisioned read capacity": Price(0.00013, "RCU-hour (provisioned capacity)", DYNAMODB_PROVISIONED_PAGE),
+    "dynamodb provisioned write capacity": Price(0.00065, "WCU-hour (provisioned capacity)", DYNAMODB_PROVISIONED_PAGE),
+    "route 53 hosted zone": Price(0.50, "hosted zone per month", ROUTE53_PAGE),
 }
 
 # -- Assumptions (not measurable against a local moto server) ---------------------------------------
@@ -390,6 +424,270 @@ def edge_assumptions() -> str:
         "response is billed one request per 10 MB. Not included: a custom domain's Route 53 hosted zone (yours: "
         "$0.50 a month) and DNS queries (alias queries to CloudFront and API Gateway are free), CloudFront standard "
         "logs, the secret's reads (once per environment start and every 5 minutes while it is warm)."
+    )
+
+
+# -- Idle: what a deployment costs a month before its first call -----------------------------------------
+# Walked from the synthesized templates (bench/idle_cost.py synthesizes each configuration), never
+# from a list kept by hand: every resource type is either priced below or named in FREE_AT_IDLE.
+HOURS_PER_MONTH = _HOURS_PER_MONTH
+# A new on-demand stream is created with 4 MB/s of write capacity: 4 shards, each publishing the
+# shard-level metrics (K8) it is asked for.
+ON_DEMAND_IDLE_SHARDS = 4
+# Lambda polls a standard SQS queue with 5 long-polling connections while it is empty, each a
+# ReceiveMessage every 20 s (the task worker's queue, tasks=true).
+SQS_IDLE_POLLERS = 5
+SQS_LONG_POLL_S = 20
+IDLE_COLUMNS = (
+    "Kinesis stream",
+    "fan-out consumer",
+    "shard metrics",
+    "DAX",
+    "VPC endpoints",
+    "KMS key",
+    "alarms",
+    "dashboard",
+    "secrets",
+    "WAF",
+    "queue polling",
+    "other",
+)
+# Types that cost nothing a month when nothing calls them: priced per request, per GB stored or
+# moved (an empty table's point-in-time recovery is 0 GB), or free (IAM, SNS topics, CodeDeploy for
+# Lambda, the VPC itself with no NAT gateway, gateway endpoints, log groups until they hold logs).
+FREE_AT_IDLE = frozenset(
+    {
+        "AWS::ApiGateway::Account",
+        "AWS::ApiGateway::BasePathMapping",
+        "AWS::ApiGateway::Deployment",
+        "AWS::ApiGateway::DomainName",
+        "AWS::ApiGateway::Method",
+        "AWS::ApiGateway::Resource",
+        "AWS::ApiGateway::RestApi",
+        "AWS::ApiGateway::Stage",
+        "AWS::CertificateManager::Certificate",
+        "AWS::CloudFront::Distribution",
+        "AWS::CloudFront::Function",
+        "AWS::CloudFront::OriginRequestPolicy",
+        "AWS::CloudFront::CachePolicy",
+        "AWS::CloudFront::ResponseHeadersPolicy",
+        "AWS::CodeDeploy::Application",
+        "AWS::CodeDeploy::DeploymentGroup",
+        "AWS::Cognito::UserPool",
+        "AWS::Cognito::UserPoolClient",
+        "AWS::Cognito::UserPoolDomain",
+        "AWS::Cognito::UserPoolResourceServer",
+        "AWS::DAX::ParameterGroup",
+        "AWS::DAX::SubnetGroup",
+        "AWS::EC2::FlowLog",
+        "AWS::EC2::RouteTable",
+        "AWS::EC2::SecurityGroup",
+        "AWS::EC2::SecurityGroupEgress",
+        "AWS::EC2::SecurityGroupIngress",
+        "AWS::EC2::Subnet",
+        "AWS::EC2::SubnetRouteTableAssociation",
+        "AWS::EC2::VPC",
+        "AWS::IAM::Policy",
+        "AWS::IAM::Role",
+        "AWS::KMS::Alias",
+        "AWS::Lambda::EventInvokeConfig",
+        "AWS::Lambda::Function",
+        "AWS::Lambda::LayerVersion",
+        "AWS::Lambda::Permission",
+        "AWS::Lambda::Url",
+        "AWS::Lambda::Version",
+        "AWS::Logs::LogGroup",
+        "AWS::Route53::RecordSet",
+        "AWS::SNS::Subscription",
+        "AWS::SNS::Topic",
+        "AWS::SNS::TopicPolicy",
+        "AWS::SQS::Queue",
+        "AWS::SQS::QueuePolicy",
+        "AWS::SSM::Parameter",
+        "AWS::WAFv2::WebACLAssociation",
+        "AWS::CDK::Metadata",
+        "Custom::VpcRestrictDefaultSG",
+        "Custom::CrossRegionExportReader",
+        "Custom::CrossRegionExportWriter",
+    }
+)
+
+
+@dataclass(frozen=True)
+class IdleCost:
+    """What one configuration costs a month idle, by IDLE_COLUMNS; ``unpriced``: resource types
+    of its templates that are neither priced nor known to be free (a new type: price it here)."""
+
+    configuration: str
+    items: dict[str, float]
+    unpriced: tuple[str, ...] = ()
+
+    @property
+    def total(self) -> float:
+        return sum(self.items.values())
+
+
+def idle_costs(configuration: str, templates: Iterable[dict[str, Any]]) -> IdleCost:
+    """Each resource of ``templates`` (a configuration's stacks) that has a price per hour or per
+    month, priced at the list prices above for HOURS_PER_MONTH; what is billed per request or per
+    GB is zero before the first call."""
+    items = dict.fromkeys(IDLE_COLUMNS, 0.0)
+    unpriced: set[str] = set()
+    p = {name: price.usd for name, price in PRICES.items()}
+    month = float(HOURS_PER_MONTH)
+    for template in templates:
+        resources: dict[str, dict[str, Any]] = template.get("Resources", {})
+        streams = {k: _stream_idle(v.get("Properties", {})) for k, v in resources.items() if v["Type"] == "AWS::Kinesis::Stream"}
+        queues = {k for k, v in resources.items() if v["Type"] == "AWS::SQS::Queue"}
+        for logical_id, resource in resources.items():
+            kind, props = resource["Type"], resource.get("Properties", {})
+            if kind == "AWS::Kinesis::Stream":
+                mode, shards, retention = streams[logical_id]
+                if mode == "ON_DEMAND":
+                    items["Kinesis stream"] += month * p["kinesis on-demand stream"]  # retention: per GB
+                else:
+                    items["Kinesis stream"] += shards * month * p["kinesis shard"]
+                    if retention > 24:
+                        items["Kinesis stream"] += shards * month * p["kinesis extended retention"]
+            elif kind == "AWS::Kinesis::StreamConsumer":
+                mode, shards, _ = streams[_ref_id(props["StreamARN"])]
+                if mode == "PROVISIONED":  # on-demand bills fan-out per GB read only
+                    items["fan-out consumer"] += shards * month * p["kinesis fan-out consumer"]
+            elif kind == "Custom::AWS" and "enableEnhancedMonitoring" in _joined(props.get("Create")):
+                created = _joined(props["Create"])
+                metrics = re.search(r'"ShardLevelMetrics":\[([^\]]*)\]', created)
+                count = len(re.findall(r'"[A-Za-z]+"', metrics.group(1))) if metrics else 0
+                stream_ids = [i for i in streams if i in _refs(props["Create"])]
+                shards = streams[stream_ids[0]][1] if stream_ids else 1
+                items["shard metrics"] += count * shards * p["cloudwatch metric"]
+            elif kind == "Custom::AWS":
+                continue  # another AWS call at deploy time: no standing charge
+            elif kind == "AWS::DAX::Cluster":
+                node = f"dax {props['NodeType']}"
+                if node not in p:
+                    unpriced.add(f"{kind} ({props['NodeType']})")
+                    continue
+                items["DAX"] += int(props["ReplicationFactor"]) * month * p[node]
+            elif kind == "AWS::EC2::VPCEndpoint":
+                if props.get("VpcEndpointType") == "Interface":  # a gateway endpoint is free
+                    azs = len(props["SubnetIds"]) if isinstance(props.get("SubnetIds"), list) else 2
+                    items["VPC endpoints"] += azs * month * p["interface endpoint"]
+            elif kind == "AWS::KMS::Key":
+                items["KMS key"] += p["kms key"]
+            elif kind == "AWS::CloudWatch::Alarm":
+                items["alarms"] += _alarm_monthly(props, p)
+            elif kind == "AWS::CloudWatch::CompositeAlarm":
+                items["alarms"] += p["cloudwatch composite alarm"]
+            elif kind == "AWS::CloudWatch::Dashboard":
+                items["dashboard"] += p["cloudwatch dashboard"]
+            elif kind == "AWS::SecretsManager::Secret":
+                items["secrets"] += p["secrets manager secret"]
+            elif kind == "AWS::WAFv2::WebACL":
+                items["WAF"] += p["waf web acl"] + len(props.get("Rules", [])) * p["waf rule"]
+            elif kind == "AWS::Lambda::EventSourceMapping":
+                if _ref_id(props.get("EventSourceArn")) in queues:  # Kinesis and table streams: no charge
+                    polls = SQS_IDLE_POLLERS * month * 3600 / SQS_LONG_POLL_S
+                    items["queue polling"] += polls / 1e6 * p["sqs requests"]
+            elif kind == "AWS::Lambda::Alias":
+                items["other"] += _provisioned_concurrency(props, resources, p)
+            elif kind == "AWS::DynamoDB::Table":
+                items["other"] += _provisioned_capacity(props, p)  # on-demand tables: per request and GB
+            elif kind == "AWS::Route53::HostedZone":
+                items["other"] += p["route 53 hosted zone"]
+            elif kind not in FREE_AT_IDLE:
+                unpriced.add(kind)
+    return IdleCost(configuration, items, tuple(sorted(unpriced)))
+
+
+def _stream_idle(props: dict[str, Any]) -> tuple[str, int, int]:
+    """(mode, shards at idle, retention hours) of a stream's properties."""
+    mode = props.get("StreamModeDetails", {}).get("StreamMode", "PROVISIONED")
+    shards = ON_DEMAND_IDLE_SHARDS if mode == "ON_DEMAND" else int(props.get("ShardCount", 1))
+    return mode, shards, int(props.get("RetentionPeriodHours", 24))
+
+
+def _alarm_monthly(props: dict[str, Any], p: dict[str, float]) -> float:
+    """One alarm: each metric it evaluates (a metric-math alarm: each of its metrics), standard or
+    high resolution by its period."""
+    queries = props.get("Metrics")
+    periods = [q["MetricStat"].get("Period", 60) for q in queries if "MetricStat" in q] if queries else []
+    if not queries:
+        periods = [props.get("Period", 60)]
+    return sum(p["cloudwatch high-resolution alarm" if int(period) < 60 else "cloudwatch alarm"] for period in periods)
+
+
+def _provisioned_concurrency(props: dict[str, Any], resources: dict[str, dict[str, Any]], p: dict[str, float]) -> float:
+    environments = int(props.get("ProvisionedConcurrencyConfig", {}).get("ProvisionedConcurrentExecutions", 0))
+    if not environments:
+        return 0.0
+    function = resources.get(_ref_id(props.get("FunctionName")) or "", {}).get("Properties", {})
+    architecture = (function.get("Architectures") or ["x86_64"])[0]
+    gb = int(function.get("MemorySize", 128)) / 1024
+    return environments * gb * HOURS_PER_MONTH * 3600 * p[f"lambda provisioned concurrency {architecture}"]
+
+
+def _provisioned_capacity(props: dict[str, Any], p: dict[str, float]) -> float:
+    if props.get("BillingMode", "PROVISIONED") == "PAY_PER_REQUEST":
+        return 0.0
+    throughputs = [props.get("ProvisionedThroughput", {})]
+    throughputs += [index.get("ProvisionedThroughput", {}) for index in props.get("GlobalSecondaryIndexes", [])]
+    hourly = sum(
+        int(t.get("ReadCapacityUnits", 0)) * p["dynamodb provisioned read capacity"]
+        + int(t.get("WriteCapacityUnits", 0)) * p["dynamodb provisioned write capacity"]
+        for t in throughputs
+    )
+    return hourly * HOURS_PER_MONTH
+
+
+def _ref_id(value: Any) -> str | None:
+    """The logical id a ``Ref`` or ``Fn::GetAtt`` names, else None."""
+    if isinstance(value, dict):
+        if "Ref" in value:
+            return str(value["Ref"])
+        if "Fn::GetAtt" in value:
+            return str(value["Fn::GetAtt"][0])
+    return None
+
+
+def _refs(value: Any) -> set[str]:
+    """Every logical id referred to anywhere in ``value``."""
+    found = {_ref_id(value)} - {None} if isinstance(value, dict) else set()
+    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return {str(i) for i in found} | {ref for child in children for ref in _refs(child)}
+
+
+def _joined(value: Any) -> str:
+    """The literal text of a string or an ``Fn::Join`` (references left out)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and "Fn::Join" in value:
+        return "".join(part for part in value["Fn::Join"][1] if isinstance(part, str))
+    return ""
+
+
+def idle_table(costs: list[IdleCost]) -> list[list[str]]:
+    """A header, then one line per configuration: USD a month by item (the items no configuration
+    pays left out), and the total."""
+    columns = [c for c in IDLE_COLUMNS if any(cost.items[c] for cost in costs)]
+    lines = [["configuration", *columns, "total a month"]]
+    lines += [[c.configuration, *(usd(c.items[col]) for col in columns), usd(c.total)] for c in costs]
+    return lines
+
+
+def idle_assumptions() -> str:
+    return (
+        f"USD a month ({HOURS_PER_MONTH} hours) at {REGION} list prices, before the first call: what the synthesized "
+        "templates hold that is billed by the hour or the month. Kinesis: an on-demand stream's hour (its data and "
+        f"retention are per GB), a provisioned stream's shard-hours and, past 24 h of retention, its extended-retention "
+        "shard-hours; an enhanced fan-out consumer's consumer-shard-hours (provisioned only); shard-level metrics "
+        f"(K8) as CloudWatch custom metrics, {ON_DEMAND_IDLE_SHARDS} shards for a new on-demand stream (an upper bound: "
+        "a metric is billed for the hours it is published). DAX: node-hours; interface endpoints: one per AZ-hour "
+        "(the DynamoDB gateway endpoint is free); alarms per metric evaluated; the dashboard at $3 (free while "
+        f"the account has no more than 3); the task queue's long polling by Lambda ({SQS_IDLE_POLLERS} pollers, one "
+        f"ReceiveMessage each per {SQS_LONG_POLL_S} s). Zero at idle, so not in the table: DynamoDB (on-demand tables "
+        "and their point-in-time recovery are priced per request and per GB; empty tables hold none), Lambda, "
+        "logs, X-Ray, VPC flow logs, CloudFront and API Gateway (per request). No free tier counted but the "
+        "dashboards'."
     )
 
 

@@ -6,7 +6,10 @@ AWS round trips of each operation, counted by running ``make bench``'s determini
 suite (bench/bench_aws_calls.py) while the site builds; ``<!-- bench:cost -->`` the cost per
 million of the main operations from the same run, with the prices and assumptions it used
 (bench/cost.py); ``<!-- bench:governance -->`` what rate limits and quotas add to them;
-``<!-- bench:edge-cost -->`` what each edge adds, per million requests and per month (prices only).
+``<!-- bench:edge-cost -->`` what each edge adds, per million requests and per month (prices only);
+``<!-- bench:idle-cost -->`` what each configuration costs a month idle, walked from its synthesized
+templates (bench/idle_cost.py), and ``<!-- bench:minimal-limits -->`` where the minimal profile's one
+shard runs out at the event size the AWS-calls suite measures.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ AWS_CALLS_MARKER = "<!-- bench:aws-calls -->"
 COST_MARKER = "<!-- bench:cost -->"
 GOVERNANCE_MARKER = "<!-- bench:governance -->"
 EDGE_COST_MARKER = "<!-- bench:edge-cost -->"
+IDLE_COST_MARKER = "<!-- bench:idle-cost -->"
+MINIMAL_LIMITS_MARKER = "<!-- bench:minimal-limits -->"
 
 
 def on_page_markdown(markdown: str, **_: Any) -> str:
@@ -53,6 +58,10 @@ def on_page_markdown(markdown: str, **_: Any) -> str:
             markdown = markdown.replace(GOVERNANCE_MARKER, governance_table())
         if EDGE_COST_MARKER in markdown:
             markdown = markdown.replace(EDGE_COST_MARKER, edge_cost_table())
+        if IDLE_COST_MARKER in markdown:
+            markdown = markdown.replace(IDLE_COST_MARKER, idle_cost_table())
+        if MINIMAL_LIMITS_MARKER in markdown:
+            markdown = markdown.replace(MINIMAL_LIMITS_MARKER, minimal_limits_table())
     return markdown
 
 
@@ -88,6 +97,30 @@ def edge_cost_table() -> str:
     table = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     table += ["| " + " | ".join(line) + " |" for line in lines]
     return "\n".join([*table, "", cost.edge_assumptions()])
+
+
+def _markdown(lines: list[list[str]]) -> list[str]:
+    header, *rows = lines
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
+
+
+def idle_cost_table() -> str:
+    import cost
+    import idle_cost  # synthesizes each configuration offline (once per build)
+
+    missing = idle_cost.unpriced()
+    if missing:  # a resource type with no price and not known free: the table would understate
+        raise ValueError(f"resource types neither priced nor known free in bench/cost.py: {missing}")
+    return "\n".join([*_markdown(idle_cost.idle_table()), "", cost.idle_assumptions()])
+
+
+def minimal_limits_table() -> str:
+    import bench_aws_calls  # the measured event size: the same run as the cost table
+    import idle_cost
+
+    event_bytes, events = bench_aws_calls.event_size()
+    intro = f"At {event_bytes} bytes per tool-call event (the largest measured), {events} event(s) per call:"
+    return "\n".join([intro, "", *_markdown(idle_cost.minimal_limits(event_bytes, events)), "", idle_cost.limits_notes()])
 
 
 def governance_table() -> str:
