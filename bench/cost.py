@@ -506,9 +506,6 @@ FREE_AT_IDLE = frozenset(
         "AWS::SSM::Parameter",
         "AWS::WAFv2::WebACLAssociation",
         "AWS::CDK::Metadata",
-        "Custom::VpcRestrictDefaultSG",
-        "Custom::CrossRegionExportReader",
-        "Custom::CrossRegionExportWriter",
     }
 )
 
@@ -537,7 +534,11 @@ def idle_costs(configuration: str, templates: Iterable[dict[str, Any]]) -> IdleC
     month = float(HOURS_PER_MONTH)
     for template in templates:
         resources: dict[str, dict[str, Any]] = template.get("Resources", {})
-        streams = {k: _stream_idle(v.get("Properties", {})) for k, v in resources.items() if v["Type"] == "AWS::Kinesis::Stream"}
+        streams = {
+            k: _stream_idle(v.get("Properties", {}))
+            for k, v in resources.items()
+            if v["Type"] == "AWS::Kinesis::Stream"
+        }
         queues = {k for k, v in resources.items() if v["Type"] == "AWS::SQS::Queue"}
         for logical_id, resource in resources.items():
             kind, props = resource["Type"], resource.get("Properties", {})
@@ -553,15 +554,17 @@ def idle_costs(configuration: str, templates: Iterable[dict[str, Any]]) -> IdleC
                 mode, shards, _ = streams[_ref_id(props["StreamARN"])]
                 if mode == "PROVISIONED":  # on-demand bills fan-out per GB read only
                     items["fan-out consumer"] += shards * month * p["kinesis fan-out consumer"]
-            elif kind == "Custom::AWS" and "enableEnhancedMonitoring" in _joined(props.get("Create")):
+            elif kind.startswith("Custom::") and "enableEnhancedMonitoring" in _joined(props.get("Create")):
                 created = _joined(props["Create"])
                 metrics = re.search(r'"ShardLevelMetrics":\[([^\]]*)\]', created)
                 count = len(re.findall(r'"[A-Za-z]+"', metrics.group(1))) if metrics else 0
                 stream_ids = [i for i in streams if i in _refs(props["Create"])]
                 shards = streams[stream_ids[0]][1] if stream_ids else 1
                 items["shard metrics"] += count * shards * p["cloudwatch metric"]
-            elif kind == "Custom::AWS":
-                continue  # another AWS call at deploy time: no standing charge
+            elif kind.startswith("Custom::"):
+                # A call at deploy time (a describe, a default security group's rules): no standing
+                # charge of its own. One that turns on something billed is priced above, as K8's is.
+                continue
             elif kind == "AWS::DAX::Cluster":
                 node = f"dax {props['NodeType']}"
                 if node not in p:

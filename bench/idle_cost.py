@@ -39,7 +39,10 @@ from stacks.shard_planner import (  # noqa: E402
 CONFIGURATIONS: tuple[tuple[str, dict[str, str]], ...] = (
     ("default (dax, ON_DEMAND stream, fan-out)", {}),
     ("dax=false", {"dax": "false"}),
-    ("dax=false, one PROVISIONED shard (168 h, fan-out)", {"dax": "false", "stream_mode": "PROVISIONED", "shard_count": "1"}),
+    (
+        "dax=false, one PROVISIONED shard (168 h, fan-out)",
+        {"dax": "false", "stream_mode": "PROVISIONED", "shard_count": "1"},
+    ),
     ("profile=minimal", {"profile": "minimal"}),
     ("profile=minimal, tasks=false", {"profile": "minimal", "tasks": "false"}),
     ("profile=minimal, edge=cloudfront", {"profile": "minimal", "edge": "cloudfront", "region": "eu-west-1"}),
@@ -65,9 +68,7 @@ def templates(context_json: str) -> tuple[dict[str, Any], ...]:
 
 
 def idle_costs() -> list[cost.IdleCost]:
-    return [
-        cost.idle_costs(label, templates(json.dumps(context, sort_keys=True))) for label, context in CONFIGURATIONS
-    ]
+    return [cost.idle_costs(label, templates(json.dumps(context, sort_keys=True))) for label, context in CONFIGURATIONS]
 
 
 def idle_table() -> list[list[str]]:
@@ -143,7 +144,9 @@ def _text(title: str, table: list[list[str]]) -> str:
     widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
     text = ["", title, ""]
     for n, line in enumerate(table):
-        text.append("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths))))
+        text.append(
+            "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths)))
+        )
         if n == 0:
             text.append("-" * len(text[-1]))
     return "\n".join(text)

@@ -120,7 +120,9 @@ def minimal_limits_table() -> str:
 
     event_bytes, events = bench_aws_calls.event_size()
     intro = f"At {event_bytes} bytes per tool-call event (the largest measured), {events} event(s) per call:"
-    return "\n".join([intro, "", *_markdown(idle_cost.minimal_limits(event_bytes, events)), "", idle_cost.limits_notes()])
+    return "\n".join(
+        [intro, "", *_markdown(idle_cost.minimal_limits(event_bytes, events)), "", idle_cost.limits_notes()]
+    )
 
 
 def governance_table() -> str:

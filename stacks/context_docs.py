@@ -21,6 +21,14 @@ KEYS: dict[str, ContextKeyDoc] = {
     "stage": ContextKeyDoc(
         "stage name (lowercase); `dev`, `test`, `sandbox` are dev stages",
     ),
+    "profile": ContextKeyDoc(
+        (
+            "`minimal`: the cheapest sound deployment, the defaults of `dax=false`, `stream_mode=PROVISIONED`, "
+            "`shard_count=1`, `retention_hours=24` and `ingest_fan_out=false` (any of them set explicitly still "
+            'wins); see Deploying, "What it costs to leave running", for its monthly cost and when to move off it'
+        ),
+        default="none",
+    ),
     "dax": ContextKeyDoc(
         "DAX cluster in front of the session table; `false` → no DAX, no VPC, endpoint talks to DynamoDB directly",
     ),
@@ -39,6 +47,13 @@ KEYS: dict[str, ContextKeyDoc] = {
     ),
     "retention_hours": ContextKeyDoc(
         "Kinesis retention, 24-8760 (K7); the ingest dedupe window follows it (+24 h)",
+    ),
+    "ingest_fan_out": ContextKeyDoc(
+        (
+            "the ingest mapping reads through an enhanced fan-out consumer (K5: its own 2 MB/s per shard, pushed "
+            "in about 70 ms); `false` → no consumer, the mapping polls each shard once a second with shared "
+            "throughput (up to a second later; no consumer-shard hours on a PROVISIONED stream)"
+        ),
     ),
     "log_retention_days": ContextKeyDoc(
         "CloudWatch Logs retention of every function",

@@ -40,7 +40,9 @@ class EventStream(Construct):
         # K5: a dedicated enhanced fan-out pipe (2 MB/s per shard, pushed) for the ingest function;
         # with ingest_fan_out=false (profile minimal) none: ingest polls the shards itself.
         self.consumer: kinesis.StreamConsumer | None = (
-            kinesis.StreamConsumer(self, "IngestConsumer", stream=self.stream, stream_consumer_name=INGEST_CONSUMER_NAME)
+            kinesis.StreamConsumer(
+                self, "IngestConsumer", stream=self.stream, stream_consumer_name=INGEST_CONSUMER_NAME
+            )
             if config.ingest_fan_out
             else None
         )

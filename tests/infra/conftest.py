@@ -7,6 +7,7 @@ keys; ``subscribed`` is the default with the notification streams on; ``xray`` a
 export spans (to X-Ray, and to an OTLP/HTTP backend with a header from a secret); ``governed`` has
 rate limits and quotas on the default, ``rate_limited`` rate limits alone in prod without DAX;
 ``shifted`` a custom traffic shift with provisioned endpoint environments, without a task worker;
+``minimal`` is the minimal profile (one provisioned shard, no DAX, no fan-out consumer);
 ``cloudfront`` and ``api_gateway`` put an edge in front, ``cloudfront_domain`` and
 ``api_gateway_domain`` the same with OAuth on a custom domain.
 All synthesize with cdk-nag attached, so a finding without an acknowledgement fails the fixture
@@ -24,6 +25,7 @@ from tests.infra.synth import (
     CLOUDFRONT_CONTEXT,
     CLOUDFRONT_DOMAIN_CONTEXT,
     GOVERNED_CONTEXT,
+    MINIMAL_CONTEXT,
     OAUTH_CONTEXT,
     OTLP_URL_CONTEXT,
     RATE_LIMITED_CONTEXT,
@@ -103,6 +105,11 @@ def variant(request: pytest.FixtureRequest) -> Synthesized:
     """The main variants, for properties that must hold in every configuration."""
     synthesized: Synthesized = request.getfixturevalue(request.param)
     return synthesized
+
+
+@pytest.fixture(scope="session")
+def minimal(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    return synthesize(tmp_path_factory.mktemp("minimal"), MINIMAL_CONTEXT)
 
 
 @pytest.fixture(scope="session")

@@ -92,6 +92,8 @@ API_GATEWAY_DOMAIN_CONTEXT: dict[str, Any] = {
     "certificate_arn": "arn:aws:acm:eu-west-1:123456789012:certificate/11111111-2222-3333-4444-555555555555",
     "hosted_zone_id": "Z9876543210ZYXWVUTSRQ",
 }
+# The minimal profile (stacks/config.py PROFILES): no DAX, one PROVISIONED shard, 24 h, no EFO consumer.
+MINIMAL_CONTEXT: dict[str, Any] = {"profile": "minimal"}
 # Rate limits alone, outside dev (retained, deletion-protected) and without DAX.
 RATE_LIMITED_CONTEXT: dict[str, Any] = {"stage": "prod", "dax": "false", "rate_limits": {"principal": "5/second"}}
 

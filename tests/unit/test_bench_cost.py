@@ -166,3 +166,102 @@ def test_each_edge_is_priced_per_million_requests_and_per_month_from_the_listed_
     row = dict(zip(header, next(line for line in lines if line[0] == "api_gateway"), strict=True))
     expected = costs["api_gateway"].monthly_usd + 10 * costs["api_gateway"].per_million_usd
     assert row["a month at 10 M requests"] == cost.usd(expected)
+
+
+def _template(**resources: dict) -> dict:
+    return {"Resources": {name: {"Type": kind, "Properties": props} for name, (kind, props) in resources.items()}}
+
+
+def test_idle_cost_prices_each_fixed_price_resource_of_a_template_and_follows_its_changes() -> None:
+    # Given a hand-made template with one of each priced resource type
+    hours, p = cost.HOURS_PER_MONTH, {name: price.usd for name, price in cost.PRICES.items()}
+    monitoring = {
+        "Fn::Join": [
+            "",
+            [
+                '{"action":"enableEnhancedMonitoring","parameters":{"StreamName":"',
+                {"Ref": "Stream"},
+                '","ShardLevelMetrics":["IncomingBytes","IncomingRecords"]}}',
+            ],
+        ]
+    }
+    resources = {
+        "Stream": (
+            "AWS::Kinesis::Stream",
+            {"StreamModeDetails": {"StreamMode": "PROVISIONED"}, "ShardCount": 2, "RetentionPeriodHours": 168},
+        ),
+        "Consumer": ("AWS::Kinesis::StreamConsumer", {"StreamARN": {"Fn::GetAtt": ["Stream", "Arn"]}}),
+        "Metrics": ("Custom::AWS", {"Create": monitoring}),
+        "Dax": ("AWS::DAX::Cluster", {"NodeType": "dax.t3.small", "ReplicationFactor": 3}),
+        "Interface": ("AWS::EC2::VPCEndpoint", {"VpcEndpointType": "Interface", "SubnetIds": ["a", "b"]}),
+        "Gateway": ("AWS::EC2::VPCEndpoint", {"VpcEndpointType": "Gateway"}),
+        "Key": ("AWS::KMS::Key", {}),
+        "Alarm": ("AWS::CloudWatch::Alarm", {"Period": 60}),
+        "MathAlarm": (
+            "AWS::CloudWatch::Alarm",
+            {
+                "Metrics": [
+                    {"Id": "a", "MetricStat": {"Period": 60}},
+                    {"Id": "b", "MetricStat": {"Period": 10}},
+                    {"Id": "e", "Expression": "a/b"},
+                ]
+            },
+        ),
+        "Dashboard": ("AWS::CloudWatch::Dashboard", {}),
+        "Secret": ("AWS::SecretsManager::Secret", {}),
+        "Acl": ("AWS::WAFv2::WebACL", {"Rules": [{}, {}, {}]}),
+        "Queue": ("AWS::SQS::Queue", {}),
+        "QueueMapping": ("AWS::Lambda::EventSourceMapping", {"EventSourceArn": {"Fn::GetAtt": ["Queue", "Arn"]}}),
+        "StreamMapping": ("AWS::Lambda::EventSourceMapping", {"EventSourceArn": {"Fn::GetAtt": ["Stream", "Arn"]}}),
+        "Table": (
+            "AWS::DynamoDB::Table",
+            {
+                "BillingMode": "PAY_PER_REQUEST",
+                "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+            },
+        ),
+        "Role": ("AWS::IAM::Role", {}),
+    }
+    idle = cost.idle_costs("hand-made", [_template(**resources)])
+    # Then each is priced by its own rule
+    assert idle.items["Kinesis stream"] == pytest.approx(
+        2 * hours * (p["kinesis shard"] + p["kinesis extended retention"])
+    )
+    assert idle.items["fan-out consumer"] == pytest.approx(2 * hours * p["kinesis fan-out consumer"])
+    assert idle.items["shard metrics"] == pytest.approx(2 * 2 * p["cloudwatch metric"])
+    assert idle.items["DAX"] == pytest.approx(3 * hours * 0.04)
+    assert idle.items["VPC endpoints"] == pytest.approx(2 * hours * 0.01)  # the gateway endpoint is free
+    assert idle.items["KMS key"] == 1.00
+    assert idle.items["alarms"] == pytest.approx(0.10 + 0.10 + 0.30)  # a metric-math alarm: per metric
+    assert idle.items["dashboard"] == 3.00 and idle.items["secrets"] == 0.40
+    assert idle.items["WAF"] == pytest.approx(5.00 + 3 * 1.00)
+    polls = cost.SQS_IDLE_POLLERS * hours * 3600 / cost.SQS_LONG_POLL_S
+    assert idle.items["queue polling"] == pytest.approx(polls / 1e6 * 0.40)  # the stream's mapping: nothing
+    assert idle.items["other"] == 0  # an on-demand table with PITR holds no GB when idle
+    assert idle.unpriced == ()
+    assert idle.total == pytest.approx(sum(idle.items.values()))
+
+    # When the template changes: on-demand, 24 h, no DAX, a second secret, an unknown type
+    changed = dict(resources)
+    changed["Stream"] = ("AWS::Kinesis::Stream", {"StreamModeDetails": {"StreamMode": "ON_DEMAND"}})
+    del changed["Dax"]
+    changed["Secret2"] = ("AWS::SecretsManager::Secret", {})
+    changed["Nat"] = ("AWS::EC2::NatGateway", {})
+    again = cost.idle_costs("changed", [_template(**changed)])
+    # Then the table follows: the stream-hour, no consumer-shard-hours (per GB on-demand), 4 shards'
+    # metrics, no DAX, two secrets, and the unknown type reported rather than priced at zero silently
+    assert again.items["Kinesis stream"] == pytest.approx(hours * p["kinesis on-demand stream"])
+    assert again.items["fan-out consumer"] == 0
+    assert again.items["shard metrics"] == pytest.approx(cost.ON_DEMAND_IDLE_SHARDS * 2 * p["cloudwatch metric"])
+    assert again.items["DAX"] == 0 and again.items["secrets"] == 0.80
+    assert again.unpriced == ("AWS::EC2::NatGateway",)
+    # And the printed table shows only the items some configuration pays, and each total
+    header, *lines = cost.idle_table([idle, again])
+    assert header[0] == "configuration" and header[-1] == "total a month" and "other" not in header
+    assert [line[-1] for line in lines] == [cost.usd(idle.total), cost.usd(again.total)]
+
+
+def test_idle_cost_reports_a_dax_node_type_without_a_price() -> None:
+    template = _template(Dax=("AWS::DAX::Cluster", {"NodeType": "dax.r5.24xlarge", "ReplicationFactor": 1}))
+    idle = cost.idle_costs("big", [template])
+    assert idle.unpriced == ("AWS::DAX::Cluster (dax.r5.24xlarge)",) and idle.items["DAX"] == 0
