@@ -551,7 +551,7 @@ def idle_costs(configuration: str, templates: Iterable[dict[str, Any]]) -> IdleC
                     if retention > 24:
                         items["Kinesis stream"] += shards * month * p["kinesis extended retention"]
             elif kind == "AWS::Kinesis::StreamConsumer":
-                mode, shards, _ = streams[_ref_id(props["StreamARN"])]
+                mode, shards, _ = streams[str(_ref_id(props["StreamARN"]))]
                 if mode == "PROVISIONED":  # on-demand bills fan-out per GB read only
                     items["fan-out consumer"] += shards * month * p["kinesis fan-out consumer"]
             elif kind.startswith("Custom::") and "enableEnhancedMonitoring" in _joined(props.get("Create")):
@@ -681,10 +681,12 @@ def idle_assumptions() -> str:
     return (
         f"USD a month ({HOURS_PER_MONTH} hours) at {REGION} list prices, before the first call: what the synthesized "
         "templates hold that is billed by the hour or the month. Kinesis: an on-demand stream's hour (its data and "
-        f"retention are per GB), a provisioned stream's shard-hours and, past 24 h of retention, its extended-retention "
-        "shard-hours; an enhanced fan-out consumer's consumer-shard-hours (provisioned only); shard-level metrics "
-        f"(K8) as CloudWatch custom metrics, {ON_DEMAND_IDLE_SHARDS} shards for a new on-demand stream (an upper bound: "
-        "a metric is billed for the hours it is published). DAX: node-hours; interface endpoints: one per AZ-hour "
+        "retention are per GB), a provisioned stream's shard-hours and, past 24 h of retention, its "
+        "extended-retention shard-hours; an enhanced fan-out consumer's consumer-shard-hours (provisioned only); "
+        "shard-level metrics "
+        f"(K8) as CloudWatch custom metrics, {ON_DEMAND_IDLE_SHARDS} shards for a new on-demand stream (an upper "
+        "bound: a metric is billed for the hours it is published). DAX: node-hours; interface endpoints: one per "
+        "AZ-hour "
         "(the DynamoDB gateway endpoint is free); alarms per metric evaluated; the dashboard at $3 (free while "
         f"the account has no more than 3); the task queue's long polling by Lambda ({SQS_IDLE_POLLERS} pollers, one "
         f"ReceiveMessage each per {SQS_LONG_POLL_S} s). Zero at idle, so not in the table: DynamoDB (on-demand tables "

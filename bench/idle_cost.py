@@ -17,14 +17,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 ROOT = Path(__file__).resolve().parents[1]
 for _extra in (ROOT / "layers/platform/python", ROOT, ROOT / "bench"):
     if str(_extra) not in sys.path:
         sys.path.insert(0, str(_extra))
 
-os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
-
 import cost  # noqa: E402
+
 from stacks.config import PROFILES  # noqa: E402
 from stacks.shard_planner import (  # noqa: E402
     SECONDS_PER_MONTH,
@@ -145,7 +145,9 @@ def _text(title: str, table: list[list[str]]) -> str:
     text = ["", title, ""]
     for n, line in enumerate(table):
         text.append(
-            "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths)))
+            "  ".join(
+                cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths, strict=True))
+            )
         )
         if n == 0:
             text.append("-" * len(text[-1]))

@@ -20,7 +20,7 @@ from stacks.stream import INGEST_CONSUMER_NAME
 from tests.infra.synth import Synthesized
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-import cost  # noqa: E402
+import cost
 
 pytestmark = [pytest.mark.infra, pytest.mark.xdist_group("infra")]
 
@@ -73,8 +73,8 @@ def test_minimal_ingest_maps_the_stream_with_the_same_delivery_rules(
     assert direct["EventSourceArn"] == {"Fn::GetAtt": [stream_id, "Arn"]}
     assert through_consumer["EventSourceArn"] == {"Fn::GetAtt": [consumer_id, "ConsumerARN"]}
     # And every delivery rule (A1: position, batch, bisect, retries, age, partial failures) is the same
-    rules = ("StartingPosition", "BatchSize", "ParallelizationFactor", "BisectBatchOnFunctionError")
-    rules += ("MaximumRetryAttempts", "MaximumRecordAgeInSeconds", "FunctionResponseTypes")
+    rules = ["StartingPosition", "BatchSize", "ParallelizationFactor", "BisectBatchOnFunctionError"]
+    rules += ["MaximumRetryAttempts", "MaximumRecordAgeInSeconds", "FunctionResponseTypes"]
     assert {k: direct.get(k) for k in rules} == {k: through_consumer.get(k) for k in rules}
     assert "OnFailure" in direct["DestinationConfig"]
     # And the ingest function may read the stream (its role names the stream's ARN)
@@ -117,7 +117,7 @@ def test_the_profile_sets_defaults_that_explicit_keys_override() -> None:
     tuned = config({"profile": "minimal", "retention_hours": "168", "ingest_fan_out": "true", "shard_count": "2"})
     assert (tuned.retention_hours, tuned.ingest_fan_out, tuned.shard_count, tuned.dax) == (168, True, 2, False)
     # And an unknown profile names the allowed ones
-    with pytest.raises(ContextError, match="profile.*minimal"):
+    with pytest.raises(ContextError, match=r"profile.*minimal"):
         config({"profile": "tiny"})
     # And every key a profile sets is a context key
     assert all(set(defaults) <= set(DEFAULTS) for defaults in PROFILES.values())
