@@ -125,16 +125,21 @@ class MetricsWriter:
         properties: dict[str, str],
         first_byte_ms: float | None = None,
     ) -> None:
-        """One request, one line: its duration and whether it failed, per method, and per tool or
-        prompt (``target`` = (attribute, name)); its time to first byte, when it sent one, per
-        service (S4); ``properties`` (error type, protocol version) and the current trace and
-        span ids travel in the line for Logs Insights without becoming dimensions."""
-        dimension_sets = [[SERVICE], [SERVICE, METHOD]]
+        """One request, one line: its duration and whether it failed, per service and per method,
+        or per method and tool or prompt (``target`` = (attribute, name)) when it has one: a
+        targeted method's count and errors are the sum of its targets' series (metric math), its
+        percentiles the service's; its time to first byte, when it sent one, per service (S4), so
+        that tools do not multiply its custom metrics (docs/architecture/decisions.md). ``properties``
+        (error type, protocol version) and the current trace and span ids travel in the line for
+        Logs Insights without becoming dimensions: on success it is the request's only line, the
+        one that ties its outcome to its trace."""
         values = {METHOD: method, **properties}
         if target is not None:
             attribute, name = target
-            dimension_sets.append([SERVICE, METHOD, attribute])
+            dimension_sets = [[SERVICE], [SERVICE, METHOD, attribute]]
             values[attribute] = name
+        else:
+            dimension_sets = [[SERVICE], [SERVICE, METHOD]]
         metrics = {OPERATION_DURATION: (seconds, "Seconds"), OPERATION_ERRORS: (1 if failed else 0, "Count")}
         per_service = {TIME_TO_FIRST_BYTE: (first_byte_ms, "Milliseconds")} if first_byte_ms is not None else {}
         self.write(metrics, dimension_sets=dimension_sets, values=values, per_service=per_service)
