@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import io
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from mcp_platform.application.metrics import (
     EVENTS_DEAD_LETTERED,
+    GOVERNANCE_REFUSALS,
     OPERATION_DURATION,
     OPERATION_ERRORS,
+    PROMPT,
     STORE_CONFLICTS,
     STORE_THROTTLES,
     TIME_TO_FIRST_BYTE,
     TOOL,
+    MetricsWriter,
 )
 from mcp_platform.config import EnvVars
 from mcp_platform.ops.__main__ import OPERATIONS_OUTPUT
@@ -169,3 +174,65 @@ def test_dashboard_graphs_store_conflicts_throttles_and_dead_lettered_events(var
     ):
         assert line["expression"] == f"SEARCH('{{{METRICS_NAMESPACE},service}} MetricName=\"{counter}\"', 'Sum', 60)"
         assert "PROP('Dim.service')" in line["label"]
+
+
+# A SEARCH expression's schema and metric: SEARCH('{namespace,dimension,...} ... MetricName="name"', ...)
+_SEARCH = re.compile(r"SEARCH\('\{([^}]*)\}[^']*?MetricName=\"([^\"]+)\"")
+
+
+def metrics_read(s: Synthesized) -> set[tuple[str, frozenset[str]]]:
+    """Every (metric, dimension names) of the platform's namespace an alarm or a dashboard widget
+    reads: the alarms' metrics, the widgets' metrics and the schemas their SEARCH expressions name
+    (a schema matches the metrics with exactly those dimensions)."""
+    read = {
+        (alarm["MetricName"], frozenset(d["Name"] for d in alarm.get("Dimensions", [])))
+        for alarm in alarms(s)
+        if alarm.get("Namespace") == METRICS_NAMESPACE
+    }
+    for widget in dashboard_widgets(s).values():
+        for line in widget.get("metrics", []):
+            if isinstance(line[0], dict):  # a math expression
+                for schema, metric in _SEARCH.findall(line[0]["expression"]):
+                    namespace, *dimensions = (part.strip() for part in schema.split(","))
+                    if namespace == METRICS_NAMESPACE:
+                        read.add((metric, frozenset(dimensions)))
+            elif line[0] == METRICS_NAMESPACE:
+                names = [item for item in line[2:] if not isinstance(item, dict)][0::2]
+                read.add((line[1], frozenset(names)))
+    return read
+
+
+def endpoint_metric_lines() -> list[dict]:
+    """The EMF lines the endpoint writes: a request of each kind (a tool call, a prompt get, a
+    method with neither; with and without a first byte) and each counter, once per service and
+    once per attribute."""
+    stream = io.StringIO()
+    writer = MetricsWriter(METRICS_NAMESPACE, SERVICE_NAME, stream)
+    for method, target in (("tools/call", (TOOL, "echo")), ("prompts/get", (PROMPT, "greet")), ("ping", None)):
+        for first_byte_ms in (12.5, None):
+            writer.operation(
+                method=method, seconds=0.01, failed=False, target=target, properties={}, first_byte_ms=first_byte_ms
+            )
+    for counter in (STORE_CONFLICTS, STORE_THROTTLES, EVENTS_DEAD_LETTERED, GOVERNANCE_REFUSALS):
+        writer.count(counter)
+        writer.count(counter, per=(TOOL, "echo"))
+    return [json.loads(line) for line in stream.getvalue().splitlines()]
+
+
+def test_every_metric_an_alarm_or_the_dashboard_reads_is_in_the_endpoint_lines(default: Synthesized) -> None:
+    # Given what the alarms and the dashboard read in the platform's namespace (the per-request
+    # metrics overall and per tool, time to first byte, the counters per service)
+    read = metrics_read(default)
+    assert {metric for metric, _ in read} >= {OPERATION_DURATION, OPERATION_ERRORS, TIME_TO_FIRST_BYTE}
+    # When the endpoint writes its lines
+    written = {
+        (metric["Name"], frozenset(dimensions))
+        for line in endpoint_metric_lines()
+        for directive in line["_aws"]["CloudWatchMetrics"]
+        if directive["Namespace"] == METRICS_NAMESPACE
+        for metric in directive["Metrics"]
+        for dimensions in directive["Dimensions"]
+    }
+    # Then each metric is written under each dimension set that is read: none is left without data
+    missing = sorted((metric, sorted(dimensions)) for metric, dimensions in read - written)
+    assert not missing, f"read by an alarm or the dashboard, written by no line: {missing}"
