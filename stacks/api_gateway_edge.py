@@ -86,7 +86,7 @@ class ApiGatewayEdge(Construct):
                 throttling_burst_limit=config.api_throttle_burst,
                 access_log_destination=apigateway.LogGroupLogDestination(self.access_logs),
                 access_log_format=ACCESS_LOG_FIELDS,
-                tracing_enabled=True,
+                tracing_enabled=config.tracing == "active",  # X-Ray samples here only when chosen
             ),
             # The app answers CORS preflights itself, from its Origin allow-list (S8).
             default_integration=integration,

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
@@ -48,6 +51,24 @@ def log_retention(config: PlatformConfig) -> logs.RetentionDays:
 
 def log_group(scope: Construct, construct_id: str, config: PlatformConfig) -> logs.LogGroup:
     return logs.LogGroup(scope, construct_id, retention=log_retention(config), removal_policy=removal_policy(config))
+
+
+# What every function's own lines are written at (MCP_LOG_LEVEL) and what Lambda lets through of
+# them (its application log level, JSON log format): one value. Never above INFO: the EMF metric
+# lines carry no "level", which Lambda reads as INFO, so a higher level would drop every metric.
+APPLICATION_LOG_LEVEL = "INFO"
+
+
+def function_telemetry(config: PlatformConfig) -> dict[str, Any]:
+    """The logging and tracing properties of every function (``lambda_.Function`` keywords): JSON
+    log format, the application log level above, Lambda's own lines at ``system_log_level`` and
+    X-Ray at ``tracing``. Read by bench/cost.py from the template, which prices what this deploys."""
+    return {
+        "logging_format": lambda_.LoggingFormat.JSON,
+        "application_log_level_v2": lambda_.ApplicationLogLevel(APPLICATION_LOG_LEVEL),
+        "system_log_level_v2": lambda_.SystemLogLevel(config.system_log_level),
+        "tracing": lambda_.Tracing.ACTIVE if config.tracing == "active" else lambda_.Tracing.PASS_THROUGH,
+    }
 
 
 def platform_key(scope: Construct, construct_id: str, config: PlatformConfig) -> kms.Key:

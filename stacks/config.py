@@ -53,6 +53,12 @@ ARCHITECTURES = ("arm64", "x86_64")
 REMOVAL_POLICIES = ("destroy", "retain")
 MCP_PATH = "/mcp"
 LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827)
+# Lambda's own log lines (its system log level): INFO writes START/END/REPORT (platform.start,
+# platform.report) for every invocation, WARN only what went wrong; DEBUG adds more.
+SYSTEM_LOG_LEVELS = ("DEBUG", "INFO", "WARN")
+# Lambda's X-Ray tracing mode of every function: "active" samples invocations (X-Ray's default
+# rule, 1 a second and 5% of the rest); "pass_through" traces only requests an upstream sampled.
+TRACING_MODES = ("active", "pass_through")
 
 
 class ContextError(ValueError):
@@ -71,6 +77,8 @@ DEFAULTS: dict[str, Any] = {
     "retention_hours": 168,
     "ingest_fan_out": True,  # K5: the ingest mapping reads through an enhanced fan-out consumer
     "log_retention_days": 30,
+    "system_log_level": None,  # None = derived: INFO in dev stages, WARN elsewhere
+    "tracing": "pass_through",
     "auth_mode": "api_key",
     **OAUTH_DEFAULTS,
     "allowed_origins": [],
@@ -129,6 +137,8 @@ class PlatformConfig:
     retention_hours: int
     ingest_fan_out: bool  # False: the ingest mapping reads the stream's shards directly (shared throughput)
     log_retention_days: int
+    system_log_level: str  # resolved: "DEBUG" | "INFO" | "WARN"
+    tracing: str  # "active" | "pass_through"
     auth_mode: str  # "api_key", "oauth" or "api_key,oauth"
     oauth_issuer: str
     oauth_audience: str
@@ -251,6 +261,12 @@ class PlatformConfig:
             retention_hours=_int("retention_hours", raw("retention_hours"), 24, 8760),  # K7
             ingest_fan_out=_bool("ingest_fan_out", raw("ingest_fan_out")),
             log_retention_days=_log_retention(raw("log_retention_days")),
+            system_log_level=_choice(
+                "system_log_level",
+                str(raw("system_log_level") or ("INFO" if stage in DEV_STAGES else "WARN")).upper(),
+                SYSTEM_LOG_LEVELS,
+            ),
+            tracing=_choice("tracing", str(raw("tracing")).lower(), TRACING_MODES),
             **oauth,
             allowed_origins=_origins(raw("allowed_origins")),
             **edge,

@@ -58,6 +58,24 @@ KEYS: dict[str, ContextKeyDoc] = {
     "log_retention_days": ContextKeyDoc(
         "CloudWatch Logs retention of every function",
     ),
+    "system_log_level": ContextKeyDoc(
+        (
+            "Lambda's own log lines of every function (JSON log format): `INFO` writes START/END/REPORT "
+            "(`platform.start`, `platform.report`: duration, init duration, peak memory) for every invocation, "
+            "about 350 bytes of logs each; `WARN` only what went wrong; `DEBUG` more. Duration, errors and "
+            "throttles stay Lambda metrics either way (see Observability)"
+        ),
+        default="derived: `INFO` in dev stages, `WARN` elsewhere",
+    ),
+    "tracing": ContextKeyDoc(
+        (
+            "X-Ray tracing of every function (and of the API Gateway stage with `edge=api_gateway`): "
+            "`pass_through` records a trace only for a request whose caller sampled it (an `X-Amzn-Trace-Id` "
+            "header with `Sampled=1`); `active` samples invocations by X-Ray's default rule (1 a second, then "
+            "5%: about $0.25 per million calls) and records Lambda's own segments, which do not carry the "
+            "platform's trace ids: for traces of the MCP requests, use `otlp_endpoint` (see Traces)"
+        ),
+    ),
     "auth_mode": ContextKeyDoc(
         (
             "`api_key` (bearer keys stored hashed), `oauth` (OAuth 2.1 resource server, needs `dax=false`), "

@@ -13,7 +13,7 @@ from mcp_platform.config import EnvVars
 from stacks.app_resources import CODE_EXCLUDES
 from stacks.cloudfront_edge import OriginVerifySecret
 from stacks.cognito import CognitoAuthorization
-from stacks.common import log_group
+from stacks.common import APPLICATION_LOG_LEVEL, function_telemetry, log_group
 from stacks.config import PlatformConfig
 from stacks.data import Data
 from stacks.dax import DaxCache
@@ -80,7 +80,7 @@ class Endpoint(Construct):
             EnvVars.SUBSCRIPTIONS: "true" if config.subscriptions else "false",
             EnvVars.SERVICE_NAME: SERVICE_NAME,
             EnvVars.METRICS_NAMESPACE: METRICS_NAMESPACE,
-            EnvVars.LOG_LEVEL: "INFO",
+            EnvVars.LOG_LEVEL: APPLICATION_LOG_LEVEL,
             # The secret's ARN only: the function reads the key on first use (interactive/keys.py).
             # G2 (optional): the quotas admission checks against the usage ingest keeps in the session table.
             **({EnvVars.QUOTAS: config.quotas} if config.quotas is not None else {}),
@@ -110,8 +110,8 @@ class Endpoint(Construct):
             environment=environment,
             # Unset by default; set, a request flood cannot take the pipeline functions' concurrency.
             reserved_concurrent_executions=config.endpoint_reserved_concurrency,
-            tracing=lambda_.Tracing.ACTIVE,
             log_group=log_group(self, "Logs", config),
+            **function_telemetry(config),  # JSON logs, Lambda's own lines and X-Ray per context
             description="MCP streamable-HTTP endpoint (Lambda Web Adapter + uvicorn)",
             **vpc_props,  # type: ignore[arg-type]
         )

@@ -12,7 +12,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from mcp_platform.config import EnvVars
-from stacks.common import log_group
+from stacks.common import APPLICATION_LOG_LEVEL, function_telemetry, log_group
 from stacks.config import PlatformConfig
 from stacks.data import Data
 from stacks.deployment import live_alias
@@ -49,7 +49,7 @@ class Processing(Construct):
             EnvVars.STAGE: config.stage,
             EnvVars.SESSION_TABLE: data.session_table.table_name,
             EnvVars.METRICS_NAMESPACE: "McpPlatform",
-            EnvVars.LOG_LEVEL: "INFO",
+            EnvVars.LOG_LEVEL: APPLICATION_LOG_LEVEL,
         }
 
         self.ingest = self._function(
@@ -124,8 +124,8 @@ class Processing(Construct):
             memory_size=MEMORY_MB,
             timeout=Duration.seconds(60),
             environment=environment,
-            tracing=lambda_.Tracing.ACTIVE,
             log_group=log_group(self, f"{construct_id}Logs", config),
+            **function_telemetry(config),  # JSON logs, Lambda's own lines and X-Ray per context
             description=f"mcp-platform {folder} processor",
         )
 

@@ -21,7 +21,7 @@ from constructs import Construct
 
 from mcp_platform.config import EnvVars
 from stacks.app_resources import CODE_EXCLUDES
-from stacks.common import dead_letter_queue, log_group
+from stacks.common import dead_letter_queue, function_telemetry, log_group
 from stacks.config import PlatformConfig
 from stacks.data import Data
 from stacks.dax import DaxCache
@@ -104,8 +104,8 @@ class TaskWorker(Construct):
             timeout=Duration.seconds(WORKER_TIMEOUT_S),
             environment=environment,
             reserved_concurrent_executions=config.task_worker_concurrency,
-            tracing=lambda_.Tracing.ACTIVE,
             log_group=log_group(self, "Logs", config),
+            **function_telemetry(config),  # JSON logs, Lambda's own lines and X-Ray per context
             description="MCP task worker (tasks extension): runs queued tool calls",
             **vpc_props,  # type: ignore[arg-type]
         )

@@ -332,3 +332,42 @@ def test_memory_sizes_are_the_ones_make_bench_prices(variant: Synthesized) -> No
     # Then the template deploys the endpoint and ingest with exactly those
     assert function_by_handler(variant, "run.sh")["MemorySize"] == ENDPOINT_MB
     assert function_by_handler(variant, "ingest_handler.lambda_handler")["MemorySize"] == PROCESSING_MB
+
+
+def logging_of(s: Synthesized) -> dict[str, tuple[dict, str]]:
+    """Each platform function's LoggingConfig and TracingConfig mode, by handler."""
+    return {
+        f["Properties"]["Handler"]: (f["Properties"]["LoggingConfig"], f["Properties"]["TracingConfig"]["Mode"])
+        for f in platform_functions(s).values()
+    }
+
+
+def test_every_function_logs_json_with_lambdas_own_lines_per_stage_and_passes_traces_through(
+    default: Synthesized, alt: Synthesized
+) -> None:
+    for synthesized, system in ((default, "INFO"), (alt, "WARN")):
+        functions = platform_functions(synthesized)
+        # Then every function writes JSON, Lambda's START/END/REPORT only in a dev stage (INFO),
+        # and what Lambda lets through of its own lines is the level it writes them at, INFO: the
+        # EMF lines have no level (INFO to Lambda), and a higher one would drop every metric
+        for handler, (logging, tracing) in logging_of(synthesized).items():
+            assert logging["LogFormat"] == "JSON", handler
+            assert (logging["ApplicationLogLevel"], logging["SystemLogLevel"]) == ("INFO", system), handler
+            assert "LogGroup" in logging, handler
+            # And X-Ray records a trace only when the caller sampled it
+            assert tracing == "PassThrough", handler
+        for function in functions.values():
+            assert function["Properties"]["Environment"]["Variables"][EnvVars.LOG_LEVEL] == "INFO"
+
+
+def test_system_log_level_and_tracing_context_keys(tmp_path: Path) -> None:
+    # Given a production stage that keeps Lambda's own lines and samples traces
+    s = synthesize(
+        tmp_path / "traced", {"stage": "prod", "dax": "false", "system_log_level": "info", "tracing": "active"}
+    )
+    # Then every function says so
+    assert {(logging["SystemLogLevel"], tracing) for logging, tracing in logging_of(s).values()} == {("INFO", "Active")}
+    # And anything else fails synth, naming the key
+    for key, value in (("system_log_level", "ERROR"), ("tracing", "on")):
+        with pytest.raises(ContextError, match=key):
+            synthesize(tmp_path / key, {key: value, "dax": "false"})

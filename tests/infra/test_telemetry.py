@@ -81,7 +81,7 @@ def test_on_every_function_gets_the_collector_layer_of_its_architecture_and_the_
         assert size < LAMBDA_ENVIRONMENT_LIMIT, (function["Properties"]["Handler"], size)
 
 
-def test_xray_signs_with_the_role_which_active_tracing_allows_to_put_segments(xray: Synthesized) -> None:
+def test_xray_signs_with_the_role_which_tracing_allows_to_put_segments(xray: Synthesized) -> None:
     for function in platform_functions(xray).values():
         config = collector_config(function)
         assert config["exporters"]["otlphttp"] == {
@@ -90,8 +90,9 @@ def test_xray_signs_with_the_role_which_active_tracing_allows_to_put_segments(xr
         }
         assert config["extensions"] == {"sigv4auth": {"region": "${env:AWS_REGION}", "service": "xray"}}
         assert config["service"]["extensions"] == ["sigv4auth"]
-        # X-Ray's OTLP endpoint is authorized as xray:PutTraceSegments
-        assert function["Properties"]["TracingConfig"] == {"Mode": "Active"}
+        # X-Ray's OTLP endpoint is authorized as xray:PutTraceSegments, which Lambda's tracing grants
+        # in either mode (pass_through by default)
+        assert function["Properties"]["TracingConfig"] == {"Mode": "PassThrough"}
         assert "xray:PutTraceSegments" in actions_on(role_statements(xray, function), "*")
     # The VPC functions reach X-Ray through its interface endpoint (DAX is on here)
     services = json.dumps(xray.resources("AWS::EC2::VPCEndpoint"))
