@@ -23,7 +23,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from stacks.config import DEFAULTS
+from aws_cdk import aws_lambda as lambda_
+
+from stacks.common import function_telemetry
+from stacks.config import DEFAULTS, PlatformConfig
 from stacks.endpoint import MEMORY_MB as ENDPOINT_MEMORY_MB
 from stacks.processing import BATCH_SIZE as STREAM_BATCH_SIZE
 from stacks.processing import MEMORY_MB as INGEST_MEMORY_MB
@@ -140,11 +143,21 @@ DEFAULT_LATENCY_MS = 10.0
 # Lambda gives a function one full vCPU at 1,769 MB and a share in proportion below it; one core of
 # this machine is taken as one Lambda vCPU (Graviton and this machine's cores differ by tens of %).
 FULL_VCPU_MB = 1769
-# START, END and REPORT: Lambda's own lines per invocation (REPORT with the X-Ray segment id).
-PLATFORM_LOG_BYTES = 350
+# A price per million calls is a production figure: every function is priced with the logging and
+# tracing a stage outside the dev stages deploys, read from the function the stacks build every
+# function's properties with (stacks.common.function_telemetry), so the two cannot drift.
+PRICED_STAGE = "prod"
+PRICED = PlatformConfig.from_context({"stage": PRICED_STAGE}.get)
+DEPLOYED = function_telemetry(PRICED)
+# START, END and REPORT (platform.start, platform.report): Lambda's own lines per invocation, at
+# system log level INFO or DEBUG (an assumption: 350 bytes as text; not measurable here); none at WARN.
+LAMBDA_LINES_BYTES = 350
+PLATFORM_LOG_BYTES = 0 if DEPLOYED["system_log_level_v2"] == lambda_.SystemLogLevel.WARN else LAMBDA_LINES_BYTES
 # Lambda active tracing records 1 request per second and 5% of the rest: at volume, 5% of calls
-# (the first second's request, up to 2.6 million a month, is a fixed cost up to $13/month).
-TRACED_SHARE = 0.05
+# (the first second's request, up to 2.6 million a month, is a fixed cost up to $13/month). Pass
+# through records only what a caller sampled: nothing the platform decides.
+ACTIVE_TRACED_SHARE = 0.05
+TRACED_SHARE = ACTIVE_TRACED_SHARE if DEPLOYED["tracing"] == lambda_.Tracing.ACTIVE else 0.0
 # Ingest and audit are priced per batch, as their stream mappings invoke them: a price per million
 # calls is a figure for volume, where a shard's batches fill up to the mapping's batch size (the
 # ingest mapping's batching window makes them fill at a few hundred events per second per shard
@@ -336,8 +349,10 @@ def assumptions(dax_hit_ratio: float = DEFAULT_DAX_HIT_RATIO) -> str:
         "sizes of the items each call read or wrote (a cancelled transaction priced as if it ran); eventually "
         f"consistent item reads the DAX item cache may serve are DAX hits {dax_hit_ratio:.0%} of the time (the "
         "measured hit ratio of an agent's calls; a hit has no per-request charge) and table reads otherwise. Logs: "
-        f"the lines measured plus {PLATFORM_LOG_BYTES} bytes of Lambda's own per invocation; X-Ray: "
-        f"{TRACED_SHARE:.0%} of invocations traced. Ingest: priced per batch of {INGEST_BATCH_EVENTS} events (the "
+        f"the lines measured plus {PLATFORM_LOG_BYTES} bytes of Lambda's own per invocation (a {PRICED_STAGE} "
+        f"stage: system_log_level {PRICED.system_log_level}; {LAMBDA_LINES_BYTES} bytes at INFO); X-Ray: "
+        f"{TRACED_SHARE:.0%} of invocations traced (tracing {PRICED.tracing}; "
+        f"{ACTIVE_TRACED_SHARE:.0%} when active). Ingest: priced per batch of {INGEST_BATCH_EVENTS} events (the "
         f"operation's own and copies under new ids) from {INGEST_BATCH_PRINCIPALS} principals, each event paying "
         f"a {INGEST_BATCH_EVENTS}th of the batch's invocation, units and logs. Audit: every record the operation "
         "and that batch put on the table's stream (usage counters and markers included: the mapping delivers "

@@ -371,3 +371,15 @@ def test_system_log_level_and_tracing_context_keys(tmp_path: Path) -> None:
     for key, value in (("system_log_level", "ERROR"), ("tracing", "on")):
         with pytest.raises(ContextError, match=key):
             synthesize(tmp_path / key, {key: value, "dax": "false"})
+
+
+def test_the_cost_model_prices_the_logging_and_tracing_a_production_stage_deploys(alt: Synthesized) -> None:
+    from bench import cost
+
+    # Given a production stage's template (make bench prices one: a price per million is a figure
+    # for volume) / Then the cost model's Lambda lines and traced share are what it deploys
+    assert cost.PRICED.stage == alt.stack.node.try_get_context("stage") == "prod"
+    for handler, (logging, tracing) in logging_of(alt).items():
+        lambda_lines = 0 if logging["SystemLogLevel"] == "WARN" else cost.LAMBDA_LINES_BYTES
+        traced = cost.ACTIVE_TRACED_SHARE if tracing == "Active" else 0.0
+        assert (lambda_lines, traced) == (cost.PLATFORM_LOG_BYTES, cost.TRACED_SHARE), handler
