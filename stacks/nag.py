@@ -60,7 +60,7 @@ def _function(fn: lambda_.Function, table: dynamodb.Table, *, in_vpc: bool, list
     _ack(
         fn,
         "AwsSolutions-IAM5[Resource::*]",
-        "X-Ray PutTraceSegments/PutTelemetryRecords (active tracing)"
+        "X-Ray PutTraceSegments/PutTelemetryRecords (Lambda tracing, active or pass-through)"
         + (" and dynamodb:ListStreams (event source mapping)" if lists_streams else "")
         + " support no resource-level permissions; every other statement names the platform's ARNs.",
     )

@@ -74,7 +74,7 @@ class Network(Construct):
 
         # Interface endpoints for every service the in-VPC functions (endpoint, task worker) call:
         # Kinesis (PutRecords, the session's shard reads), SQS (producer DLQ, task queue), Secrets
-        # Manager (the request-state keys of interactive calls) and X-Ray (active tracing). Logs and
+        # Manager (the request-state keys of interactive calls) and X-Ray (Lambda tracing). Logs and
         # metrics need none: Lambda ships stdout itself and metrics travel in the logs (EMF).
         # tests/infra/test_network_stream.py derives the services from the functions' grants.
         for name, service in (
