@@ -18,7 +18,7 @@ endpoint's ``AWS_LAMBDA_EXEC_WRAPPER`` is the Web Adapter's (the Python layer's 
 and its spans would be of Lambda's invocation, not of the MCP requests whose ids the log lines carry.
 
 ``xray``: X-Ray's OTLP endpoint, requests signed with the function's role (``sigv4auth``); it takes
-``xray:PutTraceSegments``, which active tracing grants already, and needs CloudWatch Transaction
+``xray:PutTraceSegments``, which Lambda tracing grants already (either mode), and needs CloudWatch Transaction
 Search enabled in the account. An https URL: any OTLP/HTTP backend, with the headers named in
 ``otlp_headers`` read by the collector at start from the JSON secret ``otlp_headers_secret``. With
 ``dax=true`` the endpoint and the worker run in isolated subnets, which reach X-Ray and Secrets
