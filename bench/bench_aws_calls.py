@@ -516,6 +516,33 @@ class Operations:
         return answer
 
 
+SIZED_SESSIONS = (1, 50, 200)  # context messages a session holds before the measured call
+SIZED_NOTE = "x" * 300  # ~300 bytes a note, as an agent's notes go
+
+
+async def _size_rows(operations: Operations) -> None:
+    """The session tools on sessions holding 1, 50 and 200 context messages, each prefilled
+    through the real commit path (append_note): what one call costs must not grow with them."""
+    modern = operations.modern
+    for held in SIZED_SESSIONS:
+        opened = await modern("open_session", {})
+        handle = opened["result"]["structuredContent"]["session"]
+        for _ in range(held - 1):  # the counted call's warm-up appends the last one
+            await modern("append_note", {"session": handle, "text": SIZED_NOTE})
+        await operations.counted(
+            f"2026 tools/call, append-only session tool, session holding {held} context messages",
+            f"append_note of ~300 bytes on a session holding {held} notes of ~300 bytes",
+            lambda _, handle=handle: modern("append_note", {"session": handle, "text": SIZED_NOTE}),
+            priced=True,
+        )
+        await operations.counted(
+            f"2026 tools/call, read-modify-write session tool, session holding {held} context messages",
+            f"increment_counter on a session holding {held} notes of ~300 bytes",
+            lambda _, handle=handle: modern("increment_counter", {"session": handle}),
+            priced=True,
+        )
+
+
 async def _operations(app: Any, counter: CallCounter, aws: Any, metrics: io.StringIO) -> list[Measured]:
     operations = Operations(app, counter, Ingest(aws, aws.settings()), metrics, audit=Audit(aws))
     out, post, counted, modern = operations.out, operations.post, operations.counted, operations.modern
@@ -540,6 +567,7 @@ async def _operations(app: Any, counter: CallCounter, aws: Any, metrics: io.Stri
         lambda _: modern("increment_counter", {"session": handle}),
         priced=True,
     )
+    await _size_rows(operations)
     await counted(
         "2026 tools/call, read-only session tool",
         "session_info on a session handle",
