@@ -112,7 +112,7 @@ def test_control_unlocked_read_modify_write_loses_updates(moto_url: str, table: 
         def job() -> None:
             item = ddb.get_item(TableName=table, Key=key, ConsistentRead=True)["Item"]
             counter = int(item.get("counter", {"N": "0"})["N"])
-            context = item["context"]["L"]
+            context = item.get("context", {"L": []})["L"]  # the control keeps a list in the item itself
             time.sleep(CONTROL_WINDOW_SECONDS)
             ddb.update_item(
                 TableName=table,

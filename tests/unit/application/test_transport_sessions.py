@@ -25,7 +25,9 @@ class MemoryStore:
         self.sessions[session_id] = session
         return session
 
-    def get_session(self, session_id: str, *, owner: str | None, consistent: bool) -> Session:
+    def get_session(
+        self, session_id: str, *, owner: str | None, consistent: bool, with_context: bool = True
+    ) -> Session:
         session = self.sessions.get(session_id)
         if session is None or session_id in self.ended or (owner is not None and session.owner != owner):
             raise SessionNotFound(session_id)

@@ -106,6 +106,8 @@ class InMemorySessions:
         self._key_attributes = dict(key_attributes or {})
         self._records: dict[str, dict[str, ToolCallRecord]] = {}
         self._results: dict[tuple[str, str], ToolCallResult] = {}
+        self._context_items: dict[str, dict[str, list[Any]]] = {}
+        """Per session, the context items commits wrote (sort key -> entries), as the table's."""
         self._clock = clock
         self._lock = threading.RLock()
 
@@ -139,12 +141,33 @@ class InMemorySessions:
             self.sessions[session.id] = session
         return session
 
-    def get_session(self, session_id: str, *, owner: str | None = None, consistent: bool = True) -> Session:
+    def get_session(
+        self, session_id: str, *, owner: str | None = None, consistent: bool = True, with_context: bool = True
+    ) -> Session:
+        """The live session; ``with_context=False``: without the entries of its context items
+        (what the table's metadata item holds alone: the context of a session seeded with one)."""
         found = self.sessions.get(session_id)
         if found is None or (owner is not None and found.owner != owner):
             raise SessionNotFound(session_id)
         require_alive(found, self._clock.now())
+        if not with_context and self._context_items.get(session_id):
+            return dataclasses.replace(found, context=self._inline_context(found))
         return found
+
+    def _inline_context(self, session: Session) -> list[Any]:
+        """The part of a held context that is not in context items (a seeded session's)."""
+        held = sum(len(entries) for entries in self._context_items.get(session.id, {}).values())
+        return list(session.context[: len(session.context) - held])
+
+    def _add_context_item(self, session: Session, sk: str, entries: Sequence[Any]) -> Session:
+        """``session`` with a context item added: its context in the order of the items' keys
+        (the time of the write that appended them, then its id), as the table's Query reads it."""
+        inline = self._inline_context(session)
+        items = self._context_items.setdefault(session.id, {})
+        items[sk] = list(entries)
+        return dataclasses.replace(
+            session, context=[*inline, *(entry for key in sorted(items) for entry in items[key])]
+        )
 
     def end_session(self, session_id: str, *, owner: str | None = None) -> None:
         with self._lock:
@@ -184,8 +207,9 @@ class InMemorySessions:
         owner: str | None,
         request_hash: str | None = None,
         consistent: bool = True,
+        with_context: bool = True,
     ) -> tuple[Session, ToolCallResult | None]:
-        session = self.get_session(session_id, owner=owner)
+        session = self.get_session(session_id, owner=owner, with_context=with_context)
         prior = self._results.get((session_id, tool_call_id))
         if prior is not None and request_hash is not None and not prior.answers(request_hash):
             raise IdempotencyKeyReused(tool_call_id)
@@ -205,6 +229,8 @@ class InMemorySessions:
         with self._lock:
             stored = self.get_session(session_id, owner=owner)
             updated = mutate(stored)
+            if updated.context != stored.context:
+                raise ValueError("mutate may not change the context: append to it (a commit)")
             self.sessions[session_id] = dataclasses.replace(
                 updated,
                 version=stored.version + 1,
@@ -224,7 +250,11 @@ class InMemorySessions:
             refusal = plan.refusal(_Held(self, plan))
             if refusal is not None:
                 raise refusal
-            self.sessions[session.id] = plan.metadata.apply(self.sessions[session.id])
+            stored = self.sessions[session.id]
+            applied = dataclasses.replace(plan.metadata.apply(stored), context=stored.context)
+            if plan.metadata.context_append:
+                applied = self._add_context_item(applied, plan.metadata.context_sk, plan.metadata.context_append)
+            self.sessions[session.id] = applied
             self._records.setdefault(session.id, {})[plan.record.record.sk] = plan.record.record
             self._results[(session.id, record.id)] = plan.record.marker
             for put in plan.extra_puts:

@@ -26,13 +26,14 @@ from mcp_platform.application.sessions.errors import ExpiryNotExtended
 
 def test_d1_create_writes_metadata_item_under_session_key(store: SessionStore, peek: Any) -> None:
     """D1: Given an owner, When a session is created, Then pk=session#<id>, sk=metadata holds
-    owner, status, version 1, ttl, an empty context and the kind; the id is minted server-side."""
+    owner, status, version 1, ttl and the kind, and no context (D1 as amended: the context is
+    kept in items of its own); the id is minted server-side."""
     session = store.create_session("alice", attributes={"client": "ide"})
     item = peek.item(f"session#{session.id}", "metadata")
     assert item is not None and len(session.id) >= 32
     assert item["owner"] == {"S": "alice"} and item["status"] == {"S": "active"}
     assert item["version"] == {"N": "1"} and item["ttl"] == {"N": str(session.ttl)}
-    assert item["context"] == {"L": []} and item["kind"] == {"S": "application"}
+    assert "context" not in item and item["kind"] == {"S": "application"}
     assert item["attributes"] == {"M": {"client": {"S": "ide"}}}
 
 
@@ -95,16 +96,21 @@ def test_d6_get_is_one_call(recorded_store: SessionStore, recording: Any) -> Non
         assert recorded_store.gateway.total_calls == 1
 
 
-def test_d3_append_is_one_update_with_list_append(recorded_store: SessionStore, recording: Any) -> None:
-    """D3: Given a session, When messages are appended twice, Then each append is ONE
-    UpdateItem using list_append (no read), order is kept and the version grows."""
+def test_d3_append_is_an_update_of_the_metadata_and_a_context_item(recorded_store: SessionStore, recording: Any) -> None:
+    """D3 (as amended): Given a session, When messages are appended twice, Then each append is
+    ONE UpdateItem of the metadata (no read: its version, the context's size and item count)
+    then ONE PutItem of a context item holding the entries; order is kept and the version grows."""
     session = recorded_store.create_session("alice")
     recorded_store.gateway.reset_counts()
     recording.calls.clear()
     v2 = recorded_store.append_context(session.id, [{"role": "user", "text": "hi"}])
     v3 = recorded_store.append_context(session.id, [{"role": "assistant", "text": "hello", "score": 0.5}])
-    assert recorded_store.gateway.calls == {"update_item": 2} and recording.ops() == ["update_item"] * 2
-    assert "list_append(if_not_exists(" in recording.calls[0][1]["UpdateExpression"]
+    assert recording.ops() == ["update_item", "put_item"] * 2
+    update, put = recording.calls[0][1], recording.calls[1][1]
+    assert "list_append" not in update["UpdateExpression"] and "#ci = if_not_exists(#ci" in update["UpdateExpression"]
+    assert put["Item"]["sk"]["S"].startswith("ctx#") and put["Item"]["context"] == {
+        "L": [{"M": {"role": {"S": "user"}, "text": {"S": "hi"}}}]
+    }
     assert (v2, v3) == (2, 3)
     got = recorded_store.get_session(session.id, consistent=True)
     assert got.context == [{"role": "user", "text": "hi"}, {"role": "assistant", "text": "hello", "score": 0.5}]

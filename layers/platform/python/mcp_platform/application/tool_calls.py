@@ -134,6 +134,9 @@ class ToolCallRunner:
                 owner=call.principal,
                 request_hash=prepared.request_hash,
                 consistent=prepared.spec.consistency == "consistent",
+                # What an append-only call appends never depends on the context before it: its
+                # context is not read (a session's size does not weigh on such a call).
+                with_context=prepared.spec.effect != APPEND_ONLY,
             )
         except session_errors.SessionNotFound as exc:
             if prepared.session_id == call.transport_session_id:

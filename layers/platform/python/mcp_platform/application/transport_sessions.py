@@ -24,9 +24,10 @@ class TransportSessionStore(Protocol):
 
     def create_session(self, owner: str, *, kind: str, attributes: dict[str, Any] | None) -> Session: ...
 
-    def get_session(self, session_id: str, *, owner: str | None, consistent: bool) -> Session:
+    def get_session(self, session_id: str, *, owner: str | None, consistent: bool, with_context: bool) -> Session:
         """The live session, else :class:`SessionNotFound`; ``consistent=False`` may be served
-        by a cache, which confirms a "missing" or "expired" answer with a consistent read."""
+        by a cache, which confirms a "missing" or "expired" answer with a consistent read;
+        ``with_context=False``: its context (items of their own) is not read."""
         ...
 
     def end_session(self, session_id: str, *, owner: str | None) -> None: ...
@@ -50,7 +51,10 @@ class TransportSessions:
         # serves it): a cached live session is a safe answer (its owner never changes; it ends or
         # is extended only through writers that go through DAX), and a cached "missing" or
         # "expired" is confirmed by one consistent read inside get_session before any "no".
-        session = await self.blocking(self.store.get_session, session_id, owner=owner, consistent=False)
+        # The check reads the metadata item alone: never the context a session tool appended.
+        session = await self.blocking(
+            self.store.get_session, session_id, owner=owner, consistent=False, with_context=False
+        )
         if session.kind != KIND_TRANSPORT:
             raise SessionNotFound(session_id)  # an application handle is not an Mcp-Session-Id
         return session

@@ -68,12 +68,14 @@ import hashlib
 import json
 import re
 
+from mcp_platform.application.sessions.model import CONTEXT_ITEM_PREFIX as CONTEXT_ITEM_PREFIX
 from mcp_platform.application.sessions.model import KIND_APPLICATION as KIND_APPLICATION
 from mcp_platform.application.sessions.model import KIND_TRANSPORT as KIND_TRANSPORT
 from mcp_platform.application.sessions.model import STATUS_ACTIVE as STATUS_ACTIVE
 from mcp_platform.application.sessions.model import STATUS_ENDED as STATUS_ENDED
 from mcp_platform.application.sessions.model import TOOL_CALL_MARKER_PREFIX as TOOL_CALL_MARKER_PREFIX
 from mcp_platform.application.sessions.model import TOOL_RECORD_PREFIX as TOOL_RECORD_PREFIX
+from mcp_platform.application.sessions.model import context_item_sk as context_item_sk
 from mcp_platform.application.sessions.model import tool_call_marker_sk as tool_call_marker_sk
 from mcp_platform.application.sessions.model import tool_record_sk as tool_record_sk
 from mcp_platform.protocol import trace_context
@@ -85,8 +87,11 @@ TTL = "ttl"  # epoch seconds (D5)
 STATUS = "status"
 VERSION = "version"
 OWNER = "owner"
+# ``context``: on a context item (``ctx#<ISO8601>#<id>``), the entries one write appended; on a
+# metadata item written before the context items, the whole context list (read, never written).
 CONTEXT = "context"
-CONTEXT_BYTES = "context_bytes"  # stored size of ``context``, kept by every write that grows it
+CONTEXT_BYTES = "context_bytes"  # stored size of the context, kept by every write that grows it
+CONTEXT_ITEMS = "context_items"  # on the metadata: how many context items the session holds
 TOOL_CALLS = "tool_calls"  # committed tool calls of the session (metadata counter)
 # Per-attribute versions: name -> committed changes of ``attributes[name]`` (sessions.store).
 ATTRIBUTE_VERSIONS = "attribute_versions"

@@ -55,6 +55,7 @@ from mcp_platform.application.sessions.model import (
     ToolCall,
     ToolCallRecord,
     ToolCallResult,
+    context_item_sk,
     tool_call_marker_sk,
     tool_record_sk,
 )
@@ -69,13 +70,12 @@ from mcp_platform.protocol.tools import READ_MODIFY_WRITE, READ_ONLY
 # result before the commit; the plan checks it again.
 CALL_RECORD_BUDGET_BYTES = 128 * 1024
 
-# The context list lives in the metadata item and every call reads it: its stored size is
-# capped (tracked in ``context_bytes``, checked atomically by the write that grows it) so the
-# item stays far from DynamoDB's 400 KB limit, with room left for attributes and keys. 160 KiB,
-# not more: the emulator of the local platform (moto) sizes an update as the old item plus the
-# new value, counting the context twice, so 2 x context + attributes must stay below its 405 KB
-# limit too (at 256 KiB every append past ~200 KB failed there); and a smaller item is a
-# cheaper consistent read on every call (at most 40 read units instead of 64).
+# The context lives in context items of its own (one per write that appends, D1/D3 as amended:
+# a commit writes what it appends, not the context before it). Its stored size is still capped
+# (tracked in the metadata's ``context_bytes``, checked atomically by the write that grows it):
+# a tool that reads the context reads all of it (one Query, at most 40 read units at 160 KiB),
+# and a session from before the context items still holds its list in the metadata item, which
+# must stay far from DynamoDB's 400 KB limit (and moto's, which counts an updated item twice).
 DEFAULT_CONTEXT_BUDGET_BYTES = 160 * 1024
 ATTRIBUTES_BUDGET_BYTES = 64 * 1024
 
@@ -159,8 +159,10 @@ class MetadataWrite:
     Condition: "alive" at ``now``; the version ``expected_version`` (D2, when not None); each
     attribute version of ``seen``; and, when it appends, a stored context of at most
     ``context_room`` bytes. Update: version and call count plus one, ttl slid (D7), the context
-    appended (D3), and either the whole attribute map with its versions or each changed
-    attribute with its next version (the arithmetic: ``adapters.dynamodb.sessions.store``)."""
+    appended (D3: ``context_append`` written as the context item ``context_sk``, counted in the
+    metadata's context size and item count), and either the whole attribute map with its
+    versions or each changed attribute with its next version (the arithmetic:
+    ``adapters.dynamodb.sessions.store``)."""
 
     session_id: str
     held_version: int
@@ -170,6 +172,8 @@ class MetadataWrite:
     expected_version: int | None = None
     seen: Mapping[str, int] = field(default_factory=dict)
     context_append: tuple[Any, ...] = ()
+    context_sk: str = ""
+    """The sort key of the context item that holds ``context_append`` (``ctx#<time>#<call id>``)."""
     context_bytes: int = 0
     context_room: int | None = None
     context_budget: int = DEFAULT_CONTEXT_BUDGET_BYTES
@@ -314,7 +318,12 @@ def plan_commit(
     metadata: dict[str, Any] = {}
     if changes.context_append:
         size, room = context_growth(session.id, changes.context_append, budgets.context_bytes)
-        metadata.update(context_append=tuple(changes.context_append), context_bytes=size, context_room=room)
+        metadata.update(
+            context_append=tuple(changes.context_append),
+            context_sk=context_item_sk(record.marker.committed_at, call.id),
+            context_bytes=size,
+            context_room=room,
+        )
     whole, by_attribute = changes.attributes, changes.by_attribute
     if by_attribute is not None and session.attribute_versions is None:
         # An item written before attribute versions were kept: this one commit is conditioned

@@ -27,6 +27,10 @@ SESSION_KINDS = (KIND_APPLICATION, KIND_TRANSPORT)
 # replay finds it (the layout of the table: ``adapters.dynamodb.table_schema``).
 TOOL_RECORD_PREFIX = "tool#"
 TOOL_CALL_MARKER_PREFIX = "toolcall#"
+# A session's context is kept as items of its own, one per write that appends (D1/D3 as
+# amended): keyed by the write's time and its call id (or a fresh id), so they read back in time
+# order with one Query, and a commit writes what it appends, never the context before it.
+CONTEXT_ITEM_PREFIX = "ctx#"
 
 
 def tool_record_sk(started_at_iso: str, tool_call_id: str) -> str:
@@ -39,6 +43,13 @@ def tool_call_marker_sk(tool_call_id: str) -> str:
     return f"{TOOL_CALL_MARKER_PREFIX}{tool_call_id}"
 
 
+def context_item_sk(written_at_iso: str, writer_id: str) -> str:
+    """The sort key of a context item: ``ctx#<ISO8601 write time>#<call id>`` (D1 as amended).
+    The context is the entries of these items in the order of their keys: the time of the write
+    that appended them, then its id."""
+    return f"{CONTEXT_ITEM_PREFIX}{written_at_iso}#{writer_id}"
+
+
 @dataclass(frozen=True)
 class Session:
     """The metadata item of one session (``sk=metadata``, D1)."""
@@ -49,6 +60,9 @@ class Session:
     version: int
     ttl: int
     context: list[JSONValue] = field(default_factory=list)
+    """The context entries, oldest first (a list an item from before the context items kept,
+    then the entries of the context items). Empty when loaded without its context: a session
+    loaded for an append-only call (``load_for_tool_call(with_context=False)``)."""
     kind: str = KIND_APPLICATION
     attributes: JSONObject = field(default_factory=dict)
     created_at: str = ""

@@ -31,8 +31,11 @@ class SessionRepository(Protocol):
         """A new live session of ``owner`` (an application handle, or a 2025 transport session)."""
         ...
 
-    def get_session(self, session_id: str, *, owner: str | None = None, consistent: bool) -> Session:
-        """The caller's live session (SessionNotFound otherwise); ``consistent`` bypasses caches."""
+    def get_session(
+        self, session_id: str, *, owner: str | None = None, consistent: bool, with_context: bool = True
+    ) -> Session:
+        """The caller's live session (SessionNotFound otherwise); ``consistent`` bypasses caches;
+        ``with_context=False`` leaves its context unread (``Session.context`` empty)."""
         ...
 
     def end_session(self, session_id: str, *, owner: str | None = None) -> None: ...
@@ -51,8 +54,11 @@ class SessionRepository(Protocol):
         owner: str | None,
         request_hash: str | None = None,
         consistent: bool = True,
+        with_context: bool = True,
     ) -> tuple[Session, ToolCallResult | None]:
-        """The session and, when this call id is committed already, its stored result (replay)."""
+        """The session and, when this call id is committed already, its stored result (replay).
+        ``with_context=False``: the session without its context (``Session.context`` empty), for
+        a call that never reads it (append-only): its context is then not read at all."""
         ...
 
     def slide_expiry(self, session: Session, *, owner: str | None = None) -> Session:
@@ -67,7 +73,8 @@ class SessionRepository(Protocol):
         owner: str | None = None,
         current: Session | None = None,
     ) -> Session:
-        """``mutate`` applied under the session's version (D2), retried on a lost race."""
+        """``mutate`` applied under the session's version (D2), retried on a lost race. It may
+        change the status and the attributes; the context grows only by appends (a commit)."""
         ...
 
     def commit(self, session: Session, record: ToolCall, changes: SessionChanges) -> CommitResult:

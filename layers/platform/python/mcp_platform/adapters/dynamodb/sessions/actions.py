@@ -13,6 +13,7 @@ from mcp_platform.adapters.dynamodb.sessions.table import (
     SessionTable,
     alive_condition,
     context_clause,
+    context_item,
 )
 from mcp_platform.application.sessions.changes import ConditionCheck, ExtraPut
 from mcp_platform.application.sessions.commit_plan import CommitPlan, MetadataWrite, RecordWrite
@@ -36,7 +37,22 @@ class CommitActions:
         actions.append(self.metadata_update(plan.metadata, trace_id=call.trace_id, span_id=call.span_id))
         actions.extend(self.extra_put(put) for put in plan.extra_puts)
         actions.extend(self.condition_check(check) for check in plan.condition_checks)
+        if plan.metadata.context_append:
+            # Last, after the tool's own actions: their positions are the plan's (METADATA + 1...).
+            actions.append(self.context_put(plan.metadata, trace_id=call.trace_id, span_id=call.span_id))
         return actions
+
+    def context_put(
+        self, write: MetadataWrite, *, trace_id: str | None = None, span_id: str | None = None
+    ) -> dict[str, Any]:
+        """The context item of a commit that appends (D1/D3 as amended): what this call appends,
+        under its own key, so the commit never rewrites the context before it. Unconditioned: its
+        key holds the call's id, whose marker Put is ``attribute_not_exists`` in the same
+        transaction, and the metadata Update carries the "alive" and budget conditions."""
+        item = context_item(
+            write.session_id, write.context_sk, write.context_append, trace_attributes(trace_id, span_id)
+        )
+        return {"Put": {"TableName": self.table.table_name, "Item": item}}
 
     def record_puts(self, write: RecordWrite) -> list[dict[str, Any]]:
         """The record and marker Puts, each ``attribute_not_exists`` (D4). The result is stored
@@ -111,9 +127,7 @@ class CommitActions:
             names.update({"#trace": ts.TRACE_ID, "#span": ts.SPAN_ID})
             values.update({":trace": to_attr(trace_id), ":span": to_attr(span_id)})
         if write.context_room is not None:
-            clause, more_names, more_values = context_clause(
-                to_attr(list(write.context_append)), write.context_bytes, write.context_room
-            )
+            clause, more_names, more_values = context_clause(write.context_bytes, write.context_room)
             expression += ", " + clause
             names.update(more_names)
             values.update(more_values)

@@ -59,6 +59,7 @@ class ToolCallCommits:
         owner: str | None,
         request_hash: str | None = None,
         consistent: bool = True,
+        with_context: bool = True,
     ) -> tuple[Session, ToolCallResult | None]:
         """ONE BatchGetItem, ConsistentRead (X4: version and expiry decisions follow): the
         metadata item and the tool call's idempotency marker. A marker means "replay: answer
@@ -66,7 +67,9 @@ class ToolCallCommits:
         another request raises IdempotencyKeyReused. UnprocessedKeys (throttling only) are
         fetched again. ``consistent=False`` (X6, a read-only tool that declared it may read a
         cached session): served by the DAX item cache; a cached missing or expired session is
-        confirmed by the consistent read before it is an answer."""
+        confirmed by the consistent read before it is an answer. ``with_context``: the session's
+        context too, one Query of its context items when it has some (an append-only call does
+        without: what it appends never depends on the context before it)."""
         keys = [meta_key(session_id), marker_key(session_id, tool_call_id)]
         found: dict[str, dict[str, AttributeValue]] = {}
         request: dict[str, Any] = {self.table.table_name: {"Keys": keys, "ConsistentRead": consistent}}
@@ -80,15 +83,20 @@ class ToolCallCommits:
         if request:
             raise StoreThrottled("batch_get_item left keys unprocessed on every attempt")
         if not consistent and not self.table.cached_alive(found.get(ts.METADATA_SK)):
-            return self.load_for_tool_call(session_id, tool_call_id, owner=owner, request_hash=request_hash)
-        session = self.table.visible(session_id, found.get(ts.METADATA_SK), owner)
+            return self.load_for_tool_call(
+                session_id, tool_call_id, owner=owner, request_hash=request_hash, with_context=with_context
+            )
+        metadata = found.get(ts.METADATA_SK)
+        session = self.table.visible(session_id, metadata, owner)
         marker = found.get(ts.tool_call_marker_sk(tool_call_id))
         if marker is None:
+            if with_context and metadata is not None:
+                session = self.table.with_context(session, metadata, consistent=consistent)
             return session, None
         prior = marker_from_item(marker)
         if request_hash is not None and not prior.answers(request_hash):
             raise IdempotencyKeyReused(tool_call_id)
-        return session, prior
+        return session, prior  # a replay: the tool does not run, its context is not read
 
     def record_tool_call(self, session_id: str, call: ToolCall, *, owner: str | None = None) -> ToolCallResult:
         """D4: write the record and its marker with ``attribute_not_exists`` (plus a
@@ -119,8 +127,10 @@ class ToolCallCommits:
         """D10: the commit plan (``application.sessions.commit_plan``: what is written, under
         which conditions, within which budgets) as one TransactWriteItems: [0] Put record, [1]
         Put marker (both ``attribute_not_exists``), [2] Update metadata (version+1, sliding ttl
-        D7, ``list_append`` context D3 within its byte budget, attributes), then the tool's extra
-        puts and condition checks. ``session`` is the state the run held: no read is made.
+        D7, the context's size and item count D3 within its byte budget, attributes), then the
+        tool's extra puts and condition checks, then [last] Put the context item of what the call
+        appends (D1/D3 as amended: the context before it is not rewritten). ``session`` is the
+        state the run held: no read is made.
 
         A cancelled transaction is explained by the plan's rules from DynamoDB's verdict on each
         action: a lost race is VersionConflict carrying the current state, an id committed
@@ -215,6 +225,8 @@ class _Verdicts:
             return None
         table = self.commits.table
         item = self.failed[METADATA].item or table.read_item(metadata.session_id, consistent=True)
+        # The state that won as its metadata item tells it (ALL_OLD, no further read): its
+        # context items are not read here (a rerun reads the session again, context and all).
         return metadata.failure(session_from_item(item) if item else None)
 
     def refused(self, index: int, intent: ExtraPut | ConditionCheck) -> bool:

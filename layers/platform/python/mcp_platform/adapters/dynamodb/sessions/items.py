@@ -33,7 +33,8 @@ def marker_key(session_id: str, tool_call_id: str) -> Key:
 
 
 def session_item(session: Session) -> Item:
-    """The metadata item of a new session (its initial attributes count as never changed)."""
+    """The metadata item of a new session (its initial attributes count as never changed). It
+    holds no context: the context is kept in context items (``ctx#``), counted here."""
     return to_item(
         {
             ts.PK: ts.session_pk(session.id),
@@ -42,7 +43,6 @@ def session_item(session: Session) -> Item:
             ts.STATUS: session.status,
             ts.VERSION: session.version,
             ts.TTL: session.ttl,
-            ts.CONTEXT: session.context,
             ts.KIND: session.kind,
             ts.ATTRIBUTES: session.attributes,
             ts.ATTRIBUTE_VERSIONS: dict(session.attribute_versions or {}),
@@ -60,7 +60,7 @@ def session_from_item(item: Mapping[str, AttributeValue]) -> Session:
         status=values.get(ts.STATUS, ""),
         version=int(values.get(ts.VERSION, 0)),
         ttl=int(values.get(ts.TTL, 0)),
-        context=list(values.get(ts.CONTEXT) or []),
+        context=list(values.get(ts.CONTEXT) or []),  # an item from before the context items: its list
         kind=values.get(ts.KIND, KIND_APPLICATION),
         attributes=dict(values.get(ts.ATTRIBUTES) or {}),
         created_at=values.get(ts.CREATED_AT, ""),

@@ -10,9 +10,9 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.aws_errors import error_code, old_item
-from mcp_platform.adapters.dynamodb.codec import attr_size, from_attr, require_epoch_seconds, to_attr
+from mcp_platform.adapters.dynamodb.codec import from_attr, require_epoch_seconds, to_attr
 from mcp_platform.adapters.dynamodb.sessions.items import meta_key, session_item
-from mcp_platform.adapters.dynamodb.sessions.table import CONTEXT_HAS_ROOM, SessionTable
+from mcp_platform.adapters.dynamodb.sessions.table import CONTEXT_HAS_ROOM, SessionTable, context_item
 from mcp_platform.application.sessions.errors import (
     ExpiryNotExtended,
     SessionAlreadyExists,
@@ -79,19 +79,29 @@ class SessionLifecycle:
         return session
 
     def append_context(self, session_id: str, messages: Sequence[Any], *, owner: str | None = None) -> int:
-        """D3: one UpdateItem with ``list_append`` (no read), within the context byte budget;
-        bumps and returns the version."""
-        clause, names, values = self.table.context_growth(session_id, list(messages))
+        """D3 (as amended): no read, two writes. One UpdateItem of the metadata, conditioned on
+        "alive" and the context byte budget, counts the entries and bumps the version (returned);
+        then the entries are Put as a context item keyed by the time and that version. The
+        metadata goes first so that nothing the budget or the session's state refuses is ever
+        visible; should the Put not happen (the process dies in between), the append is lost
+        and the caller, who got no answer, is left with a version and a size counted for
+        nothing (a tool call's append is one transaction: :meth:`ToolCallCommits.commit`)."""
+        entries = list(messages)
+        clause, names, values = self.table.context_growth(session_id, entries)
+        now = self.table.iso_now()
         response = self._update_if_alive(
             session_id,
             owner,
             f"SET {clause}, #v = #v + :one, #ua = :ua",
             {**names, "#v": ts.VERSION, "#ua": ts.UPDATED_AT},
-            {**values, ":one": to_attr(1), ":ua": to_attr(self.table.iso_now())},
+            {**values, ":one": to_attr(1), ":ua": to_attr(now)},
             also=CONTEXT_HAS_ROOM,
             ReturnValues="UPDATED_NEW",
         )
-        return int(from_attr(response["Attributes"][ts.VERSION]))
+        version = int(from_attr(response["Attributes"][ts.VERSION]))
+        sk = ts.context_item_sk(now, f"v{version:012d}")
+        self.table.gateway.call("put_item", TableName=self.table.table_name, Item=context_item(session_id, sk, entries))
+        return version
 
     def update_metadata(
         self,
@@ -103,7 +113,8 @@ class SessionLifecycle:
     ) -> Session:
         """D2: ConsistentRead read (skipped when ``current`` is given), ``#v = :expected``,
         ``SET #v = #v + :one``; on a lost race re-read, recompute, retry (3x, 50 ms backoff),
-        then VersionConflict. ``mutate`` may change status, context and attributes."""
+        then VersionConflict. ``mutate`` may change status and attributes (the context only grows,
+        by appends). The session is read with its context when not given (``current``)."""
         session = current if current is not None else self.table.get_session(session_id, owner=owner, consistent=True)
         expected = session.version
         for _ in self.table.backoff.attempts():
@@ -116,6 +127,10 @@ class SessionLifecycle:
                 session.created_at,
             ):
                 raise ValueError("mutate may not change id, owner, kind or created_at")
+            if changed.context != session.context:
+                # D1/D3 as amended: the context is kept in items appended by commits, never
+                # rewritten (a rewrite would cost what the whole context weighs).
+                raise ValueError("mutate may not change the context: append to it (append_context, a commit)")
             try:
                 return self._write_version(session, changed, owner)
             except ClientError as exc:
@@ -123,22 +138,19 @@ class SessionLifecycle:
                     raise
                 item = old_item(exc) or self.table.read_item(session_id, consistent=True)
                 session = self.table.visible(session_id, item, owner)  # not alive any more: raise
+                if item is not None:
+                    session = self.table.with_context(session, item, consistent=True)
         raise VersionConflict(session_id, expected, session)
 
     def _write_version(self, session: Session, changed: Session, owner: str | None) -> Session:
         condition, names, values = self.table.alive(owner)
         now = self.table.iso_now()
-        context = to_attr(changed.context)
-        if attr_size(context) > self.table.context_budget_bytes:
-            raise SessionCapacityExceeded(session.id, "context", self.table.context_budget_bytes, attr_size(context))
         # Under ``#v = :expected`` the held attributes are exactly the stored ones, so the
         # attribute versions can be computed here: one more for each attribute that changes.
         versions = session.versions_after(changed.attributes)
         names.update(
             {
                 "#v": ts.VERSION,
-                "#ctx": ts.CONTEXT,
-                "#cb": ts.CONTEXT_BYTES,
                 "#at": ts.ATTRIBUTES,
                 "#avs": ts.ATTRIBUTE_VERSIONS,
                 "#ua": ts.UPDATED_AT,
@@ -148,8 +160,6 @@ class SessionLifecycle:
             {
                 ":expected": to_attr(session.version),
                 ":one": to_attr(1),
-                ":ctx": context,
-                ":cb": to_attr(attr_size(context)),
                 ":at": to_attr(changed.attributes),
                 ":avs": to_attr(versions),
                 ":status": to_attr(changed.status),
@@ -160,9 +170,7 @@ class SessionLifecycle:
             "update_item",
             TableName=self.table.table_name,
             Key=meta_key(session.id),
-            UpdateExpression=(
-                "SET #v = #v + :one, #ctx = :ctx, #cb = :cb, #at = :at, #avs = :avs, #st = :status, #ua = :ua"
-            ),
+            UpdateExpression=("SET #v = #v + :one, #at = :at, #avs = :avs, #st = :status, #ua = :ua"),
             ConditionExpression=f"{condition} AND #v = :expected",
             ExpressionAttributeNames=names,
             ExpressionAttributeValues=values,

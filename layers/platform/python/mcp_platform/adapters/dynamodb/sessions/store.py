@@ -210,8 +210,10 @@ class SessionStore:
     ) -> Session:
         return self.lifecycle.create_session(owner, session_id=session_id, kind=kind, attributes=attributes)
 
-    def get_session(self, session_id: str, *, owner: str | None = None, consistent: bool) -> Session:
-        return self._table.get_session(session_id, owner=owner, consistent=consistent)
+    def get_session(
+        self, session_id: str, *, owner: str | None = None, consistent: bool, with_context: bool = True
+    ) -> Session:
+        return self._table.get_session(session_id, owner=owner, consistent=consistent, with_context=with_context)
 
     def append_context(self, session_id: str, messages: Sequence[Any], *, owner: str | None = None) -> int:
         return self.lifecycle.append_context(session_id, messages, owner=owner)
@@ -247,9 +249,15 @@ class SessionStore:
         owner: str | None,
         request_hash: str | None = None,
         consistent: bool = True,
+        with_context: bool = True,
     ) -> tuple[Session, ToolCallResult | None]:
         return self.commits.load_for_tool_call(
-            session_id, tool_call_id, owner=owner, request_hash=request_hash, consistent=consistent
+            session_id,
+            tool_call_id,
+            owner=owner,
+            request_hash=request_hash,
+            consistent=consistent,
+            with_context=with_context,
         )
 
     def record_tool_call(self, session_id: str, call: ToolCall, *, owner: str | None = None) -> ToolCallResult:

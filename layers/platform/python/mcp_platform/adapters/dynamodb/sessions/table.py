@@ -5,10 +5,19 @@ from __future__ import annotations
 
 import math
 import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, NoReturn
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
-from mcp_platform.adapters.dynamodb.codec import AttributeValue, from_attr, require_epoch_seconds, to_attr
+from mcp_platform.adapters.dynamodb.codec import (
+    AttributeValue,
+    Item,
+    from_attr,
+    require_epoch_seconds,
+    to_attr,
+    to_item,
+)
 from mcp_platform.adapters.dynamodb.gateway import DynamoGateway
 from mcp_platform.adapters.dynamodb.sessions.items import meta_key, session_from_item
 from mcp_platform.application.sessions.commit_plan import (
@@ -32,14 +41,26 @@ ALIVE = "attribute_exists(#pk) AND #ttl > :now AND #st = :active"
 CONTEXT_HAS_ROOM = "(attribute_not_exists(#cb) OR #cb <= :room)"
 
 
-def context_clause(new: AttributeValue, size: int, room: int) -> Expression:
-    """SET clause and placeholders that append the list ``new`` (``size`` bytes) to the context
-    and count it in ``context_bytes``; ``:room`` is what CONTEXT_HAS_ROOM compares the stored
-    size with (D3: no read, the condition makes the budget exact under parallel calls)."""
-    clause = "#ctx = list_append(if_not_exists(#ctx, :empty), :new), #cb = if_not_exists(#cb, :zero) + :cbytes"
-    names = {"#ctx": ts.CONTEXT, "#cb": ts.CONTEXT_BYTES}
-    values = {":new": new, ":empty": {"L": []}, ":zero": to_attr(0), ":cbytes": to_attr(size), ":room": to_attr(room)}
+def context_clause(size: int, room: int, items: int = 1) -> Expression:
+    """SET clause and placeholders that count ``items`` new context items of ``size`` bytes in
+    the metadata (``context_bytes``, ``context_items``); ``:room`` is what CONTEXT_HAS_ROOM
+    compares the stored size with (D3: no read, the condition makes the budget exact under
+    parallel calls). The entries themselves go in a context item (:func:`context_item`): the
+    metadata item never grows with the context."""
+    clause = "#cb = if_not_exists(#cb, :zero) + :cbytes, #ci = if_not_exists(#ci, :zero) + :citems"
+    names = {"#cb": ts.CONTEXT_BYTES, "#ci": ts.CONTEXT_ITEMS}
+    values = {":zero": to_attr(0), ":cbytes": to_attr(size), ":citems": to_attr(items), ":room": to_attr(room)}
     return clause, names, values
+
+
+def context_item(session_id: str, sk: str, entries: Sequence[Any], extra: Mapping[str, Any] | None = None) -> Item:
+    """A context item: ``entries`` appended by one write (D1/D3 as amended). No ttl of its own:
+    the session's ttl slides with every call, so any ttl written here would remove the item
+    while the session lives; like the session's tool-call records, it is deleted with what the
+    session held when its metadata expires (A4, ``adapters.dynamodb.session_remains``)."""
+    item = to_item({ts.PK: ts.session_pk(session_id), ts.SK: sk, **(extra or {})})
+    item[ts.CONTEXT] = to_attr(list(entries))
+    return item
 
 
 def alive_condition(now: int, owner: str | None = None) -> Expression:
@@ -118,10 +139,41 @@ class SessionTable:
         return alive_condition(self.now(), owner)
 
     def context_growth(self, session_id: str, entries: list[Any]) -> Expression:
-        """SET clause, condition and placeholders that append ``entries`` to the context within
-        its byte budget (``commit_plan.context_growth``: the same rule as a commit's)."""
+        """SET clause, condition placeholders that count ``entries`` in the context within its
+        byte budget (``commit_plan.context_growth``: the same rule as a commit's)."""
         size, room = context_growth(session_id, entries, self.context_budget_bytes)
-        return context_clause(to_attr(entries), size, room)
+        return context_clause(size, room)
+
+    # -- the context (D1/D3 as amended) -----------------------------------------------------
+    def with_context(self, session: Session, item: Mapping[str, AttributeValue], *, consistent: bool) -> Session:
+        """``session`` (read from the metadata ``item``) with its whole context: the list an item
+        from before the context items holds, then the entries of its context items, read with
+        one Query (paged beyond 1 MB) only when the metadata counts some."""
+        if not int(from_attr(item.get(ts.CONTEXT_ITEMS, {"N": "0"}))):
+            return session
+        return replace(session, context=[*session.context, *self.context_entries(session.id, consistent=consistent)])
+
+    def context_entries(self, session_id: str, *, consistent: bool) -> list[Any]:
+        """The entries of the session's context items, in the order of their keys."""
+        params: dict[str, Any] = {
+            "TableName": self.table_name,
+            "KeyConditionExpression": "#pk = :pk AND begins_with(#sk, :prefix)",
+            "ExpressionAttributeNames": {"#pk": ts.PK, "#sk": ts.SK, "#ctx": ts.CONTEXT},
+            "ExpressionAttributeValues": {
+                ":pk": to_attr(ts.session_pk(session_id)),
+                ":prefix": to_attr(ts.CONTEXT_ITEM_PREFIX),
+            },
+            "ProjectionExpression": "#ctx",
+            "ConsistentRead": consistent,
+        }
+        entries: list[Any] = []
+        while True:
+            response = self.gateway.call("query", **params)
+            for found in response.get("Items", []):
+                entries.extend(from_attr(found.get(ts.CONTEXT, {"L": []})))
+            if "LastEvaluatedKey" not in response:
+                return entries
+            params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
     # -- visibility (D6, auth) ---------------------------------------------------------------
     def read_item(self, session_id: str, *, consistent: bool) -> dict[str, AttributeValue] | None:
@@ -131,14 +183,21 @@ class SessionTable:
         item: dict[str, AttributeValue] | None = response.get("Item")
         return item
 
-    def get_session(self, session_id: str, *, owner: str | None = None, consistent: bool) -> Session:
-        """One GetItem. ``consistent=False`` may be served by DAX: the owner never changes and
-        the ttl only grows while alive, so a cached *live* answer is safe; a cached "missing"
-        or "expired" answer may be stale, so it is confirmed with one consistent read (X4)."""
+    def get_session(
+        self, session_id: str, *, owner: str | None = None, consistent: bool, with_context: bool = True
+    ) -> Session:
+        """One GetItem (and, ``with_context``, the Query of its context items when it has some).
+        ``consistent=False`` may be served by DAX: the owner never changes and the ttl only
+        grows while alive, so a cached *live* answer is safe; a cached "missing" or "expired"
+        answer may be stale, so it is confirmed with one consistent read (X4)."""
         item = self.read_item(session_id, consistent=consistent)
         if not consistent and not self.cached_alive(item):
             item = self.read_item(session_id, consistent=True)
-        return self.visible(session_id, item, owner)
+            consistent = True
+        session = self.visible(session_id, item, owner)
+        if with_context and item is not None:
+            session = self.with_context(session, item, consistent=consistent)
+        return session
 
     def cached_alive(self, item: dict[str, Any] | None) -> bool:
         """Whether a cached item may be answered without a consistent read: a live one, or an
