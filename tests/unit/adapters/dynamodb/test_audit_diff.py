@@ -6,9 +6,11 @@ from decimal import Decimal
 from typing import Any
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.adapters.dynamodb.sessions import SessionChanges, SessionStore, ToolCall
 from mcp_platform.adapters.dynamodb.stream_images import diff_stream_images, image_to_plain
 from mcp_platform.application.audit.diff import APPENDED_INLINE_ITEMS, dumps
-from tests.support.session_stream import MotoSessionTable, metadata_item
+from mcp_platform.protocol.tools import APPEND_ONLY
+from tests.support.session_stream import SESSION_TABLE, MotoSessionTable, metadata_item
 
 PK = ts.session_pk("s1")
 
@@ -104,3 +106,32 @@ def test_a3_large_changed_value_is_bounded_and_types_are_json_safe() -> None:
     assert diff.changed["blob"]["new"]["bytes"] == 10_002
     assert diff.changed["blob"]["old"]["sha256"] != diff.changed["blob"]["new"]["sha256"]
     assert dumps(image_to_plain(image)) == '{"b":"AAE=","f":0.25,"ss":["x","y"]}'
+
+
+def test_a3_a_commits_context_item_audits_as_the_entries_it_added(tables: MotoSessionTable) -> None:
+    """A3 with D1/D3 as amended: Given a session, When a tool call appends a note, Then its
+    context item's INSERT audits as the entry added (``lists.context``, op "added", the entry
+    inline), and the metadata's MODIFY as its version, counts and sizes, never the context."""
+    store = SessionStore(SESSION_TABLE, client=tables.client)
+    session = store.create_session("alice")
+    tables.drain()
+    note = {"role": "note", "text": "hello"}
+    store.commit(
+        session,
+        ToolCall("c1", "append_note", {"text": "hello"}, {"ok": 1}),
+        SessionChanges(APPEND_ONLY, context_append=[note]),
+    )
+    diffs = {
+        record["dynamodb"]["Keys"]["sk"]["S"].split("#")[0]: diff_stream_images(
+            record["dynamodb"].get("OldImage"), record["dynamodb"].get("NewImage")
+        )
+        for record in tables.drain()
+    }
+    assert set(diffs) == {"tool", "toolcall", "metadata", "ctx"}
+    assert diffs["ctx"].lists == {
+        "context": {"op": "added", "items_count": 1, "items_bytes": len(dumps([note])), "items": [note]}
+    }
+    metadata = diffs["metadata"]
+    assert "context" not in metadata.lists and "context" not in metadata.added
+    assert metadata.added[ts.CONTEXT_ITEMS] == 1 and metadata.added[ts.CONTEXT_BYTES] > 0
+    assert metadata.changed["version"] == {"old": Decimal(1), "new": Decimal(2)}

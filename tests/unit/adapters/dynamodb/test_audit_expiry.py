@@ -14,6 +14,7 @@ from botocore.exceptions import ClientError
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.audit_writer import AuditWriter
 from mcp_platform.adapters.dynamodb.session_remains import SessionRemains
+from mcp_platform.adapters.dynamodb.sessions.table import context_item
 from mcp_platform.adapters.dynamodb.stream_images import read_stream_change
 from mcp_platform.adapters.kinesis.audit_publisher import KinesisEventPublisher
 from mcp_platform.application.audit.expiry import CleanupIncomplete, SessionExpiryHandler
@@ -51,6 +52,8 @@ def _expired_session(tables: MotoSessionTable, session_id: str = "s1") -> Stream
     for started, call in CALLS:
         tables.put(tool_record(session_id, started, call))
         tables.put(tool_marker(session_id, started, call))
+        # D1/D3 as amended: each call's appended context, an item of its own (no ttl of its own)
+        tables.put(context_item(session_id, ts.context_item_sk(started, call), [{"text": call}]))
     tables.delete(ts.session_pk(session_id), ts.METADATA_SK)
     return read_stream_change(as_ttl_removal(tables.drain()[-1]))
 
@@ -62,7 +65,8 @@ def _handler(tables: MotoSessionTable, publisher: Any, client: Any = None) -> Se
 
 
 def test_a4_ttl_expiry_revokes_held_items_writes_summary_and_emits_event(tables: MotoSessionTable) -> None:
-    # Given an expired session holding two tool records and two markers, and another live session
+    # Given an expired session holding two tool records, two markers and two context items, and
+    # another live session
     tables.put(tool_record("other", *CALLS[0]))
     change = _expired_session(tables)
     publisher = RecordingPublisher()
@@ -80,7 +84,7 @@ def test_a4_ttl_expiry_revokes_held_items_writes_summary_and_emits_event(tables:
     assert (summary["owner"], summary["final_version"]) == ("principal-1", 3)
     assert summary["event_published"] is True
     # and one "session expired" event was emitted, with a deterministic id for consumers
-    assert (outcome.summary_written, outcome.deleted, outcome.event_published) == (True, 4, True)
+    assert (outcome.summary_written, outcome.deleted, outcome.event_published) == (True, 6, True)
     (event,) = publisher.events
     assert event["type"] == "session.expired" and event["event_id"] == "session.expired#s1"
     assert event["tool_calls"] == 2 and event["session_id"] == "s1"
@@ -162,7 +166,7 @@ def test_a4_unprocessed_deletes_are_retried_then_reported(tables: MotoSessionTab
     assert flaky.batch_calls == 3 and tables.session_items("s1") == []
     # And when deletes are never processed, the handler raises so the record is redelivered
     change2 = _expired_session(tables, "s2")
-    with pytest.raises(CleanupIncomplete, match="4 held items"):
+    with pytest.raises(CleanupIncomplete, match="6 held items"):
         _handler(tables, RecordingPublisher(), ThrottlingClient(tables.client, throttled=99)).handle(change2)
 
 

@@ -1,7 +1,9 @@
 """What an expired session left in the session table, found and deleted for the audit (A4).
 
 The held items are the session's tool-call records (``tool#<ISO8601>#<toolCallId>``: the call's
-start time is in its key, so no item is read) and idempotency markers (``toolcall#<id>``).
+start time is in its key, so no item is read), idempotency markers (``toolcall#<id>``) and
+context items (``ctx#<ISO8601>#<id>``, D1 as amended: they carry no ttl of their own, the
+session's slides with every call).
 Deletes are BatchWriteItem chunks, unprocessed items resent with backoff; a delete of an item
 already gone is a no-op, so a redelivered expiry may run this again.
 """
@@ -18,7 +20,7 @@ from mcp_platform.application.audit.ports import CleanupIncomplete, HeldItems
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-HELD_PREFIXES = (ts.TOOL_RECORD_PREFIX, ts.TOOL_CALL_MARKER_PREFIX)
+HELD_PREFIXES = (ts.TOOL_RECORD_PREFIX, ts.TOOL_CALL_MARKER_PREFIX, ts.CONTEXT_ITEM_PREFIX)
 BATCH_DELETE_MAX = 25  # BatchWriteItem limit
 DELETE_ATTEMPTS = 5
 

@@ -3,8 +3,13 @@
 Attributes are compared in the stream's wire form (equal wire values are equal items), so
 unchanged attributes are never converted; only the values reported in the diff are decoded to
 plain Python, through the :class:`~.ports.ImageCodec` (which knows the wire format). List
-attributes that grow without bound (the codec names them: a session's ``context``) have their
-changes summarised (append count, the appended items when small, sizes) instead of copied whole.
+attributes that grow without bound (the codec names them: ``context``) have their changes
+summarised (append count, the appended items when small, sizes) instead of copied whole. A
+session's context is kept in context items of their own (one per write that appends): the INSERT
+of one audits as ``lists.context = {"op": "added", "items_count", "items_bytes", "items"}``, the
+entries that write appended, beside its metadata's ``context_bytes``/``context_items`` changes;
+a metadata item from before them still holds a ``context`` list, whose appends audit as
+``{"op": "append", ...}``.
 """
 
 from __future__ import annotations
