@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import boto3
@@ -346,3 +347,66 @@ def test_the_record_and_its_sort_key_read_back_in_time_order(repo: Repository) -
     second = repo.list_tool_calls(held.id, limit=1, cursor=first.next_cursor, consistent=True)
     assert [r.sk for r in second.records] == [late.record_sk] == [f"tool#{iso_utc(T0 + 5)}#late"]
     assert late.committed_at == iso_utc(T0)
+
+
+# -- the context's layout (D1/D3 as amended): items of their own, read after a legacy list -----
+
+
+def _session_with_legacy_context(repo: Repository, entries: list[Any]) -> Session:
+    """A session whose context an earlier version kept in the metadata item itself (a list,
+    with its size in ``context_bytes``); in memory, a session seeded with that context."""
+    if isinstance(repo, InMemorySessions):
+        return repo.create_session("alice", context=entries)
+    session = repo.create_session("alice")
+    repo.gateway.call(
+        "update_item",
+        TableName=repo.table_name,
+        Key={"pk": {"S": f"session#{session.id}"}, "sk": {"S": "metadata"}},
+        UpdateExpression="SET #ctx = :ctx, #cb = :cb",
+        ExpressionAttributeNames={"#ctx": "context", "#cb": "context_bytes"},
+        ExpressionAttributeValues={":ctx": {"L": [{"S": e} for e in entries]}, ":cb": {"N": str(2 * len(entries))}},
+    )
+    return repo.get_session(session.id, consistent=True)
+
+
+def test_a_context_kept_in_the_metadata_by_an_earlier_version_reads_first_then_the_appends(
+    repo: Repository, clock: ManualClock
+) -> None:
+    """Given a session whose context an earlier version kept in its metadata item, When calls
+    append to it, Then its context reads as the old list, then the appended entries in order;
+    loaded for an append-only call (no context items read), it shows the old list alone."""
+    held = _session_with_legacy_context(repo, ["o1", "o2"])
+    assert held.context == ["o1", "o2"]
+    repo.commit(held, call("first"), SessionChanges(APPEND_ONLY, context_append=["a"]))
+    clock.advance(0.001)
+    done = repo.commit(held, call("second"), SessionChanges(APPEND_ONLY, context_append=["b", "c"]))
+    assert done.session.context == ["o1", "o2", "b", "c"]  # what the held state and this call tell
+    assert repo.get_session(held.id, consistent=True).context == ["o1", "o2", "a", "b", "c"]
+    loaded, _ = repo.load_for_tool_call(held.id, "next", owner="alice")
+    assert loaded.context == ["o1", "o2", "a", "b", "c"]
+    bare, _ = repo.load_for_tool_call(held.id, "next", owner="alice", with_context=False)
+    assert bare.context == ["o1", "o2"] and bare.version == loaded.version == held.version + 2
+
+
+def test_the_context_reads_in_the_order_of_its_writes_and_is_left_unread_for_an_append_only_call(
+    repo: Repository, clock: ManualClock
+) -> None:
+    """Given appends at successive instants, When the session is read, Then its context is the
+    entries in the order of the writes; without its context (an append-only call's load), none."""
+    held = repo.create_session("alice")
+    for i, entries in enumerate((["a"], ["b", "c"], ["d"])):
+        clock.advance(0.001)
+        repo.commit(held, call(f"z{3 - i}"), SessionChanges(APPEND_ONLY, context_append=entries))
+    assert repo.get_session(held.id, consistent=True).context == ["a", "b", "c", "d"]
+    assert repo.load_for_tool_call(held.id, "next", owner="alice", with_context=False)[0].context == []
+
+
+def test_update_metadata_never_rewrites_the_context(repo: Repository) -> None:
+    """Given a session with a context, When update_metadata's change rewrites the context, Then
+    it is refused (the context grows by appends only) and nothing is written."""
+    held = repo.create_session("alice")
+    repo.commit(held, call("c1"), SessionChanges(APPEND_ONLY, context_append=["a"]))
+    before = repo.get_session(held.id, consistent=True)
+    with pytest.raises(ValueError, match="context"):
+        repo.update_metadata(held.id, lambda s: replace(s, context=["rewritten"]))
+    unchanged(repo, before)
