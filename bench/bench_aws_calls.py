@@ -520,6 +520,12 @@ SIZED_SESSIONS = (1, 50, 200)  # context messages a session holds before the mea
 SIZED_NOTE = "x" * 300  # ~300 bytes a note, as an agent's notes go
 
 
+async def _sized_call(
+    modern: Callable[..., Awaitable[dict[str, Any]]], name: str, arguments: dict[str, Any], _: int
+) -> dict[str, Any]:
+    return await modern(name, arguments)
+
+
 async def _size_rows(operations: Operations) -> None:
     """The session tools on sessions holding 1, 50 and 200 context messages, each prefilled
     through the real commit path (append_note): what one call costs must not grow with them."""
@@ -532,13 +538,13 @@ async def _size_rows(operations: Operations) -> None:
         await operations.counted(
             f"2026 tools/call, append-only session tool, session holding {held} context messages",
             f"append_note of ~300 bytes on a session holding {held} notes of ~300 bytes",
-            lambda _, handle=handle: modern("append_note", {"session": handle, "text": SIZED_NOTE}),
+            functools.partial(_sized_call, modern, "append_note", {"session": handle, "text": SIZED_NOTE}),
             priced=True,
         )
         await operations.counted(
             f"2026 tools/call, read-modify-write session tool, session holding {held} context messages",
             f"increment_counter on a session holding {held} notes of ~300 bytes",
-            lambda _, handle=handle: modern("increment_counter", {"session": handle}),
+            functools.partial(_sized_call, modern, "increment_counter", {"session": handle}),
             priced=True,
         )
 

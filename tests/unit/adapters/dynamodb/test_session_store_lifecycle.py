@@ -96,7 +96,9 @@ def test_d6_get_is_one_call(recorded_store: SessionStore, recording: Any) -> Non
         assert recorded_store.gateway.total_calls == 1
 
 
-def test_d3_append_is_an_update_of_the_metadata_and_a_context_item(recorded_store: SessionStore, recording: Any) -> None:
+def test_d3_append_is_an_update_of_the_metadata_and_a_context_item(
+    recorded_store: SessionStore, recording: Any
+) -> None:
     """D3 (as amended): Given a session, When messages are appended twice, Then each append is
     ONE UpdateItem of the metadata (no read: its version, the context's size and item count)
     then ONE PutItem of a context item holding the entries; order is kept and the version grows."""
