@@ -212,6 +212,14 @@ KEYS: dict[str, ContextKeyDoc] = {
     "session_ttl_seconds": ContextKeyDoc(
         "sliding session lifetime (D7)",
     ),
+    "session_context_layout": ContextKeyDoc(
+        (
+            "where a write puts the context entries it appends: `items` (one item per write, D1/D3 as amended: "
+            "a commit's cost does not grow with the context) or `list` (the metadata item's list, as releases "
+            "before the context items wrote it: deploy with `list` first when upgrading from one of them, then "
+            '`items` once it serves everywhere; Upgrades, "A session\'s context")'
+        ),
+    ),
     "audit_retention_days": ContextKeyDoc(
         "how long audit records are kept (audit table TTL)",
     ),

@@ -29,6 +29,7 @@ from mcp_platform.application.sessions.errors import (
 )
 from mcp_platform.application.sessions.model import Session, ToolCall
 from mcp_platform.application.sessions.retry import Backoff
+from mcp_platform.config import CONTEXT_IN_ITEMS, CONTEXT_IN_LIST
 from mcp_platform.protocol.clock import ManualClock, iso_utc
 from mcp_platform.protocol.tools import APPEND_ONLY
 from mcp_platform.testing import InMemorySessions
@@ -59,11 +60,16 @@ class OneRequestAtATime:
 
 @pytest.fixture(params=["dynamodb", "memory"])
 def make_repository(request: pytest.FixtureRequest, clock: ManualClock) -> Iterator[MakeRepository]:
-    """A factory of one kind of store (``context_budget_bytes``: a smaller context budget)."""
+    """A factory of one kind of store (``context_budget_bytes``: a smaller context budget;
+    ``context_layout``: where appends go)."""
     if request.param == "memory":
 
-        def memory(context_budget_bytes: int = DEFAULT_CONTEXT_BUDGET_BYTES) -> Repository:
-            return InMemorySessions(clock, budgets=Budgets(context_bytes=context_budget_bytes))
+        def memory(
+            context_budget_bytes: int = DEFAULT_CONTEXT_BUDGET_BYTES, context_layout: str = CONTEXT_IN_ITEMS
+        ) -> Repository:
+            return InMemorySessions(
+                clock, budgets=Budgets(context_bytes=context_budget_bytes), context_layout=context_layout
+            )
 
         yield memory
         return
@@ -75,8 +81,8 @@ def make_repository(request: pytest.FixtureRequest, clock: ManualClock) -> Itera
         client = OneRequestAtATime(raw)
         backoff = Backoff(jitter=False, sleep=lambda _: None)
 
-        def dynamodb(**budgets: Any) -> Repository:
-            return SessionStore(table, client=client, clock=clock, backoff=backoff, **budgets)
+        def dynamodb(**options: Any) -> Repository:
+            return SessionStore(table, client=client, clock=clock, backoff=backoff, **options)
 
         yield dynamodb
 
@@ -410,3 +416,33 @@ def test_update_metadata_never_rewrites_the_context(repo: Repository) -> None:
     with pytest.raises(ValueError, match="context"):
         repo.update_metadata(held.id, lambda s: replace(s, context=["rewritten"]))
     unchanged(repo, before)
+
+
+def test_the_list_layout_keeps_appends_where_the_previous_release_reads_them(
+    make_repository: MakeRepository, clock: ManualClock
+) -> None:
+    """Given a store writing the list layout (``session_context_layout=list``: what a deployment
+    writes while a release from before the context items may still serve), When calls append,
+    Then every entry is in the metadata item itself (a session loaded without its context items
+    shows them all, as that release reads it), in order; and once the store writes items again,
+    the session reads the list, then the items."""
+    listing = make_repository(context_layout=CONTEXT_IN_LIST)
+    held = listing.create_session("alice")
+    listing.commit(held, call("l1"), SessionChanges(APPEND_ONLY, context_append=["a"]))
+    clock.advance(0.001)
+    listing.commit(held, call("l2"), SessionChanges(APPEND_ONLY, context_append=["b", "c"]))
+    bare, _ = listing.load_for_tool_call(held.id, "next", owner="alice", with_context=False)
+    assert bare.context == ["a", "b", "c"]
+    if isinstance(listing, InMemorySessions):  # the same store, now writing items
+        listing.context_layout = CONTEXT_IN_ITEMS
+        itemizing = listing
+    else:
+        itemizing = make_repository()
+    clock.advance(0.001)
+    itemizing.commit(held, call("i1"), SessionChanges(APPEND_ONLY, context_append=["d"]))
+    assert itemizing.get_session(held.id, consistent=True).context == ["a", "b", "c", "d"]
+    assert itemizing.load_for_tool_call(held.id, "next", owner="alice", with_context=False)[0].context == [
+        "a",
+        "b",
+        "c",
+    ]

@@ -13,6 +13,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+CONTEXT_IN_ITEMS = "items"
+CONTEXT_IN_LIST = "list"
+CONTEXT_LAYOUTS = (CONTEXT_IN_ITEMS, CONTEXT_IN_LIST)
+"""Where a write puts the session context entries it appends (``SESSION_CONTEXT_LAYOUT``): a
+context item of their own (D1/D3 as amended), or the metadata item's ``context`` list, as
+releases before the context items did: what a deployment writes while a release that reads only
+that list may still serve (docs/operating/upgrades.md). Reads take both: the list, then the items."""
+
 
 class ConfigError(ValueError):
     """A configuration value is missing or invalid."""
@@ -35,6 +43,7 @@ class EnvVars:
     AUDIT_DLQ_URL = "AUDIT_DLQ_URL"
     TASK_DLQ_URL = "MCP_TASK_DLQ_URL"
     SESSION_TTL_SECONDS = "SESSION_TTL_SECONDS"
+    SESSION_CONTEXT_LAYOUT = "SESSION_CONTEXT_LAYOUT"  # CONTEXT_LAYOUTS; empty = items
     AUDIT_RETENTION_DAYS = "AUDIT_RETENTION_DAYS"
     EVENT_RETENTION_HOURS = "EVENT_RETENTION_HOURS"
     AUTH_MODE = "MCP_AUTH"  # api_key | oauth | api_key,oauth | none (loopback only)
@@ -127,6 +136,14 @@ def _otlp_traces_endpoint(env: Mapping[str, str]) -> str:
     if url and not url.startswith(("http://", "https://")):
         raise ConfigError(f"{EnvVars.OTLP_TRACES_ENDPOINT} must be an http(s) URL, got {url!r}")
     return url
+
+
+def _choice(env: Mapping[str, str], name: str, choices: tuple[str, ...]) -> str:
+    """One of ``choices``; the first when the variable is unset or empty."""
+    value = env.get(name, "").strip() or choices[0]
+    if value not in choices:
+        raise ConfigError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value
 
 
 def _flag(env: Mapping[str, str], name: str) -> bool:
@@ -261,6 +278,7 @@ class Settings:
     producer_dlq_url: str = ""
     expiry_events_dlq_url: str = ""
     session_ttl_seconds: int = 3600
+    session_context_layout: str = CONTEXT_IN_ITEMS
     audit_retention_days: int = 365
     event_retention_hours: int = 168
     auth_mode: str = "api_key"
@@ -337,6 +355,7 @@ class Settings:
             producer_dlq_url=env.get(EnvVars.PRODUCER_DLQ_URL, ""),
             expiry_events_dlq_url=env.get(EnvVars.EXPIRY_EVENTS_DLQ_URL, ""),
             session_ttl_seconds=_int(env, EnvVars.SESSION_TTL_SECONDS, 3600, 60, 30 * 24 * 3600),
+            session_context_layout=_choice(env, EnvVars.SESSION_CONTEXT_LAYOUT, CONTEXT_LAYOUTS),
             audit_retention_days=_int(env, EnvVars.AUDIT_RETENTION_DAYS, 365, 1, 3650),
             event_retention_hours=_int(env, EnvVars.EVENT_RETENTION_HOURS, 168, 24, 8760),
             auth_mode=auth_mode,

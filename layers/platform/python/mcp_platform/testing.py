@@ -61,6 +61,7 @@ from mcp_platform.application.sessions.model import (
     ToolCallResult,
 )
 from mcp_platform.application.stored_form import check_storable
+from mcp_platform.config import CONTEXT_IN_ITEMS
 from mcp_platform.protocol import context as protocol_context
 from mcp_platform.protocol.access import CALL_TOOL, GET_PROMPT, READ_RESOURCE
 from mcp_platform.protocol.catalog import Catalog, spec_of
@@ -97,7 +98,10 @@ class InMemorySessions:
         budgets: Budgets | None = None,
         ttl_seconds: int = SESSION_SECONDS,
         key_attributes: Mapping[str, Sequence[str]] | None = None,
+        context_layout: str = CONTEXT_IN_ITEMS,
     ) -> None:
+        """``context_layout``: where a commit puts the entries it appends, as the table's
+        (``mcp_platform.config.CONTEXT_LAYOUTS``)."""
         self.sessions: dict[str, Session] = {}
         self.items: dict[tuple[str | None, tuple[tuple[str, Any], ...]], dict[str, Any]] = {}
         """The tools' extra items (``ExtraPut``), by table and key."""
@@ -108,6 +112,7 @@ class InMemorySessions:
         self._results: dict[tuple[str, str], ToolCallResult] = {}
         self._context_items: dict[str, dict[str, list[Any]]] = {}
         """Per session, the context items commits wrote (sort key -> entries), as the table's."""
+        self.context_layout = context_layout
         self._clock = clock
         self._lock = threading.RLock()
 
@@ -158,6 +163,13 @@ class InMemorySessions:
         """The part of a held context that is not in context items (a seeded session's)."""
         held = sum(len(entries) for entries in self._context_items.get(session.id, {}).values())
         return list(session.context[: len(session.context) - held])
+
+    def _add_inline(self, session: Session, entries: Sequence[Any]) -> Session:
+        """``session`` with ``entries`` appended to its metadata's own list (the list layout),
+        which is read before the context items, as the table's reads put it."""
+        items = self._context_items.get(session.id, {})
+        held = [entry for key in sorted(items) for entry in items[key]]
+        return dataclasses.replace(session, context=[*self._inline_context(session), *entries, *held])
 
     def _add_context_item(self, session: Session, sk: str, entries: Sequence[Any]) -> Session:
         """``session`` with a context item added: its context in the order of the items' keys
@@ -252,8 +264,10 @@ class InMemorySessions:
                 raise refusal
             stored = self.sessions[session.id]
             applied = dataclasses.replace(plan.metadata.apply(stored), context=stored.context)
-            if plan.metadata.context_append:
+            if plan.metadata.context_append and self.context_layout == CONTEXT_IN_ITEMS:
                 applied = self._add_context_item(applied, plan.metadata.context_sk, plan.metadata.context_append)
+            elif plan.metadata.context_append:
+                applied = self._add_inline(applied, plan.metadata.context_append)
             self.sessions[session.id] = applied
             self._records.setdefault(session.id, {})[plan.record.record.sk] = plan.record.record
             self._results[(session.id, record.id)] = plan.record.marker

@@ -19,7 +19,7 @@ from mcp_platform.adapters.dynamodb.sessions import (
     build_dynamo_clients,
 )
 from mcp_platform.application.sessions.changes import SessionChanges
-from mcp_platform.config import Settings
+from mcp_platform.config import ConfigError, Settings
 from tests.support.tables import create_session_table
 
 
@@ -158,3 +158,18 @@ def test_d10_reasons_read_from_boto3_dax_and_message_shapes() -> None:
     for exc in (boto, dax, text):
         assert error_code(exc) == "TransactionCanceledException"
         assert [r.code for r in cancellation_reasons(exc)] == ["None", "ConditionalCheckFailed"]
+
+
+def test_the_context_layout_comes_from_the_environment_and_is_checked(ddb: Any, table: str) -> None:
+    """Given SESSION_CONTEXT_LAYOUT (what the stack's ``session_context_layout`` sets), When the
+    store is built from settings, Then it writes that layout (items when unset); anything else is
+    refused at start with a message naming the variable."""
+    built = {
+        value: SessionStore.from_settings(
+            Settings.from_mapping({"SESSION_TABLE_NAME": table, **layout}), dynamodb=ddb
+        )._table.context_layout
+        for value, layout in (("unset", {}), ("list", {"SESSION_CONTEXT_LAYOUT": "list"}))
+    }
+    assert built == {"unset": "items", "list": "list"}
+    with pytest.raises(ConfigError, match="SESSION_CONTEXT_LAYOUT"):
+        Settings.from_mapping({"SESSION_TABLE_NAME": table, "SESSION_CONTEXT_LAYOUT": "metadata"})

@@ -22,6 +22,8 @@ from mcp_platform.adapters.dynamodb.sessions import (
     VersionConflict,
 )
 from mcp_platform.application.sessions.errors import ExpiryNotExtended
+from mcp_platform.application.sessions.retry import Backoff
+from mcp_platform.config import CONTEXT_IN_LIST
 
 
 def test_d1_create_writes_metadata_item_under_session_key(store: SessionStore, peek: Any) -> None:
@@ -116,6 +118,26 @@ def test_d3_append_is_an_update_of_the_metadata_and_a_context_item(
     assert (v2, v3) == (2, 3)
     got = recorded_store.get_session(session.id, consistent=True)
     assert got.context == [{"role": "user", "text": "hi"}, {"role": "assistant", "text": "hello", "score": 0.5}]
+
+
+def test_d3_append_in_the_list_layout_is_one_update_of_the_metadata_list(
+    recording: Any, table: str, clock: ManualClock, backoff: Backoff
+) -> None:
+    """D3 as releases before the context items wrote it (``session_context_layout=list``, what a
+    deployment writes while such a release may still serve): Given a store in the list layout,
+    When messages are appended twice, Then each append is ONE UpdateItem with ``list_append`` on
+    the metadata and no item is Put; the context reads back in order."""
+    listing = SessionStore(
+        table, client=recording, clock=clock, backoff=backoff, ttl_seconds=600, context_layout=CONTEXT_IN_LIST
+    )
+    session = listing.create_session("alice")
+    recording.calls.clear()
+    v2 = listing.append_context(session.id, ["hi"])
+    v3 = listing.append_context(session.id, ["hello"])
+    assert recording.ops() == ["update_item", "update_item"]
+    assert all("list_append" in params["UpdateExpression"] for _, params in recording.calls)
+    assert (v2, v3) == (2, 3)
+    assert listing.get_session(session.id, consistent=True, with_context=False).context == ["hi", "hello"]
 
 
 def test_d3_append_to_expired_session_is_refused(store: SessionStore, clock: ManualClock) -> None:

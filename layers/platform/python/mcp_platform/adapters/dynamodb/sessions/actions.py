@@ -37,7 +37,7 @@ class CommitActions:
         actions.append(self.metadata_update(plan.metadata, trace_id=call.trace_id, span_id=call.span_id))
         actions.extend(self.extra_put(put) for put in plan.extra_puts)
         actions.extend(self.condition_check(check) for check in plan.condition_checks)
-        if plan.metadata.context_append:
+        if plan.metadata.context_append and self.table.listed(plan.metadata.context_append) is None:
             # Last, after the tool's own actions: their positions are the plan's (METADATA + 1...).
             actions.append(self.context_put(plan.metadata, trace_id=call.trace_id, span_id=call.span_id))
         return actions
@@ -127,7 +127,9 @@ class CommitActions:
             names.update({"#trace": ts.TRACE_ID, "#span": ts.SPAN_ID})
             values.update({":trace": to_attr(trace_id), ":span": to_attr(span_id)})
         if write.context_room is not None:
-            clause, more_names, more_values = context_clause(write.context_bytes, write.context_room)
+            clause, more_names, more_values = context_clause(
+                write.context_bytes, write.context_room, listed=self.table.listed(write.context_append)
+            )
             expression += ", " + clause
             names.update(more_names)
             values.update(more_values)

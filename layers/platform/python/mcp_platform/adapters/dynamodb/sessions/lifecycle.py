@@ -85,7 +85,9 @@ class SessionLifecycle:
         metadata goes first so that nothing the budget or the session's state refuses is ever
         visible; should the Put not happen (the process dies in between), the append is lost
         and the caller, who got no answer, is left with a version and a size counted for
-        nothing (a tool call's append is one transaction: :meth:`ToolCallCommits.commit`)."""
+        nothing (a tool call's append is one transaction: :meth:`ToolCallCommits.commit`). In the
+        list layout (``session_context_layout=list``) the one UpdateItem appends them to the
+        metadata's list (D3 as releases before the context items wrote it) and nothing is Put."""
         entries = list(messages)
         clause, names, values = self.table.context_growth(session_id, entries)
         now = self.table.iso_now()
@@ -99,6 +101,8 @@ class SessionLifecycle:
             ReturnValues="UPDATED_NEW",
         )
         version = int(from_attr(response["Attributes"][ts.VERSION]))
+        if self.table.listed(entries) is not None:
+            return version
         sk = ts.context_item_sk(now, f"v{version:012d}")
         self.table.gateway.call("put_item", TableName=self.table.table_name, Item=context_item(session_id, sk, entries))
         return version

@@ -102,7 +102,7 @@ from mcp_platform.application.sessions.model import (
     ToolCallResult,
 )
 from mcp_platform.application.sessions.retry import CONFLICT_BACKOFF, Backoff
-from mcp_platform.config import Settings
+from mcp_platform.config import CONTEXT_IN_ITEMS, Settings
 from mcp_platform.protocol.clock import Clock, SystemClock
 
 if TYPE_CHECKING:
@@ -125,6 +125,7 @@ class SessionStore:
         context_budget_bytes: int = DEFAULT_CONTEXT_BUDGET_BYTES,
         conflict_backoff: Backoff | None = None,
         record_budget_bytes: int = CALL_RECORD_BUDGET_BYTES,
+        context_layout: str = CONTEXT_IN_ITEMS,
     ) -> None:
         """``gateway``, or the ``client`` (and ``control_client``) to build one from: the store is
         given its clients (:meth:`from_settings` builds them from settings), never finds them."""
@@ -142,6 +143,7 @@ class SessionStore:
             conflict_backoff=conflict_backoff or (backoff if backoff is not None else CONFLICT_BACKOFF),
             context_budget_bytes=context_budget_bytes,
             record_budget_bytes=record_budget_bytes,
+            context_layout=context_layout,
         )
         self.lifecycle = SessionLifecycle(self._table)
         self.commits = ToolCallCommits(self._table)
@@ -164,6 +166,7 @@ class SessionStore:
             ttl_seconds=settings.session_ttl_seconds,
             clock=clock,
             backoff=backoff,
+            context_layout=settings.session_context_layout,
         )
 
     # -- what the other adapters built on this table share -----------------------------------

@@ -29,6 +29,7 @@ from mcp_platform.application.sessions.commit_plan import (
 from mcp_platform.application.sessions.errors import SessionNotFound, require_alive
 from mcp_platform.application.sessions.model import SESSION_KINDS, STATUS_ACTIVE, STATUS_ENDED, Session
 from mcp_platform.application.sessions.retry import Backoff
+from mcp_platform.config import CONTEXT_IN_ITEMS, CONTEXT_IN_LIST, CONTEXT_LAYOUTS
 from mcp_platform.protocol.clock import Clock, iso_utc
 
 Expression = tuple[str, dict[str, str], dict[str, AttributeValue]]
@@ -41,16 +42,23 @@ ALIVE = "attribute_exists(#pk) AND #ttl > :now AND #st = :active"
 CONTEXT_HAS_ROOM = "(attribute_not_exists(#cb) OR #cb <= :room)"
 
 
-def context_clause(size: int, room: int, items: int = 1) -> Expression:
-    """SET clause and placeholders that count ``items`` new context items of ``size`` bytes in
-    the metadata (``context_bytes``, ``context_items``); ``:room`` is what CONTEXT_HAS_ROOM
-    compares the stored size with (D3: no read, the condition makes the budget exact under
-    parallel calls). The entries themselves go in a context item (:func:`context_item`): the
-    metadata item never grows with the context."""
-    clause = "#cb = if_not_exists(#cb, :zero) + :cbytes, #ci = if_not_exists(#ci, :zero) + :citems"
-    names = {"#cb": ts.CONTEXT_BYTES, "#ci": ts.CONTEXT_ITEMS}
-    values = {":zero": to_attr(0), ":cbytes": to_attr(size), ":citems": to_attr(items), ":room": to_attr(room)}
-    return clause, names, values
+def context_clause(size: int, room: int, *, listed: AttributeValue | None = None) -> Expression:
+    """SET clause and placeholders that count ``size`` more bytes of context in the metadata
+    (``context_bytes``) and either one more context item (``context_items``; the entries go in a
+    context item, :func:`context_item`, so the metadata never grows with the context) or, given
+    ``listed``, those entries appended to the metadata's own list (the list layout of ``config``). ``:room``
+    is what CONTEXT_HAS_ROOM compares the stored size with (D3: no read, the condition makes the
+    budget exact under parallel calls)."""
+    names = {"#cb": ts.CONTEXT_BYTES}
+    values = {":zero": to_attr(0), ":cbytes": to_attr(size), ":room": to_attr(room)}
+    counted = "#cb = if_not_exists(#cb, :zero) + :cbytes"
+    if listed is None:
+        names["#ci"] = ts.CONTEXT_ITEMS
+        values[":citems"] = to_attr(1)
+        return f"{counted}, #ci = if_not_exists(#ci, :zero) + :citems", names, values
+    names["#ctx"] = ts.CONTEXT
+    values.update({":new": listed, ":empty": {"L": []}})
+    return f"#ctx = list_append(if_not_exists(#ctx, :empty), :new), {counted}", names, values
 
 
 def context_item(session_id: str, sk: str, entries: Sequence[Any], extra: Mapping[str, Any] | None = None) -> Item:
@@ -91,9 +99,12 @@ class SessionTable:
         conflict_backoff: Backoff,
         context_budget_bytes: int = DEFAULT_CONTEXT_BUDGET_BYTES,
         record_budget_bytes: int = CALL_RECORD_BUDGET_BYTES,
+        context_layout: str = CONTEXT_IN_ITEMS,
     ) -> None:
         if ttl_seconds <= 0:
             raise ValueError(f"ttl_seconds must be positive, got {ttl_seconds}")
+        if context_layout not in CONTEXT_LAYOUTS:
+            raise ValueError(f"context_layout must be one of {CONTEXT_LAYOUTS}, got {context_layout!r}")
         self.table_name = table_name
         self.gateway = gateway
         self.ttl_seconds = ttl_seconds
@@ -102,6 +113,7 @@ class SessionTable:
         self.conflict_backoff = conflict_backoff
         self.context_budget_bytes = context_budget_bytes
         self.record_budget_bytes = record_budget_bytes
+        self.context_layout = context_layout
 
     # -- time ------------------------------------------------------------------------------
     def now(self) -> int:
@@ -140,9 +152,14 @@ class SessionTable:
 
     def context_growth(self, session_id: str, entries: list[Any]) -> Expression:
         """SET clause, condition placeholders that count ``entries`` in the context within its
-        byte budget (``commit_plan.context_growth``: the same rule as a commit's)."""
+        byte budget (``commit_plan.context_growth``: the same rule as a commit's), and, in the
+        list layout, append them to the metadata's list."""
         size, room = context_growth(session_id, entries, self.context_budget_bytes)
-        return context_clause(size, room)
+        return context_clause(size, room, listed=self.listed(entries))
+
+    def listed(self, entries: Sequence[Any]) -> AttributeValue | None:
+        """The entries as the metadata's list takes them, in the list layout; None in the items layout."""
+        return to_attr(list(entries)) if self.context_layout == CONTEXT_IN_LIST else None
 
     # -- the context (D1/D3 as amended) -----------------------------------------------------
     def with_context(self, session: Session, item: Mapping[str, AttributeValue], *, consistent: bool) -> Session:
