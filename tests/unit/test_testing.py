@@ -10,6 +10,7 @@ import pytest
 
 from mcp_platform import READ_ONLY, ExtraPut, ToolContext, ToolError, tool
 from mcp_platform.adapters.dynamodb.sessions import PreconditionFailed, SessionNotFound
+from mcp_platform.protocol.context import ToolEffectViolation
 from mcp_platform.testing import ToolHarness
 from tests.support.sdk_style_tools.orders import Order, Receipt, Size, order_prompt, place_order, price
 
@@ -98,6 +99,24 @@ def test_the_harness_commits_by_the_endpoints_rules() -> None:
     assert refused.value.label == "claim"
     assert harness.session.context == [{"role": "note", "text": "claimed r1"}] and harness.session.tool_calls == 1
     assert harness.store.items[(None, (("pk", "claim#r1"), ("sk", "owner")))]["by"] == "alice"
+
+
+@tool(session="required", effect="append_only")
+def notes_so_far(ctx: ToolContext) -> int:
+    """Wrong for an append-only tool: its answer would depend on what other calls appended."""
+    ctx.append_to_session({"role": "note", "text": "one more"})
+    return len(ctx.session.context)
+
+
+def test_an_append_only_tool_that_reads_the_context_is_told_it_is_not_loaded() -> None:
+    """Given an append-only tool that reads its session's context (not loaded for such a call, in
+    production as here), When it runs, Then reading it raises a ToolEffectViolation saying how to
+    declare the tool, rather than showing an empty context, and nothing is committed; its other
+    session fields read as they are."""
+    harness = ToolHarness(principal="alice", context=[{"role": "note", "text": "x"}])
+    with pytest.raises(ToolEffectViolation, match="effect='read_only' or 'read_modify_write'"):
+        asyncio.run(harness.call(notes_so_far))
+    assert harness.session.context == [{"role": "note", "text": "x"}] and harness.session.tool_calls == 0
 
 
 def test_a_call_may_name_another_session_of_its_principal_only() -> None:

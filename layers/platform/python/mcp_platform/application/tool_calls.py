@@ -251,7 +251,11 @@ class ToolCallRunner:
         return context.ToolContext.for_request(
             call,
             self.services,
-            loaded_session=session,
+            loaded_session=(
+                context.SessionWithoutContext(session)
+                if session is not None and prepared.spec.effect == APPEND_ONLY
+                else session
+            ),
             tool_call_id=prepared.tool_call_id,
             progress_token=prepared.progress_token,
             effects=effects,

@@ -80,6 +80,57 @@ class SessionState(Protocol):
     def attribute_version(self, name: str) -> int: ...
 
 
+@dataclass(frozen=True)
+class SessionWithoutContext:
+    """A session as an append-only tool sees it: all of it but its context, which is not read for
+    such a call (what it appends never depends on what is there, and reading it would make the
+    call's cost grow with the session). Reading ``context`` raises, rather than show none."""
+
+    held: SessionState
+
+    @property
+    def id(self) -> str:
+        return self.held.id
+
+    @property
+    def owner(self) -> str:
+        return self.held.owner
+
+    @property
+    def status(self) -> str:
+        return self.held.status
+
+    @property
+    def kind(self) -> str:
+        return self.held.kind
+
+    @property
+    def ttl(self) -> int:
+        return self.held.ttl
+
+    @property
+    def version(self) -> int:
+        return self.held.version
+
+    @property
+    def tool_calls(self) -> int:
+        return self.held.tool_calls
+
+    @property
+    def context(self) -> list[Any]:
+        raise ToolEffectViolation(
+            "an append-only tool does not read the session's context (it is not loaded for it): "
+            "declare the tool effect='read_only' or 'read_modify_write' to read it"
+        )
+
+    @property
+    def attributes(self) -> dict[str, Any]:
+        return self.held.attributes
+
+    def attribute_version(self, name: str) -> int:
+        return self.held.attribute_version(name)
+
+
 class SessionEffects(Protocol):
     """The unit of work a context's tool-facing effects go to: what one run queues for its
     session's commit and what it read (the application's ``sessions.changes.PendingChanges``,
