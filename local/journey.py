@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from local.endpoint_log import call_summary, log_files
-from mcp_platform.adapters.dynamodb import audit_writer as w
+from mcp_platform.adapters.dynamodb.audit_trail import to_record
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.application.metrics import OPERATION_DURATION
 from mcp_platform.protocol.trace_context import SPAN_ID, TRACE_ID
@@ -149,11 +149,12 @@ def audit_records(dynamodb: Any, table: str, trace_id: str) -> list[Step]:
     """The audit records of the changes the trace made."""
     steps = []
     for item in _scan(dynamodb, table, trace_id):
+        record = to_record(item)  # an item stores only what its key and images do not give back
         said = (
-            f"{_text(item, w.EVENT_NAME)} {_text(item, ts.AUDIT_PK)} / {_text(item, w.ITEM_SK)}"
-            f"  seq {_text(item, w.SEQUENCE)}  span {_text(item, ts.SPAN_ID)}"
+            f"{record['event_name']} {_text(item, ts.AUDIT_PK)} / {record['item']}"
+            f"  seq {record['sequence_number']}  span {_text(item, ts.SPAN_ID)}"
         )
-        steps.append(Step("audit", _text(item, w.CHANGE_TIME), said))
+        steps.append(Step("audit", record["change_time"], said))
     return sorted(steps, key=lambda step: step.when)
 
 

@@ -149,6 +149,15 @@ class MotoSessionTable:
         )["Items"]
 
 
+def audit_records(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The change records among audit items (not the summaries), as the trail reads them: an item
+    stores only what its key, images and ``who`` do not give back."""
+    from mcp_platform.adapters.dynamodb.audit_trail import to_record
+    from mcp_platform.adapters.dynamodb.audit_writer import EVENT_NAME
+
+    return [to_record(item) for item in items if EVENT_NAME in item]
+
+
 @contextmanager
 def moto_tables() -> Iterator[MotoSessionTable]:
     with mock_aws():

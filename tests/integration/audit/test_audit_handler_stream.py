@@ -10,13 +10,13 @@ from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingErro
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from tests.integration.audit.audit_function import AuditFunction, lambda_context
-from tests.support.session_stream import as_ttl_removal, metadata_item, tool_marker, tool_record
+from tests.support.session_stream import as_ttl_removal, audit_records, metadata_item, tool_marker, tool_record
 
 CALL = ("2026-11-29T10:10:00Z", "c1")
 
 
 def _sequence_numbers(items: list[dict]) -> list[str]:
-    return sorted(item["seq"]["S"] for item in items if "seq" in item)
+    return sorted(record["sequence_number"] for record in audit_records(items))
 
 
 def test_a2_batch_delivered_twice_leaves_one_audit_record_each(audit_function: AuditFunction) -> None:
@@ -86,16 +86,16 @@ def test_a4_ttl_remove_and_explicit_delete_take_different_paths(audit_function: 
     # When the batch is processed
     assert audit_function.invoke(records) == {"batchItemFailures": []}
     # Then both removals are audited, told apart by who removed them
-    trail = {sid: tables.audit_items(sid) for sid in ("s1", "s2")}
-    (s1_remove,) = [i for i in trail["s1"] if i.get("event_name", {}).get("S") == "REMOVE"]
-    (s2_remove,) = [i for i in trail["s2"] if i.get("event_name", {}).get("S") == "REMOVE"]
-    assert s1_remove["ttl_expiry"] == {"BOOL": True}
-    assert s1_remove["who"]["M"]["principal_id"] == {"S": "dynamodb.amazonaws.com"}
-    assert s2_remove["ttl_expiry"] == {"BOOL": False}
+    trail = {sid: audit_records(tables.audit_items(sid)) for sid in ("s1", "s2")}
+    (s1_remove,) = [r for r in trail["s1"] if r["event_name"] == "REMOVE"]
+    (s2_remove,) = [r for r in trail["s2"] if r["event_name"] == "REMOVE"]
+    assert s1_remove["ttl_expiry"] is True
+    assert s1_remove["who"]["principal_id"] == "dynamodb.amazonaws.com"
+    assert s2_remove["ttl_expiry"] is False
     # and only the TTL path revoked the held items, wrote a summary and emitted an event
     assert tables.session_items("s1") == [] and len(tables.session_items("s2")) == 2
-    assert any(i["sk"]["S"] == ts.AUDIT_SUMMARY_SK for i in trail["s1"])
-    assert not any(i["sk"]["S"] == ts.AUDIT_SUMMARY_SK for i in trail["s2"])
+    assert any(i["sk"]["S"] == ts.AUDIT_SUMMARY_SK for i in tables.audit_items("s1"))
+    assert not any(i["sk"]["S"] == ts.AUDIT_SUMMARY_SK for i in tables.audit_items("s2"))
     ((key, data),) = audit_function.published_events()
     assert key == "s1" and json.loads(data)["type"] == "session.expired"
 
@@ -118,7 +118,7 @@ def test_a4_ttl_batch_redelivered_and_cleanup_records_are_harmless(audit_functio
     assert _sequence_numbers(tables.audit_items()) == sorted(
         audited_once + [r["dynamodb"]["SequenceNumber"] for r in cleanup]
     )
-    assert sum(1 for i in tables.audit_items() if i.get("ttl_expiry") == {"BOOL": True}) == 1
+    assert sum(1 for r in audit_records(tables.audit_items()) if r["ttl_expiry"]) == 1
 
 
 def test_with_span_export_on_a_traced_change_is_audited_in_a_span_of_its_trace(

@@ -13,7 +13,7 @@ import pytest
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from tests.integration.audit.audit_function import AuditFunction
-from tests.support.session_stream import as_ttl_removal
+from tests.support.session_stream import as_ttl_removal, audit_records
 from tests.support.stored_formats import items_now, recorded_releases
 
 
@@ -29,7 +29,7 @@ def test_todays_audit_records_a_previous_releases_session_items(audit_function: 
     handle = recorded["application_session"]
     for session_id in (handle, recorded["transport_session"]):
         stored = {item[ts.SK]["S"] for item in items if item[ts.PK]["S"] == ts.session_pk(session_id)}
-        audited = {item["item_sk"]["S"] for item in tables.audit_items(session_id)}
+        audited = {record["item"] for record in audit_records(tables.audit_items(session_id))}
         assert audited == stored, session_id
     # The application session expires by TTL: its removal (the old image) is audited too, and its
     # summary event published.

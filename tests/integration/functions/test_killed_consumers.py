@@ -51,6 +51,7 @@ from tests.support.lambda_runtime import (
 )
 from tests.support.local_platform import wait_for
 from tests.support.mcp_http import final_message, modern_call
+from tests.support.session_stream import audit_records
 from tests.support.task_tools import long_tasks
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.xdist_group("killed_consumers")]
@@ -284,7 +285,7 @@ def audited_sequences(deployment: Deployment, session: str) -> list[str]:
         ExpressionAttributeValues={":pk": {"S": ts.session_pk(session)}},
         ConsistentRead=True,
     )["Items"]
-    return [item["seq"]["S"] for item in items if "seq" in item]
+    return [record["sequence_number"] for record in audit_records(items)]
 
 
 def session_changes(deployment: Deployment, session: str) -> list[str]:

@@ -41,6 +41,7 @@ from tests.support.lambda_runtime import (
     started_web_function,
 )
 from tests.support.mcp_http import call, final_message, initialize, modern_call, sse_messages
+from tests.support.session_stream import audit_records
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.xdist_group("lambda_shaped")]
 TASKS_EXTENSION: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
@@ -141,7 +142,7 @@ def test_audit_under_the_runtime_client_audits_a_batch_with_a_ttl_remove(
     # and other non-session items are skipped), the expiry wrote the session's summary (A4)
     assert response == {"batchItemFailures": []}
     audited = deployment.clients.dynamodb.scan(TableName=audit.environment[EnvVars.AUDIT_TABLE])["Items"]
-    sequences = {item["seq"]["S"] for item in audited if "seq" in item}
+    sequences = {record["sequence_number"] for record in audit_records(audited)}
     session_changes = [r for r in batch if r["dynamodb"]["Keys"][ts.PK]["S"].startswith(ts.SESSION_PREFIX)]
     assert sequences == {r["dynamodb"]["SequenceNumber"] for r in session_changes}
     assert any(item[ts.AUDIT_SK]["S"] == ts.AUDIT_SUMMARY_SK for item in audited)

@@ -22,6 +22,7 @@ from local.resources import local_name
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from tests.support.kinesis import read_whole_stream
 from tests.support.local_platform import ROOT, LocalPlatform, local_platform, wait_for
+from tests.support.session_stream import audit_records
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.xdist_group("local_platform")]
 STAGE = "dev"  # cdk.json's default stage, which `python -m local` synthesizes
@@ -137,7 +138,7 @@ def test_a_traced_call_is_found_by_its_trace_id_at_every_stage(platform: LocalPl
 
     audit = wait_for(audited, PIPELINE_DEADLINE_S, "the audit records of the call's changes")
     assert {item[ts.AUDIT_PK]["S"] for item in audit} == {session_pk}
-    assert sorted(item["item_sk"]["S"].split("#")[0] for item in audit) == ["ctx", "metadata", "tool", "toolcall"]
+    assert sorted(r["item"].split("#")[0] for r in audit_records(audit)) == ["ctx", "metadata", "tool", "toolcall"]
 
     # And `python -m local.trace` prints the journey, every stage naming what it found
     env = {**os.environ, "LOCAL_AWS_PORT": aws_port, "LOCAL_LOG_DIR": str(logs)}

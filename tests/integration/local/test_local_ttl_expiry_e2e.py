@@ -30,6 +30,7 @@ from mcp_platform.application.events.stream_events import SessionExpiredEvent, d
 from mcp_platform.protocol.clock import utc_now_iso
 from tests.support.kinesis import read_whole_stream
 from tests.support.local_platform import LocalPlatform, local_platform, wait_for
+from tests.support.session_stream import audit_records
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.xdist_group("local_platform")]
 STAGE = "dev"  # cdk.json's default stage, which `python -m local` synthesizes
@@ -153,12 +154,12 @@ def test_a4_ttl_expiry_runs_end_to_end_and_leaves_every_dlq_empty(platform: Loca
     assert json.loads(stored["summary"]["S"])["tool_calls"] == 1
     # and the REMOVE reached the audit as a TTL deletion by the service, not as an explicit delete
     (removal,) = [
-        i
-        for i in audit_items(platform, session_id)
-        if i.get("event_name", {}).get("S") == "REMOVE" and i.get("item_sk", {}).get("S") == ts.METADATA_SK
+        r
+        for r in audit_records(audit_items(platform, session_id))
+        if r["event_name"] == "REMOVE" and r["item"] == ts.METADATA_SK
     ]
-    assert removal["ttl_expiry"]["BOOL"] is True
-    assert removal["who"]["M"]["principal_id"]["S"] == ts.TTL_PRINCIPAL
+    assert removal["ttl_expiry"] is True
+    assert removal["who"]["principal_id"] == ts.TTL_PRINCIPAL
     # and the held items (call record and marker) were revoked: nothing of the session is left
     wait_for(lambda: not session_items(platform, session_id), PIPELINE_DEADLINE_S, "the held items to be revoked")
     # and exactly one typed session.expired event is on the stream, under the session's key (K3)

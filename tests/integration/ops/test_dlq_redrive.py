@@ -27,6 +27,7 @@ from mcp_platform.config import EnvVars
 from mcp_platform.ops.__main__ import run
 from mcp_platform.ops.dead_letters import QUEUE_VARIABLES
 from mcp_platform.ops.lambda_records import SourceKind, dynamodb_event_record, kinesis_event_record
+from tests.support.session_stream import audit_records
 from tests.support.tables import create_session_table
 
 pytestmark = pytest.mark.integration
@@ -233,7 +234,7 @@ def test_audit_pointer_is_replayed_through_the_audit_processor_idempotently(
         assert deployment.ops("replay", "audit", capsys=capsys)[0] == 0
     # Then the change has exactly one audit record, keyed by its sequence number (A2)
     audited = deployment.clients["dynamodb"].scan(TableName="audit")["Items"]
-    assert [item["seq"]["S"] for item in audited] == [raw[0]["dynamodb"]["SequenceNumber"]]
+    assert [r["sequence_number"] for r in audit_records(audited)] == [raw[0]["dynamodb"]["SequenceNumber"]]
 
 
 def test_tasks_and_expiry_messages_go_back_where_they_came_from(

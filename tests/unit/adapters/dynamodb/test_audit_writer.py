@@ -1,4 +1,5 @@
-"""A2/A3: audit items keyed for a time-ordered trail, idempotent, bounded under 400 KB."""
+"""A2/A3: audit items keyed for a time-ordered trail, idempotent, bounded under 400 KB, storing
+nothing twice (what the key, the images and ``who`` give back is left out)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ DAY = 24 * 3600
 
 def _write(writer: AuditWriter, record: dict) -> tuple[dict, bool]:
     change = read_stream_change(record)
-    item = writer.build_item(change, diff_stream_images(change.old_image, change.new_image))
+    item = writer.build_item(change, lambda: diff_stream_images(change.old_image, change.new_image))
     return item, writer.put(item)
 
 
@@ -36,11 +37,54 @@ def test_a2_a3_item_is_keyed_by_session_time_and_sequence(tables: MotoSessionTab
     assert item["pk"] == {"S": PK}
     assert item["sk"]["S"] == f"{change.change_time_iso}#{ddb['SequenceNumber'].zfill(40)}"
     assert int(item["ttl"]["N"]) == ddb["ApproximateCreationDateTime"] + 30 * DAY
-    assert item[w.EVENT_NAME] == {"S": "INSERT"} and item[w.ITEM_SK] == {"S": "metadata"}
+    assert item[w.EVENT_NAME] == {"S": "INSERT"}
     assert item[w.WHO] == {"M": {"type": {"S": "Application"}}}
-    assert json.loads(item[w.NEW_IMAGE]["S"]) == ddb["NewImage"]  # the wire image, verbatim
+    assert item[w.NEW_IMAGE] == {"M": ddb["NewImage"]}  # the wire image, verbatim, as a map
     assert w.OLD_IMAGE not in item
-    assert item[w.OWNER] == {"S": "principal-1"}
+    # And nothing stored twice: the diff (recomputed from the image), the sequence number and
+    # change time (in the sort key), the item's key and owner (in the image), the TTL flag
+    # (the event name and who) are left out, and the item gives each back
+    assert not {w.DIFF, w.SEQUENCE, w.CHANGE_TIME, w.ITEM_SK, w.OWNER, w.TTL_EXPIRY} & item.keys()
+    assert w.derived(item) == {
+        "sequence_number": ddb["SequenceNumber"],
+        "change_time": change.change_time_iso,
+        "item": "metadata",
+        "owner": "principal-1",
+        "ttl_expiry": False,
+    }
+
+
+def test_a3_what_the_item_would_not_give_back_exactly_is_stored(tables: MotoSessionTable) -> None:
+    # Given an item holding binary, a set, and maps nested 31 deep, whose version is bumped
+    deep: dict = {"S": "bottom"}
+    for level in range(31):
+        deep = {"M": {f"level{level}": deep}}
+    extra = {"raw_bytes": {"B": b"\x00\xff"}, "tag_set": {"SS": ["b", "a"]}, "nested_deep": deep}
+    tables.put(metadata_item("s1", extra=extra))
+    tables.update(PK, ts.METADATA_SK, "SET version = version + :one", {":one": {"N": "1"}})
+    _, modify = tables.drain()
+    # And the same change delivered with a sequence number the sort key pads (leading zeros)
+    padded = {**modify, "dynamodb": {**modify["dynamodb"], "SequenceNumber": "0" + modify["dynamodb"]["SequenceNumber"]}}
+    writer = AuditWriter(tables.client, AUDIT_TABLE)
+    # When both are audited
+    item, _ = _write(writer, modify)
+    padded_item, _ = _write(writer, padded)
+    # Then images a map would not keep exactly stay DynamoDB-JSON text, verbatim (and with them
+    # whole, the diff is still left out), and the leading zeros keep their sequence number stored
+    assert json.loads(item[w.OLD_IMAGE]["S"]) == modify["dynamodb"]["OldImage"]
+    assert json.loads(item[w.NEW_IMAGE]["S"]) == modify["dynamodb"]["NewImage"]
+    assert w.DIFF not in item and w.SEQUENCE not in item
+    assert padded_item[w.SEQUENCE] == {"S": padded["dynamodb"]["SequenceNumber"]}
+
+
+def test_a3_a_writer_bounding_diffs_otherwise_than_the_trail_stores_them(tables: MotoSessionTable) -> None:
+    # Given a writer whose diff limit is not the trail's
+    tables.put(metadata_item("s1"))
+    (record,) = tables.drain()
+    writer = AuditWriter(tables.client, AUDIT_TABLE, diff_limit=50_000)
+    # When a change is audited, Then its diff is stored (the trail would bound it otherwise)
+    item, _ = _write(writer, record)
+    assert json.loads(item[w.DIFF]["S"])["added"]["version"] == 1
 
 
 def test_a2_duplicate_record_is_a_silent_success_with_one_item(tables: MotoSessionTable) -> None:

@@ -169,3 +169,46 @@ def test_an_explicit_delete_of_the_metadata_is_not_an_expiry() -> None:
     )
     with pytest.raises(ValueError, match="not a session TTL expiry"):
         handler.handle(plain)
+
+
+@dataclass
+class DiffOnDemandLog(MemoryAuditLog):
+    """Asks for the diff only when told to (a log that stores it only when it must)."""
+
+    wants_diff: bool = False
+    diffs: list[Any] = field(default_factory=list)
+
+    def record(self, change: StreamChange, diff: Any) -> bool:
+        if self.wants_diff:
+            self.diffs.append(diff())
+        return True
+
+
+def _toy_change(old: dict[str, Any] | None, new: dict[str, Any] | None) -> StreamChange:
+    return StreamChange("e1", "MODIFY", "1", T0, "session#s1", "metadata", old, new, "s1", False, {})
+
+
+@pytest.mark.parametrize("wants_diff", [False, True])
+def test_the_processor_computes_the_diff_only_when_the_log_stores_it(
+    monkeypatch: pytest.MonkeyPatch, wants_diff: bool
+) -> None:
+    from mcp_platform.application.audit import processor as module
+
+    # Given a change and a log that does (or does not) store its diff
+    change = _toy_change({"n": {"v": 1}}, {"n": {"v": 2}})
+    computed: list[int] = []
+
+    def counted(*args: Any, **options: Any) -> Any:
+        computed.append(1)
+        return diff_images(*args, **options)
+
+    monkeypatch.setattr(module, "diff_images", counted)
+    log = DiffOnDemandLog(wants_diff=wants_diff)
+    processor = module.AuditProcessor(lambda _: change, ToyCodec(), log, SessionExpiryHandler(None, log, None))  # type: ignore[arg-type]
+    # When the record is processed
+    outcome = processor.process({})
+    # Then it is audited, and the diff computed only for the log that stores it
+    assert outcome.action == "audited"
+    assert len(computed) == (1 if wants_diff else 0)
+    if wants_diff:
+        assert log.diffs[0].changed == {"n": {"old": 1, "new": 2}}

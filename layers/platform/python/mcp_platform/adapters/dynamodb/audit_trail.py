@@ -3,7 +3,8 @@
 The :class:`~mcp_platform.application.audit.trail.AuditTrailReader` of the ``session_audit``
 tool. The cursor is opaque to callers and bound to the session it was issued for (it carries
 the last sort key read, checked to be one this trail issues), so it cannot be replayed against
-another session's partition. Stored images are DynamoDB JSON text, returned as plain JSON.
+another session's partition. Stored images (native maps, or DynamoDB-JSON text) are returned as
+plain JSON; a diff the item does not store is recomputed from its images (``to_record``).
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_platform.adapters.dynamodb import audit_writer as w
 from mcp_platform.adapters.dynamodb import table_schema as ts
-from mcp_platform.adapters.dynamodb.stream_images import image_to_plain
+from mcp_platform.adapters.dynamodb.stream_images import diff_stream_images, image_to_plain
 from mcp_platform.application.audit.diff import dumps
+from mcp_platform.application.audit.images import WireImage
 from mcp_platform.application.audit.trail import DEFAULT_LIMIT, MAX_LIMIT, InvalidCursor, TrailPage
 
 if TYPE_CHECKING:
@@ -47,31 +49,46 @@ def _decode_cursor(session_id: str, cursor: str) -> str:
     return sk
 
 
-def _image(item: dict[str, Any], name: str) -> Any:
-    if name not in item:
-        return None
-    stored = json.loads(item[name]["S"])
-    if isinstance(stored.get("_summary"), str):
+def _plain_image(verbatim: WireImage | None, summary: dict[str, Any] | None) -> Any:
+    if summary is not None:
         # The image was too large and was kept as a summary; its small scalars are made plain.
-        return {**stored, "kept": json.loads(dumps(image_to_plain(stored["kept"])))}
+        return {**summary, "kept": json.loads(dumps(image_to_plain(summary["kept"])))}
+    if verbatim is None:
+        return None
     # DynamoDB JSON -> plain, with Decimals made JSON-safe the same way the diff is.
-    return json.loads(dumps(image_to_plain(stored)))
+    return json.loads(dumps(image_to_plain(verbatim)))
+
+
+def _stored(item: dict[str, Any], name: str, fact: str, known: dict[str, Any]) -> Any:
+    """An attribute as stored, or given back by the rest of the item when it was not stored."""
+    if name not in item:
+        return known[fact]
+    return next(iter(item[name].values())) if "NULL" not in item[name] else None
 
 
 def to_record(item: dict[str, Any]) -> dict[str, Any]:
-    """An audit item as the JSON-safe dict callers see."""
+    """An audit item as the JSON-safe dict callers see, whichever layout wrote it: what it
+    stores is used as stored; what it does not (the diff, the facts its key and images give
+    back) is recomputed the way it was left out (:mod:`.audit_writer`)."""
+    old, old_summary = w.stored_image(item.get(w.OLD_IMAGE))
+    new, new_summary = w.stored_image(item.get(w.NEW_IMAGE))
+    if w.DIFF in item:
+        diff = json.loads(item[w.DIFF]["S"])
+    else:
+        diff = json.loads(w.bounded_diff(diff_stream_images(old, new)))
+    known = w.derived(item)
     return {
-        "sequence_number": item[w.SEQUENCE]["S"],
-        "change_time": item[w.CHANGE_TIME]["S"],
+        "sequence_number": _stored(item, w.SEQUENCE, "sequence_number", known),
+        "change_time": _stored(item, w.CHANGE_TIME, "change_time", known),
         "event_name": item[w.EVENT_NAME]["S"],
-        "item": item[w.ITEM_SK]["S"],
+        "item": _stored(item, w.ITEM_SK, "item", known),
         "who": {key: value["S"] for key, value in item[w.WHO]["M"].items()},
-        "owner": item[w.OWNER]["S"] if w.OWNER in item else None,
-        "ttl_expiry": item[w.TTL_EXPIRY]["BOOL"],
+        "owner": _stored(item, w.OWNER, "owner", known),
+        "ttl_expiry": _stored(item, w.TTL_EXPIRY, "ttl_expiry", known),
         "trace_id": item[ts.TRACE_ID]["S"] if ts.TRACE_ID in item else None,
-        "diff": json.loads(item[w.DIFF]["S"]),
-        "old_image": _image(item, w.OLD_IMAGE),
-        "new_image": _image(item, w.NEW_IMAGE),
+        "diff": diff,
+        "old_image": _plain_image(old, old_summary),
+        "new_image": _plain_image(new, new_summary),
     }
 
 

@@ -6,7 +6,7 @@ live here too.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -51,9 +51,11 @@ class EventPublisher(Protocol):
 class AuditLog(Protocol):
     """The audit table: one record per session change, and one summary per expired session."""
 
-    def record(self, change: StreamChange, diff: ImageDiff) -> bool:
+    def record(self, change: StreamChange, diff: Callable[[], ImageDiff]) -> bool:
         """Store the change's audit record: True if written, False if it was already (a
-        redelivered stream record is a silent success, A2)."""
+        redelivered stream record is a silent success, A2). ``diff`` computes the change's
+        field-level diff (A3): the log calls it only when it stores the diff, not when the diff
+        can be recomputed from the images it stores."""
         ...
 
     def put_summary(

@@ -59,7 +59,8 @@ class AuditProcessor:
         change = self._read(record)
         if change.session_id is None:
             return RecordOutcome(change.sequence_number, SKIPPED)
-        written = self._writer.record(change, diff_images(change.old_image, change.new_image, codec=self._codec))
+        # The diff is computed only if the log must store it (it is recomputed on read otherwise).
+        written = self._writer.record(change, lambda: diff_images(change.old_image, change.new_image, codec=self._codec))
         # Side effects run on duplicates too: a previous delivery may have audited the record
         # and then failed half-way through them.
         expiry = self._expiry.handle(change) if change.is_session_expiry else None
