@@ -1,7 +1,7 @@
 """Writes audit records and session summaries to the audit table (A2, A3, A4).
 
 Items are built in DynamoDB JSON for the low-level client (no serializer pass on the hot path).
-An audit item stores nothing twice (docs/architecture/audit.md, "The audit item"):
+An audit item stores nothing twice (docs/operating/upgrades.md, "The audit item"):
 
 * the images as the stream delivered them, each a native map attribute (M), or as DynamoDB-JSON
   text where a map would not keep it exactly (a set, whose order a map does not keep; binary;
