@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from local.endpoint_log import call_summary, log_files
-from mcp_platform.adapters.dynamodb.audit_trail import to_record
 from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.adapters.dynamodb.audit_trail import to_record
 from mcp_platform.application.metrics import OPERATION_DURATION
 from mcp_platform.protocol.trace_context import SPAN_ID, TRACE_ID
 

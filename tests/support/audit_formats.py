@@ -118,7 +118,7 @@ def _edge_records() -> Iterator[dict[str, Any]]:
                 ":big": {"S": "v" * 3000},
                 ":price": {"N": "0.25"},
                 ":huge": {"N": "123456789012345678901234567890"},
-                ":note": {"S": "café 漢字 \"quoted\" \\ back"},
+                ":note": {"S": 'café 漢字 "quoted" \\ back'},
             },
         )
         tables.update(
@@ -179,7 +179,8 @@ def record(records: list[dict[str, Any]]) -> dict[str, Any]:
             processor.process(stream_record)
             item = None
             if change.session_id is not None:
-                key = {ts.AUDIT_PK: {"S": change.pk}, ts.AUDIT_SK: {"S": ts.audit_sk(change.change_time_iso, change.sequence_number)}}
+                sort_key = ts.audit_sk(change.change_time_iso, change.sequence_number)
+                key = {ts.AUDIT_PK: {"S": change.pk}, ts.AUDIT_SK: {"S": sort_key}}
                 item = tables.client.get_item(TableName=AUDIT_TABLE, Key=key, ConsistentRead=True)["Item"]
             cases.append({"record": stream_record, "item": item, "trail": to_record(item) if item else None})
     return {"cases": cases}

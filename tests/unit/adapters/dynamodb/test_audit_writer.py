@@ -64,7 +64,10 @@ def test_a3_what_the_item_would_not_give_back_exactly_is_stored(tables: MotoSess
     tables.update(PK, ts.METADATA_SK, "SET version = version + :one", {":one": {"N": "1"}})
     _, modify = tables.drain()
     # And the same change delivered with a sequence number the sort key pads (leading zeros)
-    padded = {**modify, "dynamodb": {**modify["dynamodb"], "SequenceNumber": "0" + modify["dynamodb"]["SequenceNumber"]}}
+    padded = {
+        **modify,
+        "dynamodb": {**modify["dynamodb"], "SequenceNumber": "0" + modify["dynamodb"]["SequenceNumber"]},
+    }
     writer = AuditWriter(tables.client, AUDIT_TABLE)
     # When both are audited
     item, _ = _write(writer, modify)

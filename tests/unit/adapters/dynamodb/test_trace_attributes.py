@@ -34,7 +34,7 @@ def audit(tables: MotoSessionTable) -> list[dict[str, Any]]:
     audited = []
     for record in tables.drain():
         change = read_stream_change(record)
-        item = writer.build_item(change, lambda: diff_stream_images(change.old_image, change.new_image))
+        item = writer.build_item(change, lambda change=change: diff_stream_images(change.old_image, change.new_image))
         writer.put(item)
         audited.append(to_record(item))
     return audited

@@ -72,10 +72,8 @@ def to_record(item: dict[str, Any]) -> dict[str, Any]:
     back) is recomputed the way it was left out (:mod:`.audit_writer`)."""
     old, old_summary = w.stored_image(item.get(w.OLD_IMAGE))
     new, new_summary = w.stored_image(item.get(w.NEW_IMAGE))
-    if w.DIFF in item:
-        diff = json.loads(item[w.DIFF]["S"])
-    else:
-        diff = json.loads(w.bounded_diff(diff_stream_images(old, new)))
+    # A stored diff is used as stored; otherwise it is the images' (bounded as the writer would).
+    stored_diff = item[w.DIFF]["S"] if w.DIFF in item else w.bounded_diff(diff_stream_images(old, new))
     known = w.derived(item)
     return {
         "sequence_number": _stored(item, w.SEQUENCE, "sequence_number", known),
@@ -86,7 +84,7 @@ def to_record(item: dict[str, Any]) -> dict[str, Any]:
         "owner": _stored(item, w.OWNER, "owner", known),
         "ttl_expiry": _stored(item, w.TTL_EXPIRY, "ttl_expiry", known),
         "trace_id": item[ts.TRACE_ID]["S"] if ts.TRACE_ID in item else None,
-        "diff": diff,
+        "diff": json.loads(stored_diff),
         "old_image": _plain_image(old, old_summary),
         "new_image": _plain_image(new, new_summary),
     }

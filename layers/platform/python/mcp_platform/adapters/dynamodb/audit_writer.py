@@ -152,6 +152,12 @@ def _key_of(image: Mapping[str, Any]) -> str | None:
     return sk["S"] if isinstance(sk, Mapping) and isinstance(sk.get("S"), str) else None
 
 
+def _attribute(value: str | bool | None) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"BOOL": value}
+    return {"NULL": True} if value is None else {"S": value}
+
+
 def derived(item: Mapping[str, Any]) -> dict[str, Any]:
     """What an audit item gives back without storing it: the sequence number and change time
     (its sort key), the changed item's key and its owner (its images; a summary's kept
@@ -249,7 +255,7 @@ class AuditWriter:
         )
         for fact, name, value in facts:
             if known[fact] != value:  # what the item does not give back otherwise
-                item[name] = {"BOOL": value} if isinstance(value, bool) else {"NULL": True} if value is None else {"S": value}
+                item[name] = _attribute(value)
         return item
 
     def record(self, change: StreamChange, diff: Callable[[], ImageDiff]) -> bool:

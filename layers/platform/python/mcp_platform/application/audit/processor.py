@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from mcp_platform.application.audit.diff import diff_images
@@ -60,7 +61,9 @@ class AuditProcessor:
         if change.session_id is None:
             return RecordOutcome(change.sequence_number, SKIPPED)
         # The diff is computed only if the log must store it (it is recomputed on read otherwise).
-        written = self._writer.record(change, lambda: diff_images(change.old_image, change.new_image, codec=self._codec))
+        written = self._writer.record(
+            change, partial(diff_images, change.old_image, change.new_image, codec=self._codec)
+        )
         # Side effects run on duplicates too: a previous delivery may have audited the record
         # and then failed half-way through them.
         expiry = self._expiry.handle(change) if change.is_session_expiry else None
