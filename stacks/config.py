@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from mcp_platform.config import CONTEXT_LAYOUTS
+from mcp_platform.config import COMPATIBLE_RELEASES
 from stacks.deployment import DEFAULT_DEPLOYMENT, DEV_DEPLOYMENT, DeploymentStrategy, InvalidDeployment
 from stacks.edge_config import EDGE_DEFAULTS, edge_context
 from stacks.oauth_config import OAUTH_DEFAULTS, SECRET_REFERENCE, oauth_context
@@ -92,7 +92,7 @@ DEFAULTS: dict[str, Any] = {
     "dax_item_ttl_seconds": 300,
     "dax_query_ttl_seconds": 60,
     "session_ttl_seconds": 3600,
-    "session_context_layout": "items",  # where appends go; "list" while a release before the context items serves
+    "compatible_with": "",  # a release that may still serve beside this one: its stored formats are written
     "audit_retention_days": 365,
     "subscriptions": False,  # notification streams (GET, subscriptions/listen): each open one holds a Lambda
     "tasks": True,  # the task worker (tasks extension): idle, it costs nothing but its queue's polling
@@ -172,7 +172,7 @@ class PlatformConfig:
     dax_item_ttl_seconds: int
     dax_query_ttl_seconds: int
     session_ttl_seconds: int
-    session_context_layout: str  # CONTEXT_LAYOUTS of the runtime's config
+    compatible_with: str  # "" or one of the runtime's COMPATIBLE_RELEASES
     audit_retention_days: int
     subscriptions: bool
     tasks: bool
@@ -283,9 +283,7 @@ class PlatformConfig:
             dax_item_ttl_seconds=item_ttl,
             dax_query_ttl_seconds=query_ttl,
             session_ttl_seconds=_int("session_ttl_seconds", raw("session_ttl_seconds"), 60, 30 * 86_400),
-            session_context_layout=_choice(
-                "session_context_layout", str(raw("session_context_layout")).lower(), CONTEXT_LAYOUTS
-            ),
+            compatible_with=_choice("compatible_with", str(raw("compatible_with")).strip(), COMPATIBLE_RELEASES),
             audit_retention_days=_int("audit_retention_days", raw("audit_retention_days"), 1, 3650),
             subscriptions=_bool("subscriptions", raw("subscriptions")),
             tasks=_bool("tasks", raw("tasks")),

@@ -212,13 +212,14 @@ KEYS: dict[str, ContextKeyDoc] = {
     "session_ttl_seconds": ContextKeyDoc(
         "sliding session lifetime (D7)",
     ),
-    "session_context_layout": ContextKeyDoc(
+    "compatible_with": ContextKeyDoc(
         (
-            "where a write puts the context entries it appends: `items` (one item per write, D1/D3 as amended: "
-            "a commit's cost does not grow with the context) or `list` (the metadata item's list, as releases "
-            "before the context items wrote it: deploy with `list` first when upgrading from one of them, then "
-            '`items` once it serves everywhere; Upgrades, "A session\'s context")'
+            "the earliest release that may still serve beside this one, during a canary or after a rollback, "
+            "whose stored formats are then written: `0.1` (a session's context in its metadata list, audit items "
+            "with every attribute) for the first of the two deployments of an upgrade from 0.1; Upgrades, "
+            '"Two versions at once"'
         ),
+        default="none",
     ),
     "audit_retention_days": ContextKeyDoc(
         "how long audit records are kept (audit table TTL)",

@@ -72,7 +72,7 @@ class Endpoint(Construct):
             EnvVars.EVENT_STREAM_ARN: stream.stream.stream_arn,
             EnvVars.PRODUCER_DLQ_URL: producer_dlq.queue_url,
             EnvVars.SESSION_TTL_SECONDS: str(config.session_ttl_seconds),
-            EnvVars.SESSION_CONTEXT_LAYOUT: config.session_context_layout,
+            EnvVars.COMPATIBLE_WITH: config.compatible_with,
             EnvVars.AUTH_MODE: config.auth_mode,
             EnvVars.ALLOWED_ORIGINS: ",".join(config.browser_origins),
             EnvVars.STREAM_MAX_SECONDS: str(STREAM_MAX_S),

@@ -90,6 +90,7 @@ class Processing(Construct):
                 EnvVars.EVENT_STREAM: stream.stream.stream_name,  # A4: the session.expired event
                 EnvVars.EXPIRY_EVENTS_DLQ_URL: expiry_dlq.queue_url,
                 EnvVars.AUDIT_RETENTION_DAYS: str(config.audit_retention_days),
+                EnvVars.COMPATIBLE_WITH: config.compatible_with,  # which layout its items take
             },
         )
         # A2: conditional puts keyed by SequenceNumber; a duplicate reads the original back.

@@ -421,8 +421,8 @@ def test_update_metadata_never_rewrites_the_context(repo: Repository) -> None:
 def test_the_list_layout_keeps_appends_where_the_previous_release_reads_them(
     make_repository: MakeRepository, clock: ManualClock
 ) -> None:
-    """Given a store writing the list layout (``session_context_layout=list``: what a deployment
-    writes while a release from before the context items may still serve), When calls append,
+    """Given a store writing the list layout (``compatible_with=0.1``: what a deployment writes
+    while a release from before the context items may still serve), When calls append,
     Then every entry is in the metadata item itself (a session loaded without its context items
     shows them all, as that release reads it), in order; and once the store writes items again,
     the session reads the list, then the items."""

@@ -26,7 +26,7 @@ ALT_CONTEXT: dict[str, Any] = {
     "avg_record_bytes": 2048,
     "retention_hours": 720,
     "allowed_origins": "https://app.example.com,http://localhost:6274",
-    "session_context_layout": "list",  # an upgrade's first step (docs/operating/upgrades.md)
+    "compatible_with": "0.1",  # an upgrade's first step (docs/operating/upgrades.md)
 }
 
 # OAuth 2.1 with the optional Cognito user pool, API keys alongside (migration); no DAX (the

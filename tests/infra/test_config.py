@@ -83,7 +83,7 @@ def test_removal_policy_derived_per_stage_and_overridable() -> None:
         ("dax_node_type", "t3.small"),
         ("dax_item_ttl_seconds", "five"),
         ("session_ttl_seconds", True),
-        ("session_context_layout", "metadata"),
+        ("compatible_with", "0.0"),
         ("peak_records_per_s", -1),
     ],
 )

@@ -15,11 +15,14 @@ from urllib.parse import urlsplit
 
 CONTEXT_IN_ITEMS = "items"
 CONTEXT_IN_LIST = "list"
-CONTEXT_LAYOUTS = (CONTEXT_IN_ITEMS, CONTEXT_IN_LIST)
-"""Where a write puts the session context entries it appends (``SESSION_CONTEXT_LAYOUT``): a
-context item of their own (D1/D3 as amended), or the metadata item's ``context`` list, as
-releases before the context items did: what a deployment writes while a release that reads only
-that list may still serve (docs/operating/upgrades.md). Reads take both: the list, then the items."""
+"""Where a write puts the session context entries it appends: a context item of their own (D1/D3
+as amended), or the metadata item's ``context`` list, as releases before the context items did.
+Reads take both: the list, then the items."""
+COMPATIBLE_RELEASES = ("", "0.1")
+"""``COMPATIBLE_WITH``: the earliest release that may still serve beside this one (a canary, a
+rollback), whose stored formats this one then writes ("": none, today's formats). Release 0.1
+reads a session's context from its metadata list and audit items with every attribute, the diff
+and the images as text (docs/operating/upgrades.md, "Two versions at once")."""
 
 
 class ConfigError(ValueError):
@@ -43,7 +46,7 @@ class EnvVars:
     AUDIT_DLQ_URL = "AUDIT_DLQ_URL"
     TASK_DLQ_URL = "MCP_TASK_DLQ_URL"
     SESSION_TTL_SECONDS = "SESSION_TTL_SECONDS"
-    SESSION_CONTEXT_LAYOUT = "SESSION_CONTEXT_LAYOUT"  # CONTEXT_LAYOUTS; empty = items
+    COMPATIBLE_WITH = "COMPATIBLE_WITH"  # COMPATIBLE_RELEASES; empty = today's formats
     AUDIT_RETENTION_DAYS = "AUDIT_RETENTION_DAYS"
     EVENT_RETENTION_HOURS = "EVENT_RETENTION_HOURS"
     AUTH_MODE = "MCP_AUTH"  # api_key | oauth | api_key,oauth | none (loopback only)
@@ -142,7 +145,7 @@ def _choice(env: Mapping[str, str], name: str, choices: tuple[str, ...]) -> str:
     """One of ``choices``; the first when the variable is unset or empty."""
     value = env.get(name, "").strip() or choices[0]
     if value not in choices:
-        raise ConfigError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+        raise ConfigError(f"{name} must be one of {', '.join(repr(c) for c in choices)}, got {value!r}")
     return value
 
 
@@ -278,7 +281,8 @@ class Settings:
     producer_dlq_url: str = ""
     expiry_events_dlq_url: str = ""
     session_ttl_seconds: int = 3600
-    session_context_layout: str = CONTEXT_IN_ITEMS
+    compatible_with: str = ""
+    """A release from ``COMPATIBLE_RELEASES`` whose stored formats are written, or ""."""
     audit_retention_days: int = 365
     event_retention_hours: int = 168
     auth_mode: str = "api_key"
@@ -355,7 +359,7 @@ class Settings:
             producer_dlq_url=env.get(EnvVars.PRODUCER_DLQ_URL, ""),
             expiry_events_dlq_url=env.get(EnvVars.EXPIRY_EVENTS_DLQ_URL, ""),
             session_ttl_seconds=_int(env, EnvVars.SESSION_TTL_SECONDS, 3600, 60, 30 * 24 * 3600),
-            session_context_layout=_choice(env, EnvVars.SESSION_CONTEXT_LAYOUT, CONTEXT_LAYOUTS),
+            compatible_with=_choice(env, EnvVars.COMPATIBLE_WITH, COMPATIBLE_RELEASES),
             audit_retention_days=_int(env, EnvVars.AUDIT_RETENTION_DAYS, 365, 1, 3650),
             event_retention_hours=_int(env, EnvVars.EVENT_RETENTION_HOURS, 168, 24, 8760),
             auth_mode=auth_mode,
@@ -385,3 +389,14 @@ class Settings:
             limits_table=env.get(EnvVars.LIMITS_TABLE, ""),
             policies_dir=env.get(EnvVars.POLICIES_DIR, "").strip(),
         )
+
+
+def session_context_layout(settings: Settings) -> str:
+    """Where this deployment's writes put appended context entries (:data:`CONTEXT_IN_ITEMS` unless
+    a release from before the context items may still serve)."""
+    return CONTEXT_IN_LIST if settings.compatible_with == "0.1" else CONTEXT_IN_ITEMS
+
+
+def audit_previous_layout(settings: Settings) -> bool:
+    """Whether the audit function writes its items in the layout release 0.1 reads."""
+    return settings.compatible_with == "0.1"

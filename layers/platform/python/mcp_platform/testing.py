@@ -101,7 +101,7 @@ class InMemorySessions:
         context_layout: str = CONTEXT_IN_ITEMS,
     ) -> None:
         """``context_layout``: where a commit puts the entries it appends, as the table's
-        (``mcp_platform.config.CONTEXT_LAYOUTS``)."""
+        (``mcp_platform.config.CONTEXT_IN_ITEMS`` or ``CONTEXT_IN_LIST``)."""
         self.sessions: dict[str, Session] = {}
         self.items: dict[tuple[str | None, tuple[tuple[str, Any], ...]], dict[str, Any]] = {}
         """The tools' extra items (``ExtraPut``), by table and key."""

@@ -164,3 +164,18 @@ def test_stored_diffs_are_used_as_stored(tables: MotoSessionTable, monkeypatch: 
     # When they are read with recomputation unavailable, Then they read as recorded
     monkeypatch.setattr(audit_trail, "diff_stream_images", never)
     assert _mismatches(cases, _trail(tables, cases)) == []
+
+
+def test_the_previous_layout_is_written_item_for_item_as_its_release_wrote_it(tables: MotoSessionTable) -> None:
+    """Two versions at once: while release 0.1 may still serve (``compatible_with=0.1``), the audit
+    function writes what that release's trail reads. Given the changes recorded with 0.1's items,
+    When today's writer in the previous layout audits them, Then each item is the one 0.1 wrote."""
+    (path,) = [path for path in LAYOUTS if path.name.startswith("audit_v0.1.0")]
+    cases = load(path)["cases"]
+    writer = AuditWriter(tables.client, AUDIT_TABLE, previous_layout=True)
+    for case in cases:
+        if case["item"] is None:
+            continue
+        change = read_stream_change(case["record"])
+        item = writer.build_item(change, lambda change=change: diff_stream_images(change.old_image, change.new_image))
+        assert item == case["item"], case["trail"]["item"]

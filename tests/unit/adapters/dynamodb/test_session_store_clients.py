@@ -160,16 +160,17 @@ def test_d10_reasons_read_from_boto3_dax_and_message_shapes() -> None:
         assert [r.code for r in cancellation_reasons(exc)] == ["None", "ConditionalCheckFailed"]
 
 
-def test_the_context_layout_comes_from_the_environment_and_is_checked(ddb: Any, table: str) -> None:
-    """Given SESSION_CONTEXT_LAYOUT (what the stack's ``session_context_layout`` sets), When the
-    store is built from settings, Then it writes that layout (items when unset); anything else is
-    refused at start with a message naming the variable."""
+def test_the_context_layout_follows_the_release_to_stay_compatible_with(ddb: Any, table: str) -> None:
+    """Given COMPATIBLE_WITH (what the stack's ``compatible_with`` sets), When the store is built
+    from settings, Then it writes the context layout that release reads (its metadata list for
+    0.1; context items when unset); anything else is refused at start, naming the variable."""
     built = {
         value: SessionStore.from_settings(
-            Settings.from_mapping({"SESSION_TABLE_NAME": table, **layout}), dynamodb=ddb
+            Settings.from_mapping({"SESSION_TABLE_NAME": table, **({"COMPATIBLE_WITH": value} if value else {})}),
+            dynamodb=ddb,
         )._table.context_layout
-        for value, layout in (("unset", {}), ("list", {"SESSION_CONTEXT_LAYOUT": "list"}))
+        for value in ("", "0.1")
     }
-    assert built == {"unset": "items", "list": "list"}
-    with pytest.raises(ConfigError, match="SESSION_CONTEXT_LAYOUT"):
-        Settings.from_mapping({"SESSION_TABLE_NAME": table, "SESSION_CONTEXT_LAYOUT": "metadata"})
+    assert built == {"": "items", "0.1": "list"}
+    with pytest.raises(ConfigError, match="COMPATIBLE_WITH"):
+        Settings.from_mapping({"SESSION_TABLE_NAME": table, "COMPATIBLE_WITH": "0.0"})

@@ -123,7 +123,7 @@ def test_d3_append_is_an_update_of_the_metadata_and_a_context_item(
 def test_d3_append_in_the_list_layout_is_one_update_of_the_metadata_list(
     recording: Any, table: str, clock: ManualClock, backoff: Backoff
 ) -> None:
-    """D3 as releases before the context items wrote it (``session_context_layout=list``, what a
+    """D3 as releases before the context items wrote it (``compatible_with=0.1``, what a
     deployment writes while such a release may still serve): Given a store in the list layout,
     When messages are appended twice, Then each append is ONE UpdateItem with ``list_append`` on
     the metadata and no item is Put; the context reads back in order."""

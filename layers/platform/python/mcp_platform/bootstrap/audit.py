@@ -15,7 +15,7 @@ from mcp_platform.application.audit.expiry import SessionExpiryHandler
 from mcp_platform.application.audit.ports import EventPublisher
 from mcp_platform.application.audit.processor import AuditProcessor
 from mcp_platform.application.events.relay import CommittedEventRelay
-from mcp_platform.config import ConfigError, EnvVars, Settings
+from mcp_platform.config import ConfigError, EnvVars, Settings, audit_previous_layout
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -50,7 +50,12 @@ def build_audit_processor(
         )
     if retention_seconds is None:
         retention_seconds = settings.audit_retention_days * 86_400
-    writer = AuditWriter(dynamodb, settings.audit_table, retention_seconds=retention_seconds)
+    writer = AuditWriter(
+        dynamodb,
+        settings.audit_table,
+        retention_seconds=retention_seconds,
+        previous_layout=audit_previous_layout(settings),
+    )
     expiry = SessionExpiryHandler(SessionRemains(dynamodb, settings.session_table), writer, publisher)
     relay = CommittedEventRelay(CountedEventMarkers(dynamodb, settings.session_table), publisher)
     return AuditProcessor(read_stream_change, STREAM_IMAGES, writer, expiry, relay)

@@ -14,7 +14,9 @@ An audit item stores nothing twice (docs/operating/upgrades.md, "The audit item"
   reads them with).
 
 Items written before this layout (images as text, the diff and every attribute stored) read as
-they always did: whatever an item stores is used as stored.
+they always did: whatever an item stores is used as stored. A writer built with
+``previous_layout=True`` writes them so still: what the audit function writes while a release that
+reads only that layout may still serve (``compatible_with``, docs/operating/upgrades.md).
 """
 
 from __future__ import annotations
@@ -196,7 +198,10 @@ class AuditWriter:
         retention_seconds: int = DEFAULT_RETENTION_SECONDS,
         image_limit: int = IMAGE_LIMIT_BYTES,
         diff_limit: int = DIFF_LIMIT_BYTES,
+        previous_layout: bool = False,
     ) -> None:
+        """``previous_layout``: every item in the layout releases before this one read (the images
+        as text, the diff and every attribute stored), not the one that stores nothing twice."""
         if not table_name:
             raise ValueError("audit table name is required")
         if retention_seconds <= 0:
@@ -208,6 +213,7 @@ class AuditWriter:
         self.retention_seconds = retention_seconds
         self._image_limit = image_limit
         self._diff_limit = diff_limit
+        self.previous_layout = previous_layout
 
     def expires_at(self, change_epoch: float) -> int:
         # Counted from the change, not from processing, so a redelivery builds the same item.
@@ -236,6 +242,8 @@ class AuditWriter:
             tenant = tenant_of(owner)
             if tenant is not None:  # the key of the sparse tenant index: a tenant's sessions
                 item[ts.AUDIT_TENANT] = {"S": tenant}
+        if self.previous_layout:
+            return {**item, **self._previous_layout_attributes(change, diff, owner)}
         exact = True
         for name, image in ((OLD_IMAGE, change.old_image), (NEW_IMAGE, change.new_image)):
             if image is not None:
@@ -257,6 +265,26 @@ class AuditWriter:
             if known[fact] != value:  # what the item does not give back otherwise
                 item[name] = _attribute(value)
         return item
+
+    def _previous_layout_attributes(
+        self, change: StreamChange, diff: Callable[[], ImageDiff], owner: str | None
+    ) -> dict[str, Any]:
+        """What an item of the previous layout stores besides the key, event, ``who``, ttl, trace
+        and tenant: every fact, the diff, and the images as text."""
+        stored: dict[str, Any] = {
+            SEQUENCE: {"S": change.sequence_number},
+            ITEM_SK: {"S": change.sk},
+            CHANGE_TIME: {"S": change.change_time_iso},
+            TTL_EXPIRY: {"BOOL": change.is_ttl_removal},
+            DIFF: {"S": bounded_diff(diff(), self._diff_limit)},
+        }
+        if owner is not None:
+            stored[OWNER] = {"S": owner}
+        for name, image in ((OLD_IMAGE, change.old_image), (NEW_IMAGE, change.new_image)):
+            text = _bounded_image(image, self._image_limit)
+            if text is not None:
+                stored[name] = {"S": text}
+        return stored
 
     def record(self, change: StreamChange, diff: Callable[[], ImageDiff]) -> bool:
         """True if written, False if this change was already audited (duplicate delivery)."""

@@ -86,7 +86,7 @@ class SessionLifecycle:
         visible; should the Put not happen (the process dies in between), the append is lost
         and the caller, who got no answer, is left with a version and a size counted for
         nothing (a tool call's append is one transaction: :meth:`ToolCallCommits.commit`). In the
-        list layout (``session_context_layout=list``) the one UpdateItem appends them to the
+        list layout (``compatible_with=0.1``) the one UpdateItem appends them to the
         metadata's list (D3 as releases before the context items wrote it) and nothing is Put."""
         entries = list(messages)
         clause, names, values = self.table.context_growth(session_id, entries)

@@ -102,7 +102,7 @@ from mcp_platform.application.sessions.model import (
     ToolCallResult,
 )
 from mcp_platform.application.sessions.retry import CONFLICT_BACKOFF, Backoff
-from mcp_platform.config import CONTEXT_IN_ITEMS, Settings
+from mcp_platform.config import CONTEXT_IN_ITEMS, Settings, session_context_layout
 from mcp_platform.protocol.clock import Clock, SystemClock
 
 if TYPE_CHECKING:
@@ -166,7 +166,7 @@ class SessionStore:
             ttl_seconds=settings.session_ttl_seconds,
             clock=clock,
             backoff=backoff,
-            context_layout=settings.session_context_layout,
+            context_layout=session_context_layout(settings),
         )
 
     # -- what the other adapters built on this table share -----------------------------------

@@ -29,7 +29,7 @@ from mcp_platform.application.sessions.commit_plan import (
 from mcp_platform.application.sessions.errors import SessionNotFound, require_alive
 from mcp_platform.application.sessions.model import SESSION_KINDS, STATUS_ACTIVE, STATUS_ENDED, Session
 from mcp_platform.application.sessions.retry import Backoff
-from mcp_platform.config import CONTEXT_IN_ITEMS, CONTEXT_IN_LIST, CONTEXT_LAYOUTS
+from mcp_platform.config import CONTEXT_IN_ITEMS, CONTEXT_IN_LIST
 from mcp_platform.protocol.clock import Clock, iso_utc
 
 Expression = tuple[str, dict[str, str], dict[str, AttributeValue]]
@@ -103,8 +103,10 @@ class SessionTable:
     ) -> None:
         if ttl_seconds <= 0:
             raise ValueError(f"ttl_seconds must be positive, got {ttl_seconds}")
-        if context_layout not in CONTEXT_LAYOUTS:
-            raise ValueError(f"context_layout must be one of {CONTEXT_LAYOUTS}, got {context_layout!r}")
+        if context_layout not in (CONTEXT_IN_ITEMS, CONTEXT_IN_LIST):
+            raise ValueError(
+                f"context_layout must be {CONTEXT_IN_ITEMS!r} or {CONTEXT_IN_LIST!r}, got {context_layout!r}"
+            )
         self.table_name = table_name
         self.gateway = gateway
         self.ttl_seconds = ttl_seconds
