@@ -45,7 +45,7 @@ _JSON_ONLY = frozenset({"application/json"})
 class HttpRequest:
     """The parts of an ASGI HTTP scope the transport reads (header names lower-cased)."""
 
-    __slots__ = ("_raw_headers", "client_host", "has_repeats", "headers", "method", "path")
+    __slots__ = ("_accepted", "_raw_headers", "client_host", "has_repeats", "headers", "method", "path")
 
     def __init__(self, scope: Scope) -> None:
         self.method: str = scope["method"]
@@ -58,6 +58,8 @@ class HttpRequest:
         """Some header name appears more than once (the last value is in ``headers``)."""
         client = scope.get("client")
         self.client_host: str = client[0] if client else ""
+        self._accepted = _accepted_ranges(self.headers.get("accept", ""))
+        """The media ranges the Accept header admits, read once for every ``accepts``."""
 
     def count(self, name: str) -> int:
         if not self.has_repeats:
@@ -65,20 +67,15 @@ class HttpRequest:
         return sum(1 for key, _ in self._raw_headers if _header_name(key) == name)
 
     def accepts(self, media_type: str) -> bool:
-        return _accepts(self.headers.get("accept", ""), media_type)
+        """Whether the Accept header admits ``media_type``."""
+        major = media_type.split("/")[0]
+        return media_type in self._accepted or f"{major}/*" in self._accepted or "*/*" in self._accepted
 
     def values(self, name: str) -> list[str]:
         """Every value of a header, in order (one, mostly)."""
         if not self.has_repeats:
             return [self.headers[name]] if name in self.headers else []
         return [value.decode("latin-1") for key, value in self._raw_headers if _header_name(key) == name]
-
-
-def _accepts(accept: str, media_type: str) -> bool:
-    """Whether an Accept header admits ``media_type``."""
-    accepted = _accepted_ranges(accept)
-    major = media_type.split("/")[0]
-    return media_type in accepted or f"{major}/*" in accepted or "*/*" in accepted
 
 
 def _header_name(raw: bytes) -> str:
