@@ -56,8 +56,8 @@ def iso_utc(epoch_seconds: float, timespec: TimeSpec = "microseconds") -> str:
     order: record sort keys, events, tasks. ``milliseconds`` is the audit trail's sort-key width
     (existing items sort against new ones) and AWS's failure-record format; ``auto`` drops a zero
     fraction (the session-expired summary's published format)."""
-    moment = datetime.fromtimestamp(epoch_seconds, tz=UTC)
-    return moment.isoformat(timespec=timespec).removesuffix("+00:00") + "Z"
+    moment = datetime.fromtimestamp(epoch_seconds, tz=UTC).replace(tzinfo=None)  # written with Z, not +00:00
+    return moment.isoformat(timespec=timespec) + "Z"
 
 
 def utc_now_iso(clock: Clock | None = None) -> str:
