@@ -20,8 +20,8 @@ tool-call event, its records, a task) take it explicitly from ``RequestContext.t
 from __future__ import annotations
 
 import functools
+import os
 import re
-import secrets
 from collections.abc import Mapping
 from contextvars import ContextVar, Token
 from dataclasses import dataclass
@@ -86,12 +86,12 @@ class TraceContext:
 
 
 def new_span_id() -> str:
-    return secrets.token_hex(8)  # 8 random bytes; all zeros (invalid) has probability 2**-64
+    return os.urandom(8).hex()  # 8 random bytes; all zeros (invalid) has probability 2**-64
 
 
 def start() -> TraceContext:
     """The first span of a new trace: 16 random bytes of trace id, 8 of span id."""
-    return TraceContext(trace_id=secrets.token_hex(16), span_id=new_span_id())
+    return TraceContext(trace_id=os.urandom(16).hex(), span_id=new_span_id())
 
 
 def parse(traceparent: object, tracestate: object = None) -> TraceContext | None:
