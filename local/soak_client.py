@@ -51,8 +51,8 @@ def drive(
 
 
 def await_audit(endpoint_url: str, sessions: dict[str, int], drained: Callable[[], bool]) -> tuple[float | None, int]:
-    """Waits until every call's tool-call record (sk tool#...) has its audit record (item_sk =
-    that sk): (seconds after which they all existed, or None if not within AUDIT_DEADLINE_S;
+    """Waits until every call's tool-call record (sk tool#...) has its audit record (the change of
+    that item): (seconds after which they all existed, or None if not within AUDIT_DEADLINE_S;
     calls without one). The emulator answers a Scan at a cost growing with the table, so a
     pass runs only once ``drained()`` (the platform's own pipeline lag, cheap) says it may pass."""
     import boto3
@@ -61,12 +61,12 @@ def await_audit(endpoint_url: str, sessions: dict[str, int], drained: Callable[[
         "dynamodb", endpoint_url=endpoint_url, region_name="us-east-1",
         aws_access_key_id=DUMMY_SECRET, aws_secret_access_key=DUMMY_SECRET,
     )  # fmt: skip
-    scan = {
-        "TableName": AUDIT_TABLE,
-        "ProjectionExpression": "pk, item_sk",
-        "FilterExpression": "begins_with(item_sk, :tool)",
-        "ExpressionAttributeValues": {":tool": {"S": "tool#"}},
-    }
+    from mcp_platform.adapters.dynamodb.audit_trail import to_record
+    from mcp_platform.adapters.dynamodb.audit_writer import EVENT_NAME
+
+    # The changed item's key is read as the trail reads it: an item stores it only when its
+    # images do not give it back (docs/operating/upgrades.md, "The audit item").
+    scan = {"TableName": AUDIT_TABLE}
     started, missing = time.monotonic(), -1
     while True:
         overdue = time.monotonic() - started > AUDIT_DEADLINE_S
@@ -75,7 +75,9 @@ def await_audit(endpoint_url: str, sessions: dict[str, int], drained: Callable[[
             audited: dict[str, set[str]] = {}
             for page in dynamodb.get_paginator("scan").paginate(**scan):
                 for item in page["Items"]:
-                    audited.setdefault(item["pk"]["S"].removeprefix("session#"), set()).add(item["item_sk"]["S"])
+                    changed = (to_record(item)["item"] if EVENT_NAME in item else None) or ""
+                    if changed.startswith("tool#"):
+                        audited.setdefault(item["pk"]["S"].removeprefix("session#"), set()).add(changed)
             missing = sum(max(0, calls - len(audited.get(session, ()))) for session, calls in sessions.items())
             if not missing:
                 return checked_at, 0
