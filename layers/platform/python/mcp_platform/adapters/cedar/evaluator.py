@@ -101,6 +101,9 @@ class Evaluation:
     reasons: frozenset[str]
 
 
+NOTHING_SATISFIED = Evaluation(False, frozenset())
+
+
 @dataclass(frozen=True)
 class CompiledPolicies:
     """Policies on the calls of one action on one resource (a tool's)."""
@@ -114,6 +117,8 @@ class CompiledPolicies:
         permits; raises :class:`Undecided` where Cedar would meet an error."""
         request = Request(principal, self.action, self.resource, context)
         satisfied = [policy for policy in self.policies if policy.satisfied(request)]
+        if not satisfied:
+            return NOTHING_SATISFIED  # the usual call: no argument limit is reached
         forbids = frozenset(policy.policy_id for policy in satisfied if policy.forbid)
         if forbids:
             return Evaluation(False, forbids)
@@ -299,6 +304,9 @@ def _variable(name: Any) -> Expression:
 
 
 def _get(arg: Mapping[str, Any]) -> Expression:
+    path = _context_path(arg)
+    if path is not None:
+        return _context_value(path)
     left, name = _expression(arg["left"]), arg["attr"]
 
     def get(request: Request) -> object:
@@ -308,6 +316,31 @@ def _get(arg: Mapping[str, Any]) -> Expression:
         return holder[name]
 
     return get
+
+
+def _context_path(arg: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The attribute names of ``context.a.b...`` (what argument conditions read), or None when the
+    chain does not start at ``context``."""
+    names = [arg["attr"]]
+    node = arg["left"]
+    while isinstance(node, Mapping) and set(node) == {"."}:
+        names.append(node["."]["attr"])
+        node = node["."]["left"]
+    return tuple(reversed(names)) if node == {"Var": "context"} else None
+
+
+def _context_value(path: tuple[str, ...]) -> Expression:
+    """``context.a.b...`` read in one walk of the context's records (what ``.`` does at each step)."""
+
+    def walk(request: Request) -> object:
+        value: object = request.context
+        for name in path:
+            if not isinstance(value, dict) or "__extn" in value or name not in value:
+                raise Undecided  # Cedar: not a record, or no such attribute
+            value = value[name]
+        return value
+
+    return walk
 
 
 def _has(arg: Mapping[str, Any]) -> Expression:
