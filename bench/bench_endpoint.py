@@ -18,7 +18,6 @@ import asyncio
 import json
 import os
 import platform
-import re
 import shutil
 import subprocess
 import sys
@@ -39,6 +38,7 @@ from common import (
     INITIALIZE,
     INITIALIZED,
     ROOT,
+    callgrind_millions,
     free_port,
     lambda_server_command,
     modern_call,
@@ -189,7 +189,8 @@ def cold_start_rows() -> list[dict[str, Any]]:
                 runs.setdefault(key, []).append(_cold_start(app, cwd, env, first_call))
         # The same cold start counted in instructions: what a busy machine cannot skew.
         instructions = {
-            side: _cold_start_instructions(app, cwd, env)
+            # the Host the ASGI request names
+            side: callgrind_millions(COLD_CALL, app, cwd=cwd, env={**env, "AWS_LWA_PORT": "8000"})
             for side, (app, cwd, env, _) in (("ours", sides[("ours", "echo")]), ("peer", sides[("peer", "echo")]))
         }
 
@@ -232,24 +233,6 @@ def cold_start_rows() -> list[dict[str, Any]]:
             "(loopback stub), the SDK's stateful server keeps it in memory",
         ),
     ]
-
-
-def _cold_start_instructions(app: str, cwd: str, env: dict[str, str]) -> int:
-    """Millions of instructions bench/cold_call.py runs for ``app`` (0 without valgrind)."""
-    if shutil.which("valgrind") is None:
-        return 0
-    counted = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, str(COLD_CALL), app],
-        cwd=cwd,
-        env={**env, "AWS_LWA_PORT": "8000"},  # the Host the ASGI request names
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    found = re.search(r"Collected : (\d+)", counted.stderr)
-    if counted.returncode != 0 or found is None:
-        raise RuntimeError(f"{app}: cold_call.py failed under callgrind:\n{counted.stderr[-2000:]}")
-    return round(int(found.group(1)) / 1e6)
 
 
 # -- 2. CPU per request --------------------------------------------------------------------------

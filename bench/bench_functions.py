@@ -12,38 +12,16 @@ decision record keeps the figures before and after a change).
 from __future__ import annotations
 
 import os
-import re
-import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from bench_endpoint import _aws_stub, _deployed_layer, _staged_endpoint
-from common import ROOT, row
+from common import ROOT, callgrind_millions, row
 
 COLD_EVENT = Path(__file__).resolve().parent / "cold_event.py"
 # What Lambda's managed runtime provides beside the layer (boto3), as make test installs it.
 RUNTIME = ROOT / "build" / "lambda-runtime"
-
-
-def _instructions(function: str, cwd: Path, env: dict[str, str]) -> int:
-    """Millions of instructions bench/cold_event.py runs for ``function`` (0 without valgrind)."""
-    if shutil.which("valgrind") is None:
-        return 0
-    counted = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, str(COLD_EVENT), function],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    found = re.search(r"Collected : (\d+)", counted.stderr)
-    if counted.returncode != 0 or found is None:
-        raise RuntimeError(f"{function}: cold_event.py failed under callgrind:\n{counted.stderr[-3000:]}")
-    return round(int(found.group(1)) / 1e6)
 
 
 def cold_start_rows() -> list[dict[str, Any]]:
@@ -75,8 +53,8 @@ def cold_start_rows() -> list[dict[str, Any]]:
         for function, task_root in roots.items():
             path = f"{task_root}:{layer}:{RUNTIME}:{COLD_EVENT.parent}"
             service = {"ingest": "mcp-ingest", "audit": "mcp-audit", "worker": "mcp-task-worker"}[function]
-            counted[function] = _instructions(
-                function, task_root, {**env, "PYTHONPATH": path, "MCP_SERVICE_NAME": service}
+            counted[function] = callgrind_millions(
+                COLD_EVENT, function, cwd=task_root, env={**env, "PYTHONPATH": path, "MCP_SERVICE_NAME": service}
             )
     note = (
         "process start to the first one-record batch answered (bench/cold_event.py: the handler module's import, "

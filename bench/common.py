@@ -6,8 +6,10 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import socket
 import statistics
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -147,3 +149,22 @@ def our_app(
         metrics_stream=open(os.devnull, "w"),  # held by the app for its life
         blocking=INLINE,
     )
+
+
+def callgrind_millions(script: Path, argument: str, *, cwd: str | Path, env: dict[str, str]) -> int:
+    """Millions of instructions ``python script argument`` runs under valgrind's callgrind (what a
+    busy machine cannot skew); 0 when valgrind is missing."""
+    if shutil.which("valgrind") is None:
+        return 0
+    counted = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, str(script), argument],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    found = re.search(r"Collected : (\d+)", counted.stderr)
+    if counted.returncode != 0 or found is None:
+        raise RuntimeError(f"{argument}: {script.name} failed under callgrind:\n{counted.stderr[-3000:]}")
+    return round(int(found.group(1)) / 1e6)

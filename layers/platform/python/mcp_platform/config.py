@@ -18,7 +18,8 @@ CONTEXT_IN_LIST = "list"
 """Where a write puts the session context entries it appends: a context item of their own (D1/D3
 as amended), or the metadata item's ``context`` list, as releases before the context items did.
 Reads take both: the list, then the items."""
-COMPATIBLE_RELEASES = ("", "0.1")
+RELEASE_0_1 = "0.1"
+COMPATIBLE_RELEASES = ("", RELEASE_0_1)
 """``COMPATIBLE_WITH``: the earliest release that may still serve beside this one (a canary, a
 rollback), whose stored formats this one then writes ("": none, today's formats). Release 0.1
 reads a session's context from its metadata list and audit items with every attribute, the diff
@@ -394,9 +395,9 @@ class Settings:
 def session_context_layout(settings: Settings) -> str:
     """Where this deployment's writes put appended context entries (:data:`CONTEXT_IN_ITEMS` unless
     a release from before the context items may still serve)."""
-    return CONTEXT_IN_LIST if settings.compatible_with == "0.1" else CONTEXT_IN_ITEMS
+    return CONTEXT_IN_LIST if settings.compatible_with == RELEASE_0_1 else CONTEXT_IN_ITEMS
 
 
 def audit_previous_layout(settings: Settings) -> bool:
     """Whether the audit function writes its items in the layout release 0.1 reads."""
-    return settings.compatible_with == "0.1"
+    return settings.compatible_with == RELEASE_0_1

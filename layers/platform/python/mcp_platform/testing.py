@@ -159,27 +159,27 @@ class InMemorySessions:
             return dataclasses.replace(found, context=self._inline_context(found))
         return found
 
+    def _item_entries(self, session_id: str) -> list[Any]:
+        """The entries of the session's context items in the order of their keys (the time of the
+        write that appended them, then its id), as the table's Query reads them."""
+        items = self._context_items.get(session_id, {})
+        return [entry for key in sorted(items) for entry in items[key]]
+
     def _inline_context(self, session: Session) -> list[Any]:
-        """The part of a held context that is not in context items (a seeded session's)."""
-        held = sum(len(entries) for entries in self._context_items.get(session.id, {}).values())
-        return list(session.context[: len(session.context) - held])
+        """The part of a held context that is not in context items (its metadata's own list)."""
+        return list(session.context[: len(session.context) - len(self._item_entries(session.id))])
 
     def _add_inline(self, session: Session, entries: Sequence[Any]) -> Session:
         """``session`` with ``entries`` appended to its metadata's own list (the list layout),
-        which is read before the context items, as the table's reads put it."""
-        items = self._context_items.get(session.id, {})
-        held = [entry for key in sorted(items) for entry in items[key]]
-        return dataclasses.replace(session, context=[*self._inline_context(session), *entries, *held])
+        which is read before the context items."""
+        context = [*self._inline_context(session), *entries, *self._item_entries(session.id)]
+        return dataclasses.replace(session, context=context)
 
     def _add_context_item(self, session: Session, sk: str, entries: Sequence[Any]) -> Session:
-        """``session`` with a context item added: its context in the order of the items' keys
-        (the time of the write that appended them, then its id), as the table's Query reads it."""
+        """``session`` with a context item of ``entries`` added under ``sk``."""
         inline = self._inline_context(session)
-        items = self._context_items.setdefault(session.id, {})
-        items[sk] = list(entries)
-        return dataclasses.replace(
-            session, context=[*inline, *(entry for key in sorted(items) for entry in items[key])]
-        )
+        self._context_items.setdefault(session.id, {})[sk] = list(entries)
+        return dataclasses.replace(session, context=[*inline, *self._item_entries(session.id)])
 
     def end_session(self, session_id: str, *, owner: str | None = None) -> None:
         with self._lock:

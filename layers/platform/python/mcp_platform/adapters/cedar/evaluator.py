@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
 
@@ -245,10 +245,15 @@ def _members(values: list[object] | frozenset[object]) -> frozenset[tuple[type, 
     return frozenset((type(value), value) for value in values)
 
 
+def _is_record(value: object) -> TypeGuard[dict[str, object]]:
+    """A Cedar record (a dict that is not an extension value, such as a decimal, in Cedar's JSON)."""
+    return isinstance(value, dict) and "__extn" not in value
+
+
 def _attribute_holder(value: object, request: Request) -> Mapping[str, object]:
     if isinstance(value, EntityUid):
         return request.entity(value).attrs
-    if isinstance(value, dict) and "__extn" not in value:
+    if _is_record(value):
         return value
     raise Undecided
 
@@ -335,7 +340,7 @@ def _context_value(path: tuple[str, ...]) -> Expression:
     def walk(request: Request) -> object:
         value: object = request.context
         for name in path:
-            if not isinstance(value, dict) or "__extn" in value or name not in value:
+            if not _is_record(value) or name not in value:
                 raise Undecided  # Cedar: not a record, or no such attribute
             value = value[name]
         return value
