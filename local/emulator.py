@@ -8,7 +8,7 @@ import secrets
 import string
 import time
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.config import Config
@@ -19,6 +19,14 @@ from local.dax_standin import DEFAULT_ITEM_TTL_S
 from local.intrinsics import ACCOUNT_ID
 from local.resources import ResourcePlan
 from mcp_platform.ops.lambda_records import SourceKind
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodbstreams import DynamoDBStreamsClient
+    from mypy_boto3_kinesis import KinesisClient
+    from mypy_boto3_secretsmanager import SecretsManagerClient
+    from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_sqs.literals import QueueAttributeNameType
 
 logger = logging.getLogger(__name__)
 Attributes = dict[str, dict[str, str]]
@@ -32,20 +40,22 @@ class EmulatorNotRunning(RuntimeError):
 class Clients:
     """Clients for the emulator; one attempt each, so a moto 500 surfaces instead of retrying."""
 
-    dynamodb: Any
-    streams: Any
-    kinesis: Any
-    sqs: Any
-    secretsmanager: Any
+    dynamodb: DynamoDBClient
+    streams: DynamoDBStreamsClient
+    kinesis: KinesisClient
+    sqs: SQSClient
+    secretsmanager: SecretsManagerClient
 
     @classmethod
     def connect(cls, endpoint_url: str, region: str) -> Clients:
         config = Config(retries={"max_attempts": 1}, connect_timeout=5, read_timeout=30)
-
-        def make(service: str) -> Any:
-            return cast(Any, boto3).client(service, region_name=region, endpoint_url=endpoint_url, config=config)
-
-        return cls(make("dynamodb"), make("dynamodbstreams"), make("kinesis"), make("sqs"), make("secretsmanager"))
+        return cls(
+            boto3.client("dynamodb", region_name=region, endpoint_url=endpoint_url, config=config),
+            boto3.client("dynamodbstreams", region_name=region, endpoint_url=endpoint_url, config=config),
+            boto3.client("kinesis", region_name=region, endpoint_url=endpoint_url, config=config),
+            boto3.client("sqs", region_name=region, endpoint_url=endpoint_url, config=config),
+            boto3.client("secretsmanager", region_name=region, endpoint_url=endpoint_url, config=config),
+        )
 
 
 class Emulator:
@@ -143,7 +153,9 @@ def provision(plan: ResourcePlan, clients: Clients) -> None:
         clients.kinesis.register_stream_consumer(StreamARN=stream_arn, ConsumerName=consumer.name)
     queue_urls = {}
     for queue in plan.queues:
-        attributes = {"MessageRetentionPeriod": str(queue.retention_seconds)} if queue.retention_seconds else {}
+        attributes: dict[QueueAttributeNameType, str] = (
+            {"MessageRetentionPeriod": str(queue.retention_seconds)} if queue.retention_seconds else {}
+        )
         if queue.visibility_timeout_s is not None:
             attributes["VisibilityTimeout"] = str(queue.visibility_timeout_s)
         queue_urls[queue.logical_id] = clients.sqs.create_queue(QueueName=queue.name, Attributes=attributes)["QueueUrl"]

@@ -8,13 +8,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from local.endpoint_log import call_summary, log_files
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.audit_trail import to_record
 from mcp_platform.application.metrics import OPERATION_DURATION
 from mcp_platform.protocol.trace_context import SPAN_ID, TRACE_ID
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_kinesis import KinesisClient
+    from mypy_boto3_kinesis.type_defs import RecordTypeDef
 
 MAX_STREAM_PAGES = 1000  # per shard: bounds a read of a stream that keeps growing while it is read
 
@@ -61,7 +66,7 @@ def endpoint_lines(trace_id: str, folder: Path) -> list[Step]:
     return sorted(steps, key=lambda step: step.when)
 
 
-def stream_events(kinesis: Any, stream: str, trace_id: str) -> list[Step]:
+def stream_events(kinesis: KinesisClient, stream: str, trace_id: str) -> list[Step]:
     """The records of the event stream whose event names the trace, from every shard's start."""
     steps = []
     for shard in _shards(kinesis, stream):
@@ -81,7 +86,7 @@ def stream_events(kinesis: Any, stream: str, trace_id: str) -> list[Step]:
     return sorted(steps, key=lambda step: step.when)
 
 
-def _shards(kinesis: Any, stream: str) -> Iterator[str]:
+def _shards(kinesis: KinesisClient, stream: str) -> Iterator[str]:
     params: dict[str, Any] = {"StreamName": stream}
     while True:
         page = kinesis.list_shards(**params)
@@ -91,7 +96,7 @@ def _shards(kinesis: Any, stream: str) -> Iterator[str]:
         params = {"NextToken": page["NextToken"]}
 
 
-def _shard_records(kinesis: Any, stream: str, shard: str) -> Iterator[dict[str, Any]]:
+def _shard_records(kinesis: KinesisClient, stream: str, shard: str) -> Iterator[RecordTypeDef]:
     iterator = kinesis.get_shard_iterator(StreamName=stream, ShardId=shard, ShardIteratorType="TRIM_HORIZON")
     position = iterator["ShardIterator"]
     for _ in range(MAX_STREAM_PAGES):
@@ -102,7 +107,7 @@ def _shard_records(kinesis: Any, stream: str, shard: str) -> Iterator[dict[str, 
             return  # caught up with the shard (or it was closed)
 
 
-def _scan(dynamodb: Any, table: str, trace_id: str) -> Iterator[dict[str, Any]]:
+def _scan(dynamodb: DynamoDBClient, table: str, trace_id: str) -> Iterator[dict[str, Any]]:
     params: dict[str, Any] = {
         "TableName": table,
         "FilterExpression": "#trace = :trace",
@@ -123,7 +128,7 @@ def _text(item: dict[str, Any], name: str) -> str:
     return str(value.get("S", value.get("N", "-"))) if isinstance(value, dict) else "-"
 
 
-def table_items(dynamodb: Any, table: str, trace_id: str) -> list[Step]:
+def table_items(dynamodb: DynamoDBClient, table: str, trace_id: str) -> list[Step]:
     """The session-table items naming the trace, each named by what it is."""
     steps = []
     for item in _scan(dynamodb, table, trace_id):
@@ -145,7 +150,7 @@ def table_items(dynamodb: Any, table: str, trace_id: str) -> list[Step]:
     return sorted(steps, key=lambda step: (step.when == "", step.when))
 
 
-def audit_records(dynamodb: Any, table: str, trace_id: str) -> list[Step]:
+def audit_records(dynamodb: DynamoDBClient, table: str, trace_id: str) -> list[Step]:
     """The audit records of the changes the trace made."""
     steps = []
     for item in _scan(dynamodb, table, trace_id):

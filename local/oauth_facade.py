@@ -16,12 +16,14 @@ from __future__ import annotations
 import json
 import os
 import secrets
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from local.bootstrap import LOOPBACK, LocalOptions
 from mcp_platform.config import EnvVars, facade_enabled
 
 if TYPE_CHECKING:
+    from mypy_boto3_secretsmanager import SecretsManagerClient
+
     from local.oauth_issuer import LocalIssuer
 
 KEYS_SECRET = "mcp-platform-local-oauth-facade-keys"  # noqa: S105 - a secret's name
@@ -37,7 +39,7 @@ def issuer_port() -> int:
     return int(raw)
 
 
-def prepare(env: dict[str, str], options: LocalOptions, secretsmanager: Any) -> LocalIssuer | None:
+def prepare(env: dict[str, str], options: LocalOptions, secretsmanager: SecretsManagerClient) -> LocalIssuer | None:
     """Complete ``env`` for the facade (in place); the development issuer this process started, if any.
 
     The settings made here are exported to this process too, as a developer would have: the other
@@ -50,7 +52,7 @@ def prepare(env: dict[str, str], options: LocalOptions, secretsmanager: Any) -> 
     return issuer
 
 
-def _prepare(env: dict[str, str], options: LocalOptions, secretsmanager: Any) -> LocalIssuer | None:
+def _prepare(env: dict[str, str], options: LocalOptions, secretsmanager: SecretsManagerClient) -> LocalIssuer | None:
     if "oauth" not in env.get(EnvVars.AUTH_MODE, "").split(","):
         raise SystemExit(f"{EnvVars.OAUTH_FACADE} needs MCP_AUTH=oauth (or api_key,oauth)")
     env[EnvVars.OAUTH_FACADE_KEYS_SECRET] = _ensure(
@@ -82,7 +84,7 @@ def _prepare(env: dict[str, str], options: LocalOptions, secretsmanager: Any) ->
         raise SystemExit(f"LOCAL_OAUTH_PORT {port} is not free for the development issuer ({error})") from None
 
 
-def _ensure(secretsmanager: Any, name: str, value: dict[str, str]) -> str:
+def _ensure(secretsmanager: SecretsManagerClient, name: str, value: dict[str, str]) -> str:
     """The secret's ARN; created with ``value`` when the emulator does not hold it yet."""
     try:
         return str(secretsmanager.describe_secret(SecretId=name)["ARN"])

@@ -32,6 +32,8 @@ from local.ttl import TtlDeletions, TtlSweeper
 from mcp_platform.ops.lambda_records import SourceKind
 
 if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
     from mcp_platform.bootstrap.worker import TaskHandler
     from mcp_platform.config import Settings
     from mcp_platform.protocol.catalog import Catalog
@@ -213,7 +215,7 @@ def _endpoint(
 
 
 def _endpoint_builder(
-    environ: Mapping[str, str], options: LocalOptions, dax: Any, log: EndpointLog
+    environ: Mapping[str, str], options: LocalOptions, dax: DynamoDBClient, log: EndpointLog
 ) -> Callable[[ModuleType], McpEndpoint]:
     """Builds the endpoint's app for the given features, at start-up and on each reload, from
     the function's environment ``environ`` as the template gives it; its EMF lines go to ``log``
@@ -242,7 +244,7 @@ def _endpoint_builder(
     return build
 
 
-def _warm_clients(settings: Settings, dax: Any = None) -> dict[str, Any]:
+def _warm_clients(settings: Settings, dax: DynamoDBClient | None = None) -> dict[str, Any]:
     """The AWS clients the composition root builds by default (each built on first use), made
     once and handed to every build: a reload reuses their connections instead of leaving a new
     set of clients, sockets included, to the garbage collector each time."""
@@ -256,15 +258,15 @@ def _warm_clients(settings: Settings, dax: Any = None) -> dict[str, Any]:
     return clients
 
 
-def _dax_client(env: dict[str, str], options: LocalOptions) -> Any:
+def _dax_client(env: dict[str, str], options: LocalOptions) -> DynamoDBClient:
     """A DynamoDB client of the emulator's DAX cluster (its one item cache), built on first use."""
     from dataclasses import replace
 
     from local.dax_cluster import endpoint_url
-    from mcp_platform.adapters.aws_clients import LazyClient
+    from mcp_platform.adapters.aws_clients import lazy_client
     from mcp_platform.config import Settings
 
-    return LazyClient(
+    return lazy_client(
         "dynamodb", replace(Settings.from_mapping(env), aws_endpoint_url=endpoint_url(options.aws_endpoint))
     )
 
@@ -388,7 +390,7 @@ def _task_worker(
     options: LocalOptions,
     running: Running,
     features: ModuleType,
-    dax: Any,
+    dax: DynamoDBClient,
 ) -> TaskWorkerEnvironments:
     from mcp_platform.config import Settings
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from botocore.exceptions import ClientError
 
@@ -36,6 +36,10 @@ from mcp_platform.ops.lambda_records import (
     kinesis_event_record,
     sequence_of,
 )
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodbstreams import DynamoDBStreamsClient
+    from mypy_boto3_kinesis import KinesisClient
 
 logger = logging.getLogger(__name__)
 BUSY_INTERVAL_S = 0.2  # 5 GetRecords/s per shard
@@ -66,19 +70,20 @@ class ShardSource(Protocol):
     def read(self, shard: ShardInfo, after: str | None, limit: int) -> ShardPage: ...
 
 
-def _position(after: str | None, key: str) -> dict[str, str]:
-    """Kinesis names the parameter StartingSequenceNumber, DynamoDB Streams SequenceNumber."""
+def _position(after: str | None, key: str) -> dict[str, Any]:
+    """GetShardIterator's position arguments: Kinesis names the sequence number's parameter
+    StartingSequenceNumber, DynamoDB Streams SequenceNumber."""
     if after is None:
         return {"ShardIteratorType": "TRIM_HORIZON"}
     return {"ShardIteratorType": "AFTER_SEQUENCE_NUMBER", key: after}
 
 
-def _shard_info(shard: dict[str, Any]) -> ShardInfo:
+def _shard_info(shard: Mapping[str, Any]) -> ShardInfo:
     parents = tuple(p for p in (shard.get("ParentShardId"), shard.get("AdjacentParentShardId")) if p)
     return ShardInfo(shard["ShardId"], parents, shard.get("SequenceNumberRange", {}).get("EndingSequenceNumber"))
 
 
-def _finished(shard: ShardInfo, page: dict[str, Any]) -> bool:
+def _finished(shard: ShardInfo, page: Mapping[str, Any]) -> bool:
     """No NextShardIterator is how the services say "closed, nothing left". moto always returns
     one (and moves a split shard's records into its children), so a closed shard whose read
     came back empty counts as finished too."""
@@ -90,11 +95,13 @@ def _finished(shard: ShardInfo, page: dict[str, Any]) -> bool:
 class _Iterators:
     """Per shard: the NextShardIterator of the last read and the position it continues from."""
 
-    def __init__(self, fresh: Callable[[str, str | None], str], sequence: Callable[[dict[str, Any]], str]) -> None:
+    def __init__(self, fresh: Callable[[str, str | None], str], sequence: Callable[[Mapping[str, Any]], str]) -> None:
         self._fresh, self._sequence = fresh, sequence
         self._next: dict[str, tuple[str | None, str]] = {}
 
-    def get_records(self, shard_id: str, after: str | None, get: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
+    def get_records(
+        self, shard_id: str, after: str | None, get: Callable[[str], Mapping[str, Any]]
+    ) -> Mapping[str, Any]:
         stored = self._next.pop(shard_id, None)  # popped: a failed read leaves nothing to reuse
         if stored is not None and stored[0] == after:
             try:
@@ -115,7 +122,7 @@ class _Iterators:
 class KinesisShards:
     kind = SourceKind.KINESIS
 
-    def __init__(self, kinesis: Any, stream_name: str, consumer_arn: str, region: str) -> None:
+    def __init__(self, kinesis: KinesisClient, stream_name: str, consumer_arn: str, region: str) -> None:
         # consumer_arn: the source ARN records carry (the stream's own when the mapping reads it directly)
         self._kinesis, self.stream_name, self._consumer_arn, self._region = kinesis, stream_name, consumer_arn, region
         self._iterators = _Iterators(self._fresh, lambda record: str(record["SequenceNumber"]))
@@ -144,7 +151,9 @@ class KinesisShards:
 class TableStreamShards:
     kind = SourceKind.DYNAMODB
 
-    def __init__(self, streams: Any, stream_arn: str, ttl_deletions: TtlDeletions | None = None) -> None:
+    def __init__(
+        self, streams: DynamoDBStreamsClient, stream_arn: str, ttl_deletions: TtlDeletions | None = None
+    ) -> None:
         self._streams, self._stream_arn = streams, stream_arn
         self.stream_name = stream_arn.split(":", 5)[5].split("/")[1]  # arn:...:table/<name>/stream/<label>
         self._ttl_deletions = ttl_deletions

@@ -14,7 +14,11 @@ import hashlib
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_sqs.type_defs import DeleteMessageBatchRequestEntryTypeDef, MessageTypeDef
 
 logger = logging.getLogger(__name__)
 # Short polls: the emulator serves one request at a time, so a long poll would hold every other
@@ -24,7 +28,7 @@ ERROR_BACKOFF_S = 2.0
 Invoke = Callable[[dict[str, Any]], Any]
 
 
-def sqs_event_record(message: dict[str, Any], queue_arn: str, region: str) -> dict[str, Any]:
+def sqs_event_record(message: MessageTypeDef, queue_arn: str, region: str) -> dict[str, Any]:
     """One record of a Lambda SQS event, from a ReceiveMessage message."""
     return {
         "messageId": message["MessageId"],
@@ -43,7 +47,7 @@ class QueuePoller:
     def __init__(
         self,
         name: str,
-        sqs: Any,
+        sqs: SQSClient,
         queue_url: str,
         queue_arn: str,
         invoke: Invoke,
@@ -90,7 +94,9 @@ class QueuePoller:
         failed = {f.get("itemIdentifier") for f in (response or {}).get("batchItemFailures", []) if isinstance(f, dict)}
         done = [r for r in records if r["messageId"] not in failed]
         if done:
-            entries = [{"Id": str(i), "ReceiptHandle": r["receiptHandle"]} for i, r in enumerate(done)]
+            entries: list[DeleteMessageBatchRequestEntryTypeDef] = [
+                {"Id": str(i), "ReceiptHandle": r["receiptHandle"]} for i, r in enumerate(done)
+            ]
             self._sqs.delete_message_batch(QueueUrl=self._queue_url, Entries=entries)
         return len(records)
 

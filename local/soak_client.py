@@ -57,7 +57,7 @@ def await_audit(endpoint_url: str, sessions: dict[str, int], drained: Callable[[
     pass runs only once ``drained()`` (the platform's own pipeline lag, cheap) says it may pass."""
     import boto3
 
-    dynamodb = cast(Any, boto3).client(
+    dynamodb = boto3.client(
         "dynamodb", endpoint_url=endpoint_url, region_name="us-east-1",
         aws_access_key_id=DUMMY_SECRET, aws_secret_access_key=DUMMY_SECRET,
     )  # fmt: skip
@@ -66,14 +66,13 @@ def await_audit(endpoint_url: str, sessions: dict[str, int], drained: Callable[[
 
     # The changed item's key is read as the trail reads it: an item stores it only when its
     # images do not give it back (docs/operating/upgrades.md, "The audit item").
-    scan = {"TableName": AUDIT_TABLE}
     started, missing = time.monotonic(), -1
     while True:
         overdue = time.monotonic() - started > AUDIT_DEADLINE_S
         if drained() or overdue:
             checked_at = time.monotonic() - started  # records are only ever added: all existed by then
             audited: dict[str, set[str]] = {}
-            for page in dynamodb.get_paginator("scan").paginate(**scan):
+            for page in dynamodb.get_paginator("scan").paginate(TableName=AUDIT_TABLE):
                 for item in page["Items"]:
                     changed = (to_record(item)["item"] if EVENT_NAME in item else None) or ""
                     if changed.startswith("tool#"):

@@ -25,9 +25,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodb.type_defs import AttributeValueTypeDef
 
 logger = logging.getLogger(__name__)
 TTL_IDENTITY = {"type": "Service", "principalId": "dynamodb.amazonaws.com"}
@@ -65,7 +69,7 @@ class TtlDeletions:
             self._owed.append(deleted)
             return True
 
-    def mark(self, record: dict[str, Any]) -> dict[str, Any]:
+    def mark(self, record: Mapping[str, Any]) -> Mapping[str, Any]:
         """The GetRecords record as AWS would deliver it: with the TTL identity if it is the
         REMOVE of one of the sweeper's deletes (each delete claims one record, once)."""
         if record.get("eventName") != "REMOVE" or "userIdentity" in record:
@@ -91,7 +95,7 @@ class TtlSweeper:
 
     def __init__(
         self,
-        dynamodb: Any,
+        dynamodb: DynamoDBClient,
         table_name: str,
         ttl_attribute: str,
         key_attributes: tuple[str, ...],
@@ -130,7 +134,7 @@ class TtlSweeper:
             logger.info("TTL sweeper: %d expired item(s) deleted from %s", deleted, self.table_name)
         return deleted
 
-    def _due(self, now: int) -> list[tuple[dict[str, Any], dict[str, str]]]:
+    def _due(self, now: int) -> list[tuple[dict[str, AttributeValueTypeDef], AttributeValueTypeDef]]:
         names = {f"#k{i}": name for i, name in enumerate(self._keys)} | {"#ttl": self._ttl}
         request: dict[str, Any] = {
             "TableName": self.table_name,
@@ -158,7 +162,7 @@ class TtlSweeper:
                 return due
             request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
-    def _delete(self, key: dict[str, Any], seen_ttl: dict[str, str]) -> Image | None:
+    def _delete(self, key: dict[str, AttributeValueTypeDef], seen_ttl: AttributeValueTypeDef) -> Image | None:
         try:
             response = self._ddb.delete_item(
                 TableName=self.table_name,

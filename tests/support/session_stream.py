@@ -11,7 +11,7 @@ import base64
 import copy
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 import pytest
@@ -19,6 +19,9 @@ from moto import mock_aws
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from tests.support.aws import set_fake_aws_env
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodbstreams.type_defs import RecordTypeDef
 
 REGION = "us-east-1"
 SESSION_TABLE = "sessions"
@@ -119,7 +122,7 @@ class MotoSessionTable:
         iterator = self.streams.get_shard_iterator(StreamArn=self.stream_arn, ShardId=shard["ShardId"], **position)[
             "ShardIterator"
         ]
-        records: list[dict[str, Any]] = []
+        records: list[RecordTypeDef] = []
         while iterator:
             page = self.streams.get_records(ShardIterator=iterator, Limit=1000)
             records.extend(page["Records"])

@@ -17,7 +17,10 @@ from mcp_platform.config import Settings
 
 if TYPE_CHECKING:
     from botocore.session import Session
+    from mypy_boto3_cloudformation import CloudFormationClient
+    from mypy_boto3_cloudwatch import CloudWatchClient
     from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodbstreams import DynamoDBStreamsClient
     from mypy_boto3_kinesis import KinesisClient
     from mypy_boto3_secretsmanager import SecretsManagerClient
     from mypy_boto3_sqs import SQSClient
@@ -34,6 +37,12 @@ def aws_client(service: Literal["kinesis"], settings: Settings, **config: Any) -
 def aws_client(service: Literal["sqs"], settings: Settings, **config: Any) -> SQSClient: ...
 @overload
 def aws_client(service: Literal["secretsmanager"], settings: Settings, **config: Any) -> SecretsManagerClient: ...
+@overload
+def aws_client(service: Literal["dynamodbstreams"], settings: Settings, **config: Any) -> DynamoDBStreamsClient: ...
+@overload
+def aws_client(service: Literal["cloudformation"], settings: Settings, **config: Any) -> CloudFormationClient: ...
+@overload
+def aws_client(service: Literal["cloudwatch"], settings: Settings, **config: Any) -> CloudWatchClient: ...
 @overload
 def aws_client(service: str, settings: Settings, **config: Any) -> Any: ...
 def aws_client(service: str, settings: Settings, **config: Any) -> Any:

@@ -27,14 +27,33 @@ import re
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from mcp_platform.adapters.aws_clients import aws_client
 from mcp_platform.config import EnvVars, Settings
 from mcp_platform.ops.dead_letters import KINDS, DeadLetterQueues, queue_urls
 
+if TYPE_CHECKING:
+    from mypy_boto3_cloudformation import CloudFormationClient
+    from mypy_boto3_cloudwatch import CloudWatchClient
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodbstreams import DynamoDBStreamsClient
+    from mypy_boto3_kinesis import KinesisClient
+    from mypy_boto3_sqs import SQSClient
+
 OPERATIONS_OUTPUT = "OperationsEnvironment"
 API_KEY_VARIABLE = "MCP_API_KEY"  # verify's key when --key is not given (make dev's fixed key too)
+
+
+class OpsClients(TypedDict, total=False):
+    """Clients to use instead of the default ones (tests pass moto-backed ones), by service."""
+
+    cloudformation: CloudFormationClient
+    cloudwatch: CloudWatchClient
+    dynamodb: DynamoDBClient
+    dynamodbstreams: DynamoDBStreamsClient
+    kinesis: KinesisClient
+    sqs: SQSClient
 
 
 def stack_environment(stack: str, settings: Settings) -> dict[str, str]:
@@ -47,30 +66,27 @@ def stack_environment(stack: str, settings: Settings) -> dict[str, str]:
     return environment
 
 
-def build_queues(env: Mapping[str, str], clients: Mapping[str, Any] | None = None) -> DeadLetterQueues:
+def build_queues(env: Mapping[str, str], clients: OpsClients | None = None) -> DeadLetterQueues:
     """The DLQs named by ``env`` with replay wired to the ingest and audit functions' own logic."""
     settings = Settings.from_mapping(dict(env))
-    clients = dict(clients or {})
-
-    def client(service: str) -> Any:
-        if service not in clients:
-            clients[service] = aws_client(service, settings)
-        return clients[service]
+    given = clients or {}
+    dynamodb = given.get("dynamodb") or aws_client("dynamodb", settings)
+    kinesis = given.get("kinesis") or aws_client("kinesis", settings)
+    sqs = given.get("sqs") or aws_client("sqs", settings)
+    streams = given.get("dynamodbstreams") or aws_client("dynamodbstreams", settings)
 
     from mcp_platform.bootstrap.audit import build_audit_processor
     from mcp_platform.bootstrap.ingest import build_ingestor
 
-    ingestor = build_ingestor(settings, dynamodb=client("dynamodb"))
+    ingestor = build_ingestor(settings, dynamodb=dynamodb)
     audit = (
-        build_audit_processor(settings, dynamodb=client("dynamodb"), kinesis=client("kinesis"), sqs=client("sqs"))
-        if settings.audit_table
-        else None
+        build_audit_processor(settings, dynamodb=dynamodb, kinesis=kinesis, sqs=sqs) if settings.audit_table else None
     )
     return DeadLetterQueues(
-        sqs=client("sqs"),
+        sqs=sqs,
         queue_urls=queue_urls(env),
-        kinesis=client("kinesis"),
-        streams=client("dynamodbstreams"),
+        kinesis=kinesis,
+        streams=streams,
         stream_name=settings.event_stream,
         task_queue_url=settings.task_queue_url,
         ingest_record=ingestor.ingest_record,
@@ -78,7 +94,7 @@ def build_queues(env: Mapping[str, str], clients: Mapping[str, Any] | None = Non
     )
 
 
-def run(argv: Sequence[str], env: Mapping[str, str], clients: Mapping[str, Any] | None = None) -> int:
+def run(argv: Sequence[str], env: Mapping[str, str], clients: OpsClients | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mcp_platform.ops", description=__doc__.splitlines()[0])
     parser.add_argument("--stack", help="read queue URLs and names from this stack's outputs (AWS)")
     areas = parser.add_subparsers(dest="area", required=True)
@@ -145,7 +161,7 @@ def run(argv: Sequence[str], env: Mapping[str, str], clients: Mapping[str, Any] 
     return 0
 
 
-def run_usage(args: argparse.Namespace, env: Mapping[str, str], clients: Mapping[str, Any] | None) -> int:
+def run_usage(args: argparse.Namespace, env: Mapping[str, str], clients: OpsClients | None) -> int:
     from mcp_platform.application.auth.tenants import InvalidTenant, owner_of, tenant_usage_subject
     from mcp_platform.ops.usage import UsageCommands
     from mcp_platform.protocol.clock import month_of, utc_day
@@ -185,7 +201,7 @@ def run_usage(args: argparse.Namespace, env: Mapping[str, str], clients: Mapping
     return 0
 
 
-def run_audit(args: argparse.Namespace, env: Mapping[str, str], clients: Mapping[str, Any] | None) -> int:
+def run_audit(args: argparse.Namespace, env: Mapping[str, str], clients: OpsClients | None) -> int:
     """One JSON line per audit record of the tenant's sessions, each session's oldest first."""
     from mcp_platform.adapters.dynamodb.audit_trail import AuditTrail
     from mcp_platform.application.auth.tenants import is_tenant
@@ -224,7 +240,7 @@ def add_verify_arguments(verify: argparse.ArgumentParser) -> None:
     verify.add_argument("--report", help="also write the report as JSON to this file")
 
 
-def run_verify(args: argparse.Namespace, env: Mapping[str, str], clients: Mapping[str, Any] | None) -> int:
+def run_verify(args: argparse.Namespace, env: Mapping[str, str], clients: OpsClients | None) -> int:
     """One line per check, the exit code 1 if any failed (mcp_platform.ops.verify)."""
     from mcp_platform.ops.verify import Tools, Verifier, VerifyOptions
 
@@ -233,9 +249,9 @@ def run_verify(args: argparse.Namespace, env: Mapping[str, str], clients: Mappin
         print(f"an API key is needed: --key, or ${API_KEY_VARIABLE}", file=sys.stderr)
         return 2
     settings = Settings.from_mapping(dict(env))
-    made = dict(clients or {})
+    made: dict[str, Any] = dict(clients or {})
 
-    def client(service: str) -> Any:
+    def client(service: str) -> Any:  # a ClientFactory: the service's client, built on first use
         if service not in made:
             made[service] = aws_client(service, settings)
         return made[service]

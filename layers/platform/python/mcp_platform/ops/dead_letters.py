@@ -21,10 +21,16 @@ import base64
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_platform.config import EnvVars
 from mcp_platform.ops.lambda_records import SourceKind, dynamodb_event_record
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodbstreams import DynamoDBStreamsClient
+    from mypy_boto3_kinesis import KinesisClient
+    from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_sqs.type_defs import MessageTypeDef
 
 KINDS = ("producer", "ingest", "audit", "expiry", "tasks")
 # Each DLQ's URL by the variable the functions and the stack's OperationsEnvironment name it.
@@ -62,7 +68,7 @@ class DeadLetter:
     summary: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def decode(cls, kind: str, message: dict[str, Any]) -> DeadLetter:
+    def decode(cls, kind: str, message: MessageTypeDef) -> DeadLetter:
         attributes = {
             name: value.get("StringValue", "") for name, value in message.get("MessageAttributes", {}).items()
         }
@@ -122,10 +128,10 @@ def _pointer(letter: DeadLetter) -> dict[str, Any]:
 class DeadLetterQueues:
     """The platform's DLQs and what a replay needs, with its AWS clients injected."""
 
-    sqs: Any
+    sqs: SQSClient
     queue_urls: dict[str, str]  # kind -> DLQ URL
-    kinesis: Any = None
-    streams: Any = None
+    kinesis: KinesisClient | None = None  # the producer, expiry and ingest replays need it
+    streams: DynamoDBStreamsClient | None = None  # the audit replay needs it
     stream_name: str = ""
     task_queue_url: str = ""
     ingest_record: Callable[[str], Any] | None = None  # EventIngestor.ingest_record (base64 data)
@@ -174,7 +180,7 @@ class DeadLetterQueues:
     def purge(self, kind: str) -> None:
         self.sqs.purge_queue(QueueUrl=self.url(kind))
 
-    def _receive(self, kind: str, *, visibility_s: int, limit: int) -> Iterator[dict[str, Any]]:
+    def _receive(self, kind: str, *, visibility_s: int, limit: int) -> Iterator[MessageTypeDef]:
         """Each message at most once: a peek (visibility 0) would otherwise see the same ones again."""
         seen: set[str] = set()
         while len(seen) < limit:
@@ -197,12 +203,12 @@ class DeadLetterQueues:
             if letter.attributes.get("DataEncoding") == "base64":
                 data = base64.b64decode(letter.body)
             stream = letter.attributes.get("Stream") or self.stream_name
-            self.kinesis.put_record(StreamName=stream, Data=data, PartitionKey=letter.attributes["PartitionKey"])
+            self._kinesis().put_record(StreamName=stream, Data=data, PartitionKey=letter.attributes["PartitionKey"])
         elif letter.kind == "expiry":
             body = letter.json_body()
             event = body["event"]
             data = json.dumps(event, separators=(",", ":")).encode("utf-8")
-            self.kinesis.put_record(
+            self._kinesis().put_record(
                 StreamName=body.get("stream") or self.stream_name, Data=data, PartitionKey=str(event["session_id"])
             )
         elif letter.kind == "tasks":
@@ -221,33 +227,45 @@ class DeadLetterQueues:
         else:
             raise ReplayFailed(f"unknown dead-letter kind {letter.kind!r}")
 
-    def _kinesis_range(self, pointer: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        iterator = self.kinesis.get_shard_iterator(
+    def _kinesis(self) -> KinesisClient:
+        if self.kinesis is None:
+            raise ReplayFailed("this replay needs a Kinesis client")
+        return self.kinesis
+
+    def _streams(self) -> DynamoDBStreamsClient:
+        if self.streams is None:
+            raise ReplayFailed("this replay needs a DynamoDB Streams client")
+        return self.streams
+
+    def _kinesis_range(self, pointer: dict[str, Any]) -> Iterator[Mapping[str, Any]]:
+        kinesis = self._kinesis()
+        iterator = kinesis.get_shard_iterator(
             StreamName=pointer["streamArn"].rsplit("/", 1)[-1],  # arn:...:stream/<name>
             ShardId=pointer["shardId"],
             ShardIteratorType="AT_SEQUENCE_NUMBER",
             StartingSequenceNumber=pointer["startSequenceNumber"],
         )["ShardIterator"]
-        yield from _range(lambda it: self.kinesis.get_records(ShardIterator=it), iterator, pointer, "SequenceNumber")
+        yield from _range(lambda it: kinesis.get_records(ShardIterator=it), iterator, pointer, "SequenceNumber")
 
-    def _table_stream_range(self, pointer: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        iterator = self.streams.get_shard_iterator(
+    def _table_stream_range(self, pointer: dict[str, Any]) -> Iterator[Mapping[str, Any]]:
+        streams = self._streams()
+        iterator = streams.get_shard_iterator(
             StreamArn=pointer["streamArn"],
             ShardId=pointer["shardId"],
             ShardIteratorType="AT_SEQUENCE_NUMBER",
             SequenceNumber=pointer["startSequenceNumber"],
         )["ShardIterator"]
         yield from _range(
-            lambda it: self.streams.get_records(ShardIterator=it), iterator, pointer, ("dynamodb", "SequenceNumber")
+            lambda it: streams.get_records(ShardIterator=it), iterator, pointer, ("dynamodb", "SequenceNumber")
         )
 
 
 def _range(
-    get_records: Callable[[str], dict[str, Any]], iterator: str | None, pointer: dict[str, Any], key: Any
-) -> list[dict[str, Any]]:
+    get_records: Callable[[str], Mapping[str, Any]], iterator: str | None, pointer: dict[str, Any], key: Any
+) -> list[Mapping[str, Any]]:
     """The records from the pointer's start through its end sequence number (inclusive)."""
     end = int(pointer["endSequenceNumber"])
-    found: list[dict[str, Any]] = []
+    found: list[Mapping[str, Any]] = []
     while iterator:
         page = get_records(iterator)
         records = page.get("Records", [])

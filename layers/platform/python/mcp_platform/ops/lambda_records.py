@@ -8,6 +8,7 @@ binary values base64-encoded, ``ApproximateCreationDateTime`` in epoch seconds.
 from __future__ import annotations
 
 import base64
+from collections.abc import Mapping
 from datetime import datetime
 from enum import Enum
 from typing import Any
@@ -22,7 +23,7 @@ class SourceKind(Enum):
         return "KinesisBatchInfo" if self is SourceKind.KINESIS else "DDBStreamBatchInfo"
 
 
-def kinesis_event_record(record: dict[str, Any], *, shard_id: str, source_arn: str, region: str) -> dict[str, Any]:
+def kinesis_event_record(record: Mapping[str, Any], *, shard_id: str, source_arn: str, region: str) -> dict[str, Any]:
     arrival = record["ApproximateArrivalTimestamp"]
     return {
         "kinesis": {
@@ -42,7 +43,7 @@ def kinesis_event_record(record: dict[str, Any], *, shard_id: str, source_arn: s
     }
 
 
-def dynamodb_event_record(record: dict[str, Any], *, stream_arn: str) -> dict[str, Any]:
+def dynamodb_event_record(record: Mapping[str, Any], *, stream_arn: str) -> dict[str, Any]:
     change = dict(record["dynamodb"])
     change["ApproximateCreationDateTime"] = int(_epoch(change["ApproximateCreationDateTime"]))
     out: dict[str, Any] = {

@@ -11,11 +11,14 @@ per-tool counters are the usage history and stay as they are.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.application.governance.ports import PeriodCalls
 from mcp_platform.protocol.clock import month_of
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,7 @@ class UsageReport:
 
 
 class UsageCommands:
-    def __init__(self, dynamodb: Any, table_name: str) -> None:
+    def __init__(self, dynamodb: DynamoDBClient, table_name: str) -> None:
         self._ddb = dynamodb
         self._table = table_name
 
@@ -53,8 +56,8 @@ class UsageCommands:
         for item in (item for page in pages for item in page["Items"]):
             sk = item[ts.SK]["S"]
             if sk == ts.usage_totals_sk(month):
-                day = _count(item, ts.usage_day_attribute(today)) if today.startswith(month) else 0
-                totals = PeriodCalls(day=day, month=_count(item, ts.USAGE_CALLS))
+                today_calls = _count(item, ts.usage_day_attribute(today)) if today.startswith(month) else 0
+                totals = PeriodCalls(day=today_calls, month=_count(item, ts.USAGE_CALLS))
             elif sk.startswith(month):
                 day, _, tool = sk.partition("#")
                 days.append(ToolDay(day, tool, _count(item, ts.USAGE_CALLS), _count(item, ts.USAGE_ERRORS)))

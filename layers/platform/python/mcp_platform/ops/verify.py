@@ -38,7 +38,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
 
 from mcp_platform.protocol.versions import (
     CLIENT_CAPABILITIES_META_KEY,
@@ -47,6 +47,12 @@ from mcp_platform.protocol.versions import (
     MODERN_VERSIONS,
     PROTOCOL_VERSION_META_KEY,
 )
+
+if TYPE_CHECKING:
+    from mypy_boto3_cloudformation import CloudFormationClient
+    from mypy_boto3_cloudwatch import CloudWatchClient
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_sqs import SQSClient
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 DEFAULT_INGEST_WITHIN_S = 60.0
@@ -235,12 +241,26 @@ class Findings:
     legacy_session: str | None = None  # ended once the ingest check is done
 
 
+class ClientFactory(Protocol):
+    """``client(service)``: an AWS client of the operations environment, for the services the
+    checks read."""
+
+    @overload
+    def __call__(self, service: Literal["cloudformation"]) -> CloudFormationClient: ...
+    @overload
+    def __call__(self, service: Literal["cloudwatch"]) -> CloudWatchClient: ...
+    @overload
+    def __call__(self, service: Literal["dynamodb"]) -> DynamoDBClient: ...
+    @overload
+    def __call__(self, service: Literal["sqs"]) -> SQSClient: ...
+
+
 class Verifier:
     def __init__(
         self,
         options: VerifyOptions,
         env: Mapping[str, str],
-        client: Callable[[str], Any],
+        client: ClientFactory,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``env``: the operations environment (table names, queue URLs); ``client(service)``: an
@@ -460,7 +480,7 @@ def _note(era: str) -> str:
     return f"mcp-platform verify ({era}) at {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}"
 
 
-def _committed_calls(dynamodb: Any, table: str, session_id: str) -> list[str]:
+def _committed_calls(dynamodb: DynamoDBClient, table: str, session_id: str) -> list[str]:
     """The ids of the calls committed in the session: one idempotency marker each."""
     from mcp_platform.adapters.dynamodb import table_schema as ts
 
@@ -477,7 +497,7 @@ def _committed_calls(dynamodb: Any, table: str, session_id: str) -> list[str]:
     return [item[ts.SK]["S"][len(ts.TOOL_CALL_MARKER_PREFIX) :] for item in items]
 
 
-def _stack_alarm_names(cloudformation: Any, stack: str) -> Iterator[str]:
+def _stack_alarm_names(cloudformation: CloudFormationClient, stack: str) -> Iterator[str]:
     """The stack's CloudWatch alarms (their physical ids are their names)."""
     for page in cloudformation.get_paginator("list_stack_resources").paginate(StackName=stack):
         for resource in page["StackResourceSummaries"]:
