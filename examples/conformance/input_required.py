@@ -9,10 +9,12 @@ missing or invalid responses, extra keys) are the platform's, not these fixtures
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from mcp_platform.protocol.context import ToolContext
 from mcp_platform.protocol.interactive import InputRequest, elicitation, roots, sampling
+from mcp_platform.protocol.jsonrpc import JSONObject, JSONValue
 from mcp_platform.protocol.prompts import prompt, user
 from mcp_platform.protocol.tools import tool
 
@@ -22,6 +24,12 @@ def _schema(field: str, kind: str = "string") -> dict[str, Any]:
 
 
 NAME = _schema("name")
+
+
+def _content(answer: JSONObject) -> Mapping[str, JSONValue]:
+    """An elicitation's raw answer's content (empty when it has none: not accepted)."""
+    content = answer.get("content")
+    return content if isinstance(content, Mapping) else {}
 
 
 @tool(description="Ask the user's name (key user_name), then greet them.")
@@ -39,7 +47,7 @@ async def test_input_required_result_sampling(ctx: ToolContext) -> str:
 @tool(description="Ask the client for its roots (key client_roots) and list them.")
 async def test_input_required_result_list_roots(ctx: ToolContext) -> str:
     found = await ctx.list_roots(key="client_roots")
-    return f"Client exposed {len(found)} root(s): {', '.join(root['uri'] for root in found) or 'none'}"
+    return f"Client exposed {len(found)} root(s): {', '.join(str(root['uri']) for root in found) or 'none'}"
 
 
 async def _confirmed_with_state(ctx: ToolContext) -> str:
@@ -68,8 +76,9 @@ async def test_input_required_result_multiple_inputs(ctx: ToolContext) -> str:
             "client_roots": roots(),
         }
     )
-    name = answers["user_name"].get("content", {}).get("name", "?")
-    return f"All inputs received: name={name}, roots={len(answers['client_roots']['roots'])}"
+    name = _content(answers["user_name"]).get("name", "?")
+    found = answers["client_roots"]["roots"]  # a list: the answer was checked against roots/list's result
+    return f"All inputs received: name={name}, roots={len(found) if isinstance(found, list) else 0}"
 
 
 @tool(description="Ask in two rounds: step1 (a name), then step2 (a favourite colour).")

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Mapping
 from typing import Any
 
 from mcp_platform.protocol.context import ToolContext
 from mcp_platform.protocol.interactive import InputRequest, elicitation
+from mcp_platform.protocol.jsonrpc import JSONObject, JSONValue
 from mcp_platform.protocol.tools import ToolError, tool
 
 
@@ -66,8 +68,14 @@ async def multi_input(ctx: ToolContext) -> str:
             "confirm": elicitation("Proceed?", _schema("confirm", "boolean")),
         }
     )
-    name = answers["name"].get("content", {}).get("name", "?")
-    return f"{name}: confirm={answers['confirm'].get('content', {}).get('confirm')}"
+    name = _content(answers["name"]).get("name", "?")
+    return f"{name}: confirm={_content(answers['confirm']).get('confirm')}"
+
+
+def _content(answer: JSONObject) -> Mapping[str, JSONValue]:
+    """An elicitation's raw answer's content (empty when it has none: not accepted)."""
+    content = answer.get("content")
+    return content if isinstance(content, Mapping) else {}
 
 
 def _ask_name() -> dict[str, InputRequest]:

@@ -28,7 +28,7 @@ from mcp_platform.protocol.dispatch import Dispatch
 from mcp_platform.protocol.features import FEATURES, Binder, Feature, Handler, ResourcesFeature
 from mcp_platform.protocol.handshake import Initialized
 from mcp_platform.protocol.input_required import INPUT_METHODS, InputRequired
-from mcp_platform.protocol.jsonrpc import FORBIDDEN, INVALID_PARAMS, JsonRpcError, Request
+from mcp_platform.protocol.jsonrpc import FORBIDDEN, INVALID_PARAMS, JSONObject, JsonRpcError, Request
 from mcp_platform.protocol.preparation import PreparedCall, require_client_capabilities
 from mcp_platform.protocol.request_context import RequestContext
 from mcp_platform.protocol.tools import ToolCatalog
@@ -183,7 +183,7 @@ class McpServer:
         self, tasks: TaskService, prepared: PreparedCall, call: RequestContext, kept: TaskRequest
     ) -> dict[str, Any]:
         """The tool's ``ask_first`` questions (an InputRequiredResult until answered), then the task."""
-        answers: dict[str, dict[str, Any]] = {}
+        answers: dict[str, JSONObject] = {}
         if prepared.spec.ask_first is not None:
             questions = prepared.spec.ask_first(**prepared.arguments)
             context = ToolContext.for_request(call, self.services)

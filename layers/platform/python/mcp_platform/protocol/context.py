@@ -305,8 +305,8 @@ class ToolContext(Generic[ServicesT]):
         from mcp_platform.protocol.interactive import Elicited, elicitation
 
         answer = await self._ask_one(key, elicitation(message, requested_schema))
-        content = answer.get("content") if answer["action"] == "accept" else None
-        return Elicited(answer["action"], dict(content or {}))
+        action, content = str(answer["action"]), answer.get("content")  # check_answer: one of its actions
+        return Elicited(action, dict(content) if action == "accept" and isinstance(content, Mapping) else {})
 
     async def sample(
         self, messages: str | Sequence[JSONObject], *, max_tokens: int, key: str | None = None, **options: JSONValue
@@ -315,16 +315,24 @@ class ToolContext(Generic[ServicesT]):
         from mcp_platform.protocol.interactive import Sampled, sampling
 
         answer = await self._ask_one(key, sampling(messages, max_tokens=max_tokens, **options))
-        return Sampled(answer["role"], answer["content"], answer["model"], answer.get("stopReason"))
+        stop_reason = answer.get("stopReason")
+        # check_answer: role is user or assistant, model a string
+        return Sampled(
+            str(answer["role"]),
+            answer["content"],
+            str(answer["model"]),
+            stop_reason if isinstance(stop_reason, str) else None,
+        )
 
-    async def list_roots(self, *, key: str | None = None) -> list[dict[str, Any]]:
+    async def list_roots(self, *, key: str | None = None) -> list[JSONObject]:
         """The client's roots (``roots``)."""
         from mcp_platform.protocol.interactive import roots
 
         answer = await self._ask_one(key, roots())
-        return list(answer["roots"])
+        found = answer["roots"]  # check_answer: a list of objects, each with a uri
+        return [root for root in found if isinstance(root, dict)] if isinstance(found, list) else []
 
-    async def ask_all(self, requests: Mapping[str, InputRequest]) -> dict[str, dict[str, Any]]:
+    async def ask_all(self, requests: Mapping[str, InputRequest]) -> dict[str, JSONObject]:
         """Several questions in one round (2026: one InputRequiredResult; 2025: sent together);
         raw answers, each checked against its request's result shape."""
         from mcp_platform.protocol.interactive import CAPABILITY
@@ -342,7 +350,7 @@ class ToolContext(Generic[ServicesT]):
             raise JsonRpcError(INVALID_REQUEST, "This request cannot ask the client for input")
         return await self.interaction.ask(requests)
 
-    async def _ask_one(self, key: str | None, request: InputRequest) -> dict[str, Any]:
+    async def _ask_one(self, key: str | None, request: InputRequest) -> JSONObject:
         """One question, keyed ``key`` or ``<kind>-<n>`` (the n-th question of this run)."""
         from mcp_platform.protocol.interactive import SHORT_NAMES
 
