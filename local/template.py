@@ -25,7 +25,10 @@ logger = logging.getLogger(__name__)
 LOCAL_CONTEXT: dict[str, Any] = {"dax": "false", "subscriptions": "true", "aws:cdk:bundling-stacks": []}
 # Rate limits and quotas, as a deployment sets them with the context keys: `MCP_RATE_LIMITS=... make dev`
 # synthesizes the stack with them, so the emulator gets the limits table and the functions the variables.
-ENVIRONMENT_CONTEXT = {EnvVars.RATE_LIMITS: "rate_limits", EnvVars.QUOTAS: "quotas"}
+# LOCAL_PROFILE is the `profile` key (`LOCAL_PROFILE=minimal make dev`: one PROVISIONED shard, no
+# fan-out consumer, the ingest mapping reading the stream directly); the local keys above still win.
+PROFILE_VARIABLE = "LOCAL_PROFILE"
+ENVIRONMENT_CONTEXT = {EnvVars.RATE_LIMITS: "rate_limits", EnvVars.QUOTAS: "quotas", PROFILE_VARIABLE: "profile"}
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,12 @@ def synthesize(context: dict[str, Any] | None = None, environ: Mapping[str, str]
 
 
 def _set_by(message: str, from_environment: dict[str, str]) -> str:
-    names = [name for name, key in ENVIRONMENT_CONTEXT.items() if key in from_environment and message.startswith(key)]
+    # A rule names its key first ("rate_limits: ..."), a plain value as "CDK context 'profile' ...".
+    names = [
+        name
+        for name, key in ENVIRONMENT_CONTEXT.items()
+        if key in from_environment and message.startswith((key, f"CDK context '{key}'"))
+    ]
     return f" (set by {names[0]})" if names else ""
 
 

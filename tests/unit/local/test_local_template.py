@@ -1,6 +1,7 @@
-"""The local platform's synth reads the governance variables (G1, G2): `MCP_RATE_LIMITS` and
-`MCP_QUOTAS` in the environment are the context keys `rate_limits` and `quotas` of every
-template it synthesizes (`make dev`, `make dev-second`, `python -m local.ops`)."""
+"""The local platform's synth reads the governance variables (G1, G2) and the profile:
+`MCP_RATE_LIMITS`, `MCP_QUOTAS` and `LOCAL_PROFILE` in the environment are the context keys
+`rate_limits`, `quotas` and `profile` of every template it synthesizes (`make dev`,
+`make dev-second`, `python -m local.ops`)."""
 
 from __future__ import annotations
 
@@ -38,3 +39,15 @@ def test_a_bad_rule_stops_with_the_variable_and_the_rule_named() -> None:
     message = str(stopped.value.code)
     assert message.startswith("configuration error: rate_limits: rule 'tool:search' must be")
     assert message.endswith("got '10/fortnight' (set by MCP_RATE_LIMITS)")
+
+
+def test_local_profile_is_the_profile_key() -> None:
+    """Given LOCAL_PROFILE=minimal, then the context key `profile` is `minimal` (Cost: the minimal
+    profile on `make dev`); an unknown profile stops the start naming the variable that set it."""
+    assert environment_context({"LOCAL_PROFILE": "minimal"}) == {"profile": "minimal"}
+    assert environment_context({"LOCAL_PROFILE": " "}) == {}
+    with pytest.raises(SystemExit) as stopped:
+        synthesize(environ={"LOCAL_PROFILE": "tiny"})
+    message = str(stopped.value.code)
+    assert message.startswith("configuration error: CDK context 'profile' must be one of minimal")
+    assert message.endswith("(set by LOCAL_PROFILE)")
