@@ -134,7 +134,8 @@ def table_items(dynamodb: DynamoDBClient, table: str, trace_id: str) -> list[Ste
     for item in _scan(dynamodb, table, trace_id):
         pk, sk = item[ts.PK]["S"], item[ts.SK]["S"]
         if sk.startswith(ts.TOOL_RECORD_PREFIX):
-            writer = "the endpoint's commit" if ts.RESULT_SK in item else "ingest"
+            # A commit's record holds its result or names the marker that does; ingest's, neither.
+            writer = "the endpoint's commit" if ts.RESULT_SK in item or ts.RESULT in item else "ingest"
             kind, when = f"tool-call record (written by {writer})", _text(item, ts.STARTED_AT)
         elif sk.startswith(ts.TOOL_CALL_MARKER_PREFIX):
             kind, when = "idempotency marker", _text(item, ts.COMMITTED_AT)

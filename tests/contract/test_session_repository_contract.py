@@ -110,6 +110,11 @@ def call(call_id: str, *, started_at: float = T0, result: Any = None, request_ha
     )
 
 
+def fresh(call_id: str, *, result: Any = None) -> ToolCall:
+    """A call under a fresh id (a 2026 call without an idempotency key): no retry can carry it."""
+    return replace(call(call_id, result=result), replayable=False)
+
+
 def unchanged(repo: Repository, before: Session, *call_ids: str) -> None:
     """Nothing of a refused commit is stored: same version and context, no record, no marker."""
     now = repo.get_session(before.id, consistent=True)
@@ -303,6 +308,47 @@ def test_a_duplicate_tool_call_id_is_the_original_result_or_a_reused_key(repo: R
     assert prior is not None and prior.result == {"n": 1}
     with pytest.raises(IdempotencyKeyReused):
         repo.load_for_tool_call(held.id, "k", owner="alice", request_hash="digest-b")
+
+
+def test_a_call_under_a_fresh_id_commits_without_a_marker_and_is_never_a_replay(repo: Repository) -> None:
+    """D4 as amended: a call whose id no retry can carry has nothing to replay, so its commit
+    writes no marker: its record (listed like any other) holds its result, the load does not
+    look for a marker, and none is found under its id."""
+    held = repo.create_session("alice")
+    done = repo.commit(held, fresh("f1", result={"n": 1}), SessionChanges(APPEND_ONLY, context_append=["a"]))
+    assert done.result.result == {"n": 1} and done.result.tool_call_id == "f1"
+    (record,) = repo.list_tool_calls(held.id, consistent=True).records
+    assert (record.tool_call_id, record.result_sk) == ("f1", "") and record.result_bytes > 0
+    assert record.sk == done.result.record_sk
+    session, prior = repo.load_for_tool_call(held.id, None, owner="alice")
+    assert prior is None and session.context == ["a"] and session.tool_calls == 1
+    assert repo.load_for_tool_call(held.id, "f1", owner="alice")[1] is None
+
+
+def test_a_commit_under_a_fresh_id_is_refused_by_the_same_rules(repo: Repository) -> None:
+    """Without a marker the commit's parts sit one position earlier: a stale version is still
+    VersionConflict, a failed extra put or condition check PreconditionFailed naming its label,
+    an ended session SessionNotFound, and nothing of a refused commit is stored."""
+    held = repo.create_session("alice", attributes={"n": 1})
+    repo.commit(held, fresh("a1"), SessionChanges(APPEND_ONLY, context_append=["a"]))
+    current = repo.get_session(held.id, consistent=True)
+    with pytest.raises(VersionConflict) as conflict:
+        repo.commit(held, fresh("rmw"), SessionChanges(attributes={"n": 2}))
+    assert conflict.value.current is not None and conflict.value.current.version == current.version
+    claim = ExtraPut({"pk": "resource#r1", "sk": "owner", "by": "alice"}, if_absent=True, label="claim")
+    repo.commit(current, fresh("c1"), SessionChanges(extra_puts=[claim]))
+    now = repo.get_session(held.id, consistent=True)
+    with pytest.raises(PreconditionFailed) as failed:
+        repo.commit(now, fresh("c2"), SessionChanges(context_append=["x"], extra_puts=[claim]))
+    assert failed.value.label == "claim"
+    quota = ConditionCheck({"pk": "quota#alice", "sk": "q"}, label="quota")
+    with pytest.raises(PreconditionFailed) as failed:
+        repo.commit(now, fresh("c3"), SessionChanges(context_append=["y"], condition_checks=[quota]))
+    assert failed.value.label == "quota"
+    unchanged(repo, now, "rmw", "c2", "c3")
+    repo.end_session(held.id, owner="alice")
+    with pytest.raises(SessionNotFound):
+        repo.commit(now, fresh("late"), SessionChanges(APPEND_ONLY, context_append=["z"]))
 
 
 # -- budgets ------------------------------------------------------------------------------------

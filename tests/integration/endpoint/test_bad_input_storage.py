@@ -15,13 +15,14 @@ import httpx
 import pytest
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.adapters.dynamodb.codec import from_attr
 from mcp_platform.protocol.jsonrpc import INVALID_PARAMS, LIMIT_EXCEEDED, SESSION_NOT_FOUND
 from mcp_platform.protocol.versions import IDEMPOTENCY_KEY_META
 from tests.support.audit_stream import audit_everything
 from tests.support.endpoint import AwsStack, Instance, endpoint_instance
 from tests.support.hostile import modern_post, post
 from tests.support.hostile import tool_answer as tool
-from tests.support.mcp_http import CAPS_META, call, headers, initialize
+from tests.support.mcp_http import CAPS_META, call, final_message, headers, initialize
 
 pytestmark = pytest.mark.integration
 
@@ -153,21 +154,45 @@ def test_f3_unstorable_arguments_are_a_named_isError_never_internal_error(
     assert session_sks(aws, handle) == [ts.METADATA_SK]
 
 
-def test_f3_a_committed_call_stores_its_result_once(instance: Instance, aws: AwsStack, api_key: str) -> None:
-    """The marker holds the result (replay reads it); the record holds the arguments and a
-    reference to it, never a second copy."""
-    handle = open_handle(instance, api_key)
-    assert not tool(instance, api_key, 2, "append_note", {"session": handle, "text": "hello"})["result"]["isError"]
+def _call_items(aws: AwsStack, handle: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The session's tool-call records and idempotency markers, as stored."""
     items = aws.client("dynamodb").query(
         TableName=aws.table,
         KeyConditionExpression="pk = :pk",
         ExpressionAttributeValues={":pk": {"S": ts.session_pk(handle)}},
         ConsistentRead=True,
     )["Items"]
-    (record,) = [i for i in items if i["sk"]["S"].startswith(ts.TOOL_RECORD_PREFIX)]
-    (marker,) = [i for i in items if i["sk"]["S"].startswith(ts.TOOL_CALL_MARKER_PREFIX)]
+    records = [i for i in items if i["sk"]["S"].startswith(ts.TOOL_RECORD_PREFIX)]
+    markers = [i for i in items if i["sk"]["S"].startswith(ts.TOOL_CALL_MARKER_PREFIX)]
+    return records, markers
+
+
+def test_f3_a_committed_call_with_an_idempotency_key_stores_its_result_once_in_its_marker(
+    instance: Instance, aws: AwsStack, api_key: str
+) -> None:
+    """D4: the marker holds the result (a replay reads it); the record holds the arguments and a
+    reference to it, never a second copy."""
+    handle = open_handle(instance, api_key)
+    meta = {**CAPS_META, IDEMPOTENCY_KEY_META: "note-1"}
+    params = {"name": "append_note", "arguments": {"session": handle, "text": "hello"}, "_meta": meta}
+    assert not final_message(modern_post(instance.url, api_key, 2, "tools/call", params))["result"]["isError"]
+    (record,), (marker,) = _call_items(aws, handle)
     assert ts.RESULT in marker and ts.RESULT not in record
     assert record["result_sk"] == marker["sk"] and int(record["result_bytes"]["N"]) > 0
+
+
+def test_f3_a_committed_call_under_a_fresh_id_stores_its_result_once_on_its_record(
+    instance: Instance, aws: AwsStack, api_key: str
+) -> None:
+    """D4 as amended: a 2026 call without an idempotency key gets a fresh id that no retry can
+    carry, so nothing can replay it: no marker is written, and the record holds the result."""
+    handle = open_handle(instance, api_key)
+    answer = tool(instance, api_key, 2, "append_note", {"session": handle, "text": "hello"})
+    assert not answer["result"]["isError"]
+    (record,), markers = _call_items(aws, handle)
+    assert markers == []
+    assert "result_sk" not in record and int(record["result_bytes"]["N"]) > 0
+    assert from_attr(record[ts.RESULT])["structuredContent"] == answer["result"]["structuredContent"]
 
 
 # -- finding 6: handles and session ids have a fixed format, checked before any AWS call -------------

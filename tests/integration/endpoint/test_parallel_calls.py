@@ -241,7 +241,7 @@ class WriteBeforeCommit:
         client.meta.events.register("before-parameter-build.dynamodb.TransactWriteItems", self)
 
     def __call__(self, params: dict[str, Any], **_: Any) -> None:
-        update = params["TransactItems"][2]["Update"]
+        (update,) = [action["Update"] for action in params["TransactItems"] if "Update" in action]
         if ts.ATTRIBUTES in update["ExpressionAttributeNames"].values() and not self.fired:
             self.fired += 1
             self.meanwhile()

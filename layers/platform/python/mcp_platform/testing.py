@@ -214,7 +214,7 @@ class InMemorySessions:
     def load_for_tool_call(
         self,
         session_id: str,
-        tool_call_id: str,
+        tool_call_id: str | None,
         *,
         owner: str | None,
         request_hash: str | None = None,
@@ -222,9 +222,9 @@ class InMemorySessions:
         with_context: bool = True,
     ) -> tuple[Session, ToolCallResult | None]:
         session = self.get_session(session_id, owner=owner, with_context=with_context)
-        prior = self._results.get((session_id, tool_call_id))
+        prior = self._results.get((session_id, tool_call_id)) if tool_call_id is not None else None
         if prior is not None and request_hash is not None and not prior.answers(request_hash):
-            raise IdempotencyKeyReused(tool_call_id)
+            raise IdempotencyKeyReused(prior.tool_call_id)
         return session, prior
 
     def slide_expiry(self, session: Session, *, owner: str | None = None) -> Session:
@@ -270,7 +270,8 @@ class InMemorySessions:
                 applied = self._add_inline(applied, plan.metadata.context_append)
             self.sessions[session.id] = applied
             self._records.setdefault(session.id, {})[plan.record.record.sk] = plan.record.record
-            self._results[(session.id, record.id)] = plan.record.marker
+            if plan.record.has_marker:  # a replay finds it; a fresh id has none to find
+                self._results[(session.id, record.id)] = plan.record.marker
             for put in plan.extra_puts:
                 self.items[self.key_of(put)] = dict(put.item)
         return plan.outcome()
@@ -466,6 +467,7 @@ class ToolHarness:
             arguments=arguments,
             result=result,
             is_error=bool(result and result.get("isError")),
+            replayable=False,  # a fresh id, as a 2026 call without an idempotency key has
         )
         self.store.commit(session, call, changes)
         self.extra_puts.extend(changes.extra_puts)

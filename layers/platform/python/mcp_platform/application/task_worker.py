@@ -199,10 +199,11 @@ class TaskWorker:
         request = Request("tools/call", task.request.params, None)
         try:
             prepared = self.runner.prepare(request, call, self.catalog.tools)
-            # The task's call id; progress always reaches the task (its statusMessage), asked for or not.
+            # The task's call id, which a redelivered message carries again (its commit then finds
+            # the first one's marker); progress always reaches the task (its statusMessage).
             progress_token = prepared.progress_token if prepared.progress_token is not None else task.task_id
             prepared = dataclasses.replace(
-                prepared, tool_call_id=task.request.tool_call_id, progress_token=progress_token
+                prepared, tool_call_id=task.request.tool_call_id, progress_token=progress_token, replayable=True
             )
             result = await self.runner.run(await self.runner.load(prepared, call), call)
         except InputRequired as needed:

@@ -130,7 +130,8 @@ class ToolCallRunner:
             session, prior = await self.blocking(
                 self.store.load_for_tool_call,
                 prepared.session_id,
-                prepared.tool_call_id,
+                # A fresh id has nothing to replay: the marker is not looked for.
+                prepared.tool_call_id if prepared.replayable else None,
                 owner=call.principal,
                 request_hash=prepared.request_hash,
                 consistent=prepared.spec.consistency == "consistent",
@@ -317,6 +318,7 @@ class ToolCallRunner:
             trace_id=call.trace.trace_id if call.trace is not None else None,
             span_id=call.trace.span_id if call.trace is not None else None,
             event=event.to_bytes() if event is not None else None,
+            replayable=prepared.replayable,
         )
         # Read-modify-write: under the session's version when the run read the session as a
         # whole, else under the versions of the attributes it read (appends never conflict).

@@ -481,20 +481,23 @@ def _note(era: str) -> str:
 
 
 def _committed_calls(dynamodb: DynamoDBClient, table: str, session_id: str) -> list[str]:
-    """The ids of the calls committed in the session: one idempotency marker each."""
+    """The ids of the calls committed in the session: each record that carries its committed
+    event (a record ingest wrote for an uncommitted call carries none)."""
     from mcp_platform.adapters.dynamodb import table_schema as ts
 
     items = dynamodb.query(
         TableName=table,
-        KeyConditionExpression="#pk = :pk AND begins_with(#sk, :marker)",
-        ExpressionAttributeNames={"#pk": ts.PK, "#sk": ts.SK},
+        KeyConditionExpression="#pk = :pk AND begins_with(#sk, :record)",
+        FilterExpression="attribute_exists(#event)",
+        ProjectionExpression="#id",
+        ExpressionAttributeNames={"#pk": ts.PK, "#sk": ts.SK, "#event": ts.COMMITTED_EVENT, "#id": ts.TOOL_CALL_ID},
         ExpressionAttributeValues={
             ":pk": {"S": ts.session_pk(session_id)},
-            ":marker": {"S": ts.TOOL_CALL_MARKER_PREFIX},
+            ":record": {"S": ts.TOOL_RECORD_PREFIX},
         },
         ConsistentRead=True,
     )["Items"]
-    return [item[ts.SK]["S"][len(ts.TOOL_CALL_MARKER_PREFIX) :] for item in items]
+    return [item[ts.TOOL_CALL_ID]["S"] for item in items]
 
 
 def _stack_alarm_names(cloudformation: CloudFormationClient, stack: str) -> Iterator[str]:

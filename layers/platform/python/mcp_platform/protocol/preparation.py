@@ -43,6 +43,10 @@ class PreparedCall:
     invalid_arguments: str | None = None
     request_hash: str = ""
     """Digest of the tool and its arguments; empty for a call nothing can deduplicate."""
+    replayable: bool = True
+    """Whether a retry can carry ``tool_call_id`` (an idempotency key, a 2025 request id, a task's
+    id): its commit then leaves the marker a retry is answered from. False for a fresh id, which
+    no retry can carry: nothing can be replayed, so there is no marker to write or read."""
 
 
 def prepare_call(
@@ -72,6 +76,7 @@ def prepare_call(
     # can be deduplicated needs it (a session's marker, or a 2025 request-id-based id).
     deduplicable = session_id is not None or call.transport_session_id is not None
     digest = hashlib.sha256(f"{spec.name}\x00{_canonical(arguments)}".encode()).hexdigest()[:32] if deduplicable else ""
+    idempotent_id = _idempotent_id(request, call, spec, session_id, digest, storability)
     token = request.meta.get("progressToken")
     if token is not None:  # echoed in notifications, kept by a task: admitted like the arguments
         try:
@@ -82,11 +87,12 @@ def prepare_call(
         spec=spec,
         arguments=_without_handle(arguments),
         session_id=session_id,
-        tool_call_id=_tool_call_id(request, call, spec, session_id, digest, storability),
+        tool_call_id=idempotent_id if idempotent_id is not None else os.urandom(16).hex(),
         progress_token=token if isinstance(token, (str, int)) and not isinstance(token, bool) else None,
         request_bytes=request_bytes,
         invalid_arguments=invalid,
         request_hash=digest,
+        replayable=idempotent_id is not None,
     )
 
 
@@ -144,22 +150,23 @@ def _session_id(spec: ToolSpec, arguments: JSONObject, call: RequestContext) -> 
     )
 
 
-def _tool_call_id(
+def _idempotent_id(
     request: Request,
     call: RequestContext,
     spec: ToolSpec,
     session_id: str | None,
     digest: str,
     storability: Storability,
-) -> str:
-    """The id the call is committed (and deduplicated) under; always scoped by principal,
-    so one caller can never replay another's result.
+) -> str | None:
+    """The id a retry of the call carries too, which it is committed (and deduplicated) under;
+    always scoped by principal, so one caller can never replay another's result. None when
+    there is none: the call gets a fresh id.
 
     * explicit ``_meta`` idempotency key: the key within its session (the caller's promise
       of one call; reusing it for another request is refused in :meth:`load`);
     * 2025 era: the JSON-RPC request id within the transport session, plus the request
       digest, so a client that restarts its id counter is never served another result;
-    * 2026 era without a key: a fresh id, no deduplication. Request ids restart with every
+    * 2026 era without a key: none (a fresh id, no deduplication). Request ids restart with every
       client connection and a broken request must be re-issued with a new id, so an
       id-based key would only ever replay the wrong call.
     """
@@ -179,5 +186,5 @@ def _tool_call_id(
     elif call.transport_session_id is not None:
         material = f"ts\x00{call.transport_session_id}\x00{json.dumps(request.id)}\x00{digest}"
     else:
-        return os.urandom(16).hex()  # what secrets.token_hex(16) returns, without its two wrappers
+        return None
     return hashlib.sha256(f"{call.principal}\x00{material}".encode()).hexdigest()[:32]

@@ -16,7 +16,9 @@ pk                          sk                                     item
                                                                    of the result and its marker
 ``session#<id>``            ``toolcall#<toolCallId>``              idempotency marker of a tool
                                                                    call id (D4): points at the
-                                                                   record, holds the result
+                                                                   record, holds the result; none
+                                                                   for a fresh id (its record
+                                                                   holds the result)
 ``session#<id>``            ``cancel#<sha256(request id)>``        short-lived cancel flag of a
                                                                    2025 request (owner, ttl)
 ``apikey#<sha256>``         ``metadata``                           hashed API key -> principal
@@ -188,7 +190,9 @@ ATTRIBUTES = "attributes"  # free-form map on the metadata item
 TOOL_CALL_ID = "tool_call_id"
 TOOL_NAME = "tool_name"
 ARGUMENTS = "arguments"
-RESULT = "result"  # on the marker only: the one stored copy of a call's result (replay reads it)
+# The one stored copy of a call's result: on its marker (replay reads it), or on its record when
+# the call has no marker (a fresh id, which no retry can carry).
+RESULT = "result"
 # On the record only: the call's tool-call event, as its wire JSON (K10). The commit stores it with
 # the record, so the table stream carries every committed call's event to the audit function, which
 # relays what ingest has not counted: an instance that dies before its flush loses nothing.

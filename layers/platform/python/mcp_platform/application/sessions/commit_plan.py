@@ -23,7 +23,9 @@ What is decided here, for both:
 * the tool's extra puts (``if_absent``, ``expect``) and condition checks, failing as
   PreconditionFailed naming their label;
 * a call id committed already: DuplicateToolCall with the original result for the same request,
-  IdempotencyKeyReused for another one; it decides before anything else;
+  IdempotencyKeyReused for another one; it decides before anything else. A call under a fresh id
+  (``ToolCall.replayable`` False: no retry can carry it) has no marker, and its record holds its
+  result: one item fewer, and nothing a replay could look for;
 * the budgets: the call record (arguments and result), the context (what this call appends, and
   the stored context with it, checked atomically) and the attributes -> CallRecordTooLarge and
   SessionCapacityExceeded;
@@ -64,10 +66,10 @@ from mcp_platform.protocol.clock import iso_utc
 from mcp_platform.protocol.tools import READ_MODIFY_WRITE, READ_ONLY
 
 # One tool call is stored as two items, the record (its arguments) and the marker (its result,
-# which replay reads): together they get this budget, so each stays far below DynamoDB's 400 KB
-# item limit and a commit (both + the metadata item) far below the 4 MB transaction limit. The
-# endpoint refuses larger arguments before the tool runs (``protocol.preparation``) and a larger
-# result before the commit; the plan checks it again.
+# which replay reads), or as one record holding both: either way they get this budget, so each
+# stays far below DynamoDB's 400 KB item limit and a commit (both + the metadata item) far below
+# the 4 MB transaction limit. The endpoint refuses larger arguments before the tool runs
+# (``protocol.preparation``) and a larger result before the commit; the plan checks it again.
 CALL_RECORD_BUDGET_BYTES = 128 * 1024
 
 # The context lives in context items of its own (one per write that appends, D1/D3 as amended:
@@ -79,9 +81,10 @@ CALL_RECORD_BUDGET_BYTES = 128 * 1024
 DEFAULT_CONTEXT_BUDGET_BYTES = 160 * 1024
 ATTRIBUTES_BUDGET_BYTES = 64 * 1024
 
-# The order of a commit's parts: the record, the marker, the metadata, then the tool's extra
-# puts and its condition checks. A failed precondition is named by its position (the DynamoDB
-# store renders the parts in this order, one transaction action each).
+# The order of a commit's parts: the record, the marker (when the call has one), the metadata,
+# then the tool's extra puts and its condition checks. A failed precondition is named by its
+# position (the DynamoDB store renders the parts in this order, one transaction action each):
+# METADATA is the metadata's position after a marker, CommitPlan.metadata_index the plan's own.
 RECORD, MARKER, METADATA = 0, 1, 2
 CONDITION_FAILED = "ConditionalCheckFailed"
 
@@ -98,14 +101,25 @@ class Budgets:
 
 @dataclass(frozen=True)
 class RecordWrite:
-    """A call's two immutable items (D1, D4), each written only if absent: its record (the
-    arguments, what ``list_tool_calls`` reads back) and its marker (the result, what a replay
-    answers with)."""
+    """A call's immutable items (D1, D4), each written only if absent: its record (the
+    arguments, what ``list_tool_calls`` reads back) and, for a call a retry can repeat, its
+    marker (the result, what a replay answers with); without a marker the record holds the
+    result."""
 
     session_id: str
     call: ToolCall
     record: ToolCallRecord
     marker: ToolCallResult
+    """The committed result, as a replay answers with it (stored in the marker when there is one)."""
+
+    @property
+    def has_marker(self) -> bool:
+        return bool(self.record.result_sk)
+
+    @property
+    def items(self) -> int:
+        """How many items the call writes: the record, and its marker when it has one."""
+        return 2 if self.has_marker else 1
 
 
 def plan_record(session_id: str, call: ToolCall, *, now: float, budget: int) -> RecordWrite:
@@ -118,7 +132,8 @@ def plan_record(session_id: str, call: ToolCall, *, now: float, budget: int) -> 
     stored = check_storable(call.arguments, "arguments") + result_bytes
     if stored > budget:
         raise CallRecordTooLarge(call.id, budget, stored)
-    record_sk, marker_sk = tool_record_sk(started, call.id), tool_call_marker_sk(call.id)
+    record_sk = tool_record_sk(started, call.id)
+    marker_sk = tool_call_marker_sk(call.id) if call.replayable else ""
     record = ToolCallRecord(
         tool_call_id=call.id,
         tool_name=call.name,
@@ -261,10 +276,16 @@ class CommitPlan:
         """Whether :meth:`outcome` is exactly what is stored (committed under the version)."""
         return self.metadata.expected_version is not None
 
+    @property
+    def metadata_index(self) -> int:
+        """The metadata Update's position: after the call's record and marker (when it has one)."""
+        return self.record.items
+
     def preconditions(self) -> list[tuple[int, str, ExtraPut | ConditionCheck]]:
         """The tool's own writes and checks, with their position and label, in order."""
         intents: list[ExtraPut | ConditionCheck] = [*self.extra_puts, *self.condition_checks]
-        return [(METADATA + 1 + i, self._label(METADATA + 1 + i), intent) for i, intent in enumerate(intents)]
+        first = self.metadata_index + 1
+        return [(first + i, self._label(first + i), intent) for i, intent in enumerate(intents)]
 
     def precondition_failed(self, index: int, code: str = CONDITION_FAILED, message: str = "") -> PreconditionFailed:
         return PreconditionFailed(index, self._label(index), code, message)
@@ -297,7 +318,7 @@ class CommitPlan:
         return CommitResult(session=self.metadata.apply(self.session), result=self.record.marker, exact=self.exact)
 
     def _label(self, index: int) -> str:
-        position = index - METADATA - 1
+        position = index - self.metadata_index - 1
         if position < len(self.extra_puts):
             return self.extra_puts[position].label or f"extra_puts[{position}]"
         position -= len(self.extra_puts)

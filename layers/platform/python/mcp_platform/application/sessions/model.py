@@ -22,9 +22,10 @@ KIND_APPLICATION = "application"
 KIND_TRANSPORT = "transport"
 SESSION_KINDS = (KIND_APPLICATION, KIND_TRANSPORT)
 
-# A tool call's two immutable items are keyed within their session (D1, D4): the record by its
-# start and id, so a session's records sort in time order; the marker by the id alone, so a
-# replay finds it (the layout of the table: ``adapters.dynamodb.table_schema``).
+# A tool call's immutable items are keyed within their session (D1, D4): the record by its start
+# and id, so a session's records sort in time order; the marker by the id alone, so a replay
+# finds it (the layout of the table: ``adapters.dynamodb.table_schema``). A call under a fresh id,
+# which no retry can carry, has no marker: its record holds its result.
 TOOL_RECORD_PREFIX = "tool#"
 TOOL_CALL_MARKER_PREFIX = "toolcall#"
 # A session's context is kept as items of its own, one per write that appends (D1/D3 as
@@ -138,6 +139,9 @@ class ToolCall:
     event: bytes | None = None
     """The call's tool-call event (its wire form), committed with the record (K10): the table
     stream's relay emits it if the instance dies before its own flush."""
+    replayable: bool = True
+    """Whether a retry can carry this id (``PreparedCall.replayable``): its commit writes the
+    marker a replay reads. False (a fresh id): no marker; the record holds the result."""
 
 
 @dataclass(frozen=True)
@@ -160,8 +164,9 @@ class ToolCallResult:
 
 @dataclass(frozen=True)
 class ToolCallRecord:
-    """An immutable tool-call record (``sk=tool#<ISO8601>#<id>``, D1). Its result is stored once,
-    in the marker ``result_sk`` names (empty for a record ingest wrote from an event)."""
+    """An immutable tool-call record (``sk=tool#<ISO8601>#<id>``, D1). Its result is stored once:
+    in the marker ``result_sk`` names, or on the record itself when the call has no marker
+    (``result_sk`` empty: a call under a fresh id; a record ingest wrote from an event holds none)."""
 
     tool_call_id: str
     tool_name: str

@@ -49,14 +49,15 @@ class SessionRepository(Protocol):
     def load_for_tool_call(
         self,
         session_id: str,
-        tool_call_id: str,
+        tool_call_id: str | None,
         *,
         owner: str | None,
         request_hash: str | None = None,
         consistent: bool = True,
         with_context: bool = True,
     ) -> tuple[Session, ToolCallResult | None]:
-        """The session and, when this call id is committed already, its stored result (replay).
+        """The session and, when this call id is committed already, its stored result (replay;
+        ``tool_call_id`` None: a fresh id, under which nothing can be committed yet).
         ``with_context=False``: the session without its context (``Session.context`` empty), for
         a call that never reads it (append-only): its context is then not read at all."""
         ...

@@ -38,7 +38,7 @@ class CommitActions:
         actions.extend(self.extra_put(put) for put in plan.extra_puts)
         actions.extend(self.condition_check(check) for check in plan.condition_checks)
         if plan.metadata.context_append and self.table.listed(plan.metadata.context_append) is None:
-            # Last, after the tool's own actions: their positions are the plan's (METADATA + 1...).
+            # Last, after the tool's own actions: their positions are the plan's (metadata_index + 1...).
             actions.append(self.context_put(plan.metadata, trace_id=call.trace_id, span_id=call.span_id))
         return actions
 
@@ -47,8 +47,8 @@ class CommitActions:
     ) -> dict[str, Any]:
         """The context item of a commit that appends (D1/D3 as amended): what this call appends,
         under its own key, so the commit never rewrites the context before it. Unconditioned: its
-        key holds the call's id, whose marker Put is ``attribute_not_exists`` in the same
-        transaction, and the metadata Update carries the "alive" and budget conditions."""
+        key holds the call's id, whose record (and marker) Put is ``attribute_not_exists`` in the
+        same transaction, and the metadata Update carries the "alive" and budget conditions."""
         item = context_item(
             write.session_id, write.context_sk, write.context_append, trace_attributes(trace_id, span_id)
         )
@@ -57,7 +57,8 @@ class CommitActions:
     def record_puts(self, write: RecordWrite) -> list[dict[str, Any]]:
         """The record and marker Puts, each ``attribute_not_exists`` (D4). The result is stored
         once, in the marker (what replay reads, in the same BatchGetItem as the session); the
-        record keeps the arguments and points at it."""
+        record keeps the arguments and points at it. A call without a marker (a fresh id) is
+        the record alone, holding its result too."""
         call, record, marker = write.call, write.record, write.marker
         common = {ts.PK: ts.session_pk(write.session_id), ts.TOOL_CALL_ID: call.id, ts.TOOL_NAME: call.name}
         common.update(trace_attributes(call.trace_id, call.span_id))
@@ -66,15 +67,30 @@ class CommitActions:
                 **common,
                 ts.SK: record.sk,
                 ts.IS_ERROR: call.is_error,
-                ts.RESULT_SK: record.result_sk,
                 ts.RESULT_BYTES: record.result_bytes,
                 ts.STARTED_AT: record.started_at,
                 ts.FINISHED_AT: record.finished_at,
             }
         )
         record_item[ts.ARGUMENTS] = to_attr(call.arguments)
+        # The result is stored once: where the marker is, else on the record.
+        if write.has_marker:
+            record_item[ts.RESULT_SK] = to_attr(record.result_sk)
+        else:
+            record_item[ts.RESULT] = to_attr(call.result)
         if call.event is not None:
             record_item[ts.COMMITTED_EVENT] = {"S": call.event.decode()}
+        names = {"#pk": ts.PK}
+        record_put = {
+            "Put": {
+                "TableName": self.table.table_name,
+                "Item": record_item,
+                "ConditionExpression": _NOT_EXISTS,
+                "ExpressionAttributeNames": names,
+            }
+        }
+        if not write.has_marker:
+            return [record_put]
         marker_item = to_item(
             {
                 **common,
@@ -86,16 +102,8 @@ class CommitActions:
             }
         )
         marker_item[ts.RESULT] = to_attr(call.result)
-        names = {"#pk": ts.PK}
         return [
-            {
-                "Put": {
-                    "TableName": self.table.table_name,
-                    "Item": record_item,
-                    "ConditionExpression": _NOT_EXISTS,
-                    "ExpressionAttributeNames": names,
-                }
-            },
+            record_put,
             {
                 "Put": {
                     "TableName": self.table.table_name,

@@ -25,7 +25,6 @@ from mcp_platform.adapters.dynamodb.sessions.transaction import (
 from mcp_platform.application.sessions.changes import ConditionCheck, ExtraPut, SessionChanges
 from mcp_platform.application.sessions.commit_plan import (
     MARKER,
-    METADATA,
     RECORD,
     CommitPlan,
     MetadataWrite,
@@ -54,7 +53,7 @@ class ToolCallCommits:
     def load_for_tool_call(
         self,
         session_id: str,
-        tool_call_id: str,
+        tool_call_id: str | None,
         *,
         owner: str | None,
         request_hash: str | None = None,
@@ -62,7 +61,8 @@ class ToolCallCommits:
         with_context: bool = True,
     ) -> tuple[Session, ToolCallResult | None]:
         """ONE BatchGetItem, ConsistentRead (X4: version and expiry decisions follow): the
-        metadata item and the tool call's idempotency marker. A marker means "replay: answer
+        metadata item and the tool call's idempotency marker (none for ``tool_call_id`` None: a
+        fresh id, which nothing can be committed under yet). A marker means "replay: answer
         with the stored result", for the same request only: given ``request_hash``, a marker of
         another request raises IdempotencyKeyReused. UnprocessedKeys (throttling only) are
         fetched again. ``consistent=False`` (X6, a read-only tool that declared it may read a
@@ -70,7 +70,9 @@ class ToolCallCommits:
         confirmed by the consistent read before it is an answer. ``with_context``: the session's
         context too, one Query of its context items when it has some (an append-only call does
         without: what it appends never depends on the context before it)."""
-        keys = [meta_key(session_id), marker_key(session_id, tool_call_id)]
+        keys = [meta_key(session_id)]
+        if tool_call_id is not None:
+            keys.append(marker_key(session_id, tool_call_id))
         found: dict[str, dict[str, AttributeValue]] = {}
         request: dict[str, Any] = {self.table.table_name: {"Keys": keys, "ConsistentRead": consistent}}
         for _ in self.table.backoff.attempts():
@@ -88,14 +90,14 @@ class ToolCallCommits:
             )
         metadata = found.get(ts.METADATA_SK)
         session = self.table.visible(session_id, metadata, owner)
-        marker = found.get(ts.tool_call_marker_sk(tool_call_id))
+        marker = found.get(ts.tool_call_marker_sk(tool_call_id)) if tool_call_id is not None else None
         if marker is None:
             if with_context and metadata is not None:
                 session = self.table.with_context(session, metadata, consistent=consistent)
             return session, None
         prior = marker_from_item(marker)
         if request_hash is not None and not prior.answers(request_hash):
-            raise IdempotencyKeyReused(tool_call_id)
+            raise IdempotencyKeyReused(prior.tool_call_id)
         return session, prior  # a replay: the tool does not run, its context is not read
 
     def record_tool_call(self, session_id: str, call: ToolCall, *, owner: str | None = None) -> ToolCallResult:
@@ -112,11 +114,12 @@ class ToolCallCommits:
             )
         except ConditionFailed as cancel:
             failed = {r.index: r for r in cancel.failed()}
-            original = self._original(session_id, call.id, failed)
+            original = self._original(session_id, call.id, failed) if write.has_marker else None
             if original is not None:
                 return _same_request(original, call)
-            if METADATA in failed:
-                item = failed[METADATA].item or self.table.read_item(session_id, consistent=True)
+            alive_check = write.items  # after the record and its marker
+            if alive_check in failed:
+                item = failed[alive_check].item or self.table.read_item(session_id, consistent=True)
                 self.table.raise_not_alive(session_id, item, owner)
             raise TransactionFailed(cancel.reasons) from cancel
         except TokenMismatch as exc:
@@ -126,7 +129,8 @@ class ToolCallCommits:
     def commit(self, session: Session, call: ToolCall, changes: SessionChanges) -> CommitResult:
         """D10: the commit plan (``application.sessions.commit_plan``: what is written, under
         which conditions, within which budgets) as one TransactWriteItems: [0] Put record, [1]
-        Put marker (both ``attribute_not_exists``), [2] Update metadata (version+1, sliding ttl
+        Put marker (both ``attribute_not_exists``; no marker for a call under a fresh id, whose
+        record holds its result), [2] Update metadata (version+1, sliding ttl
         D7, the context's size and item count D3 within its byte budget, attributes), then the
         tool's extra puts and condition checks, then [last] Put the context item of what the call
         appends (D1/D3 as amended: the context before it is not rewritten). ``session`` is the
@@ -218,13 +222,16 @@ class _Verdicts:
         self.failed = {reason.index: reason for reason in cancel.failed()}
 
     def committed(self) -> ToolCallResult | None:
+        if not self.plan.record.has_marker:
+            return None  # a fresh id: nothing was committed under it before
         return self.commits._original(self.plan.session.id, self.plan.record.call.id, self.failed)
 
     def metadata_failure(self, metadata: MetadataWrite) -> SessionStoreError | None:
-        if METADATA not in self.failed:
+        index = self.plan.metadata_index
+        if index not in self.failed:
             return None
         table = self.commits.table
-        item = self.failed[METADATA].item or table.read_item(metadata.session_id, consistent=True)
+        item = self.failed[index].item or table.read_item(metadata.session_id, consistent=True)
         # The state that won as its metadata item tells it (ALL_OLD, no further read): its
         # context items are not read here (a rerun reads the session again, context and all).
         return metadata.failure(session_from_item(item) if item else None)

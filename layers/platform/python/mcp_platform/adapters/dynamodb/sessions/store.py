@@ -247,7 +247,7 @@ class SessionStore:
     def load_for_tool_call(
         self,
         session_id: str,
-        tool_call_id: str,
+        tool_call_id: str | None,
         *,
         owner: str | None,
         request_hash: str | None = None,
