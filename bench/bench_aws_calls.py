@@ -543,7 +543,7 @@ async def _size_rows(operations: Operations) -> None:
         )
         await operations.counted(
             f"2026 tools/call, read-modify-write session tool, session holding {held} context messages",
-            f"increment_counter on a session holding {held} notes of ~300 bytes",
+            f"increment_counter on a session holding {held} notes of ~300 bytes (reads_context=False: none read)",
             functools.partial(_sized_call, modern, "increment_counter", {"session": handle}),
             priced=True,
         )
@@ -569,7 +569,8 @@ async def _operations(app: Any, counter: CallCounter, aws: Any, metrics: io.Stri
     )
     await counted(
         "2026 tools/call, read-modify-write session tool",
-        "increment_counter on a session handle: committed under the version of the attribute it read",
+        "increment_counter on a session handle: committed under the version of the attribute it read; "
+        "its context not loaded (reads_context=False)",
         lambda _: modern("increment_counter", {"session": handle}),
         priced=True,
     )

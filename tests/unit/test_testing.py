@@ -119,6 +119,23 @@ def test_an_append_only_tool_that_reads_the_context_is_told_it_is_not_loaded() -
     assert harness.session.context == [{"role": "note", "text": "x"}] and harness.session.tool_calls == 0
 
 
+@tool(session="required", reads_context=False)
+def tally_with_notes(ctx: ToolContext) -> int:
+    """Wrong for a tool declared reads_context=False: it reads the context all the same."""
+    ctx.set_attribute("tally", len(ctx.session.context))
+    return 1
+
+
+def test_a_tool_declared_not_to_read_the_context_is_told_it_is_not_loaded() -> None:
+    """Given a read-modify-write tool declared reads_context=False that reads the context (not
+    loaded for its calls, in production as here), When it runs, Then a ToolEffectViolation names
+    the declaration, and nothing is committed."""
+    harness = ToolHarness(principal="alice", context=[{"role": "note", "text": "x"}])
+    with pytest.raises(ToolEffectViolation, match="reads_context=False"):
+        asyncio.run(harness.call(tally_with_notes))
+    assert harness.session.attributes.get("tally") is None and harness.session.tool_calls == 0
+
+
 def test_a_call_may_name_another_session_of_its_principal_only() -> None:
     harness = ToolHarness(principal="alice")
     other = harness.store.create_session("alice", attributes={"title": "other"})

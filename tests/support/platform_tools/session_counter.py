@@ -4,7 +4,8 @@ The new value is computed from the value read, so the tool declares ``read_modif
 reads one attribute (``counters``, through ``ctx.attribute``), so it commits under that
 attribute's version alone: appends and other attributes never conflict with it, another
 increment does, and a call that lost the race runs again on the state that won. Parallel
-increments are never lost, and each answers the value it committed.
+increments are never lost, and each answers the value it committed. It never reads the
+session's context (``reads_context=False``): its calls cost the same whatever the session holds.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ MAX_STEP = 1_000_000
     annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False},
     session="required",
     effect="read_modify_write",
+    reads_context=False,  # counters are attributes: the session's context is never loaded for it
     output_schema={
         "type": "object",
         "properties": {"name": {"type": "string"}, "value": {"type": "integer"}},

@@ -71,7 +71,7 @@ from mcp_platform.protocol.prompts import PromptSpec, messages
 from mcp_platform.protocol.request_context import ClientChannel, RequestContext
 from mcp_platform.protocol.resources import ResourceSpec, ResourceTemplateSpec, contents, expand_template
 from mcp_platform.protocol.signature import ArgumentError
-from mcp_platform.protocol.tools import APPEND_ONLY, READ_ONLY, ToolError, ToolSpec, error_result, tool_spec
+from mcp_platform.protocol.tools import READ_ONLY, ToolError, ToolSpec, error_result, tool_spec
 from mcp_platform.protocol.versions import MODERN_VERSIONS, SESSION_HANDLE_ARGUMENT
 
 SESSION_SECONDS = 3600
@@ -427,7 +427,7 @@ class ToolHarness:
             self.services,
             loaded_session=(
                 protocol_context.SessionWithoutContext(session)
-                if session is not None and spec is not None and spec.effect == APPEND_ONLY
+                if session is not None and spec is not None and not spec.reads_context
                 else session
             ),
             tool_call_id=uuid.uuid4().hex,

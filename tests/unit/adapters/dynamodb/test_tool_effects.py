@@ -42,6 +42,16 @@ def test_read_only_effect_sets_the_read_only_hint_and_a_contradicting_hint_is_re
         tool(description="d", session="required", effect="sometimes")(noop)  # type: ignore[arg-type]
 
 
+def test_reads_context_is_a_session_tools_declaration_and_an_append_only_tool_never_reads_it() -> None:
+    """The context is loaded for a session tool's calls unless it declares reads_context=False; an
+    append-only tool never loads it; a tool without a session cannot declare it."""
+    assert tool_spec(tool(description="d", session="required")(noop)).reads_context is True
+    assert tool_spec(tool(description="d", session="required", reads_context=False)(noop)).reads_context is False
+    assert tool_spec(tool(description="d", session="required", effect="append_only")(noop)).reads_context is False
+    with pytest.raises(TypeError, match="reads_context applies only to tools with session"):
+        tool(description="d", reads_context=False)(noop)
+
+
 def test_every_platform_session_tool_declares_a_consistent_effect() -> None:
     """Catalog: read-only tools are hinted read-only, and every other session tool is not."""
     catalog = Catalog.discover(platform_tools).tools

@@ -135,9 +135,10 @@ class ToolCallRunner:
                 owner=call.principal,
                 request_hash=prepared.request_hash,
                 consistent=prepared.spec.consistency == "consistent",
-                # What an append-only call appends never depends on the context before it: its
-                # context is not read (a session's size does not weigh on such a call).
-                with_context=prepared.spec.effect != APPEND_ONLY,
+                # An append-only call (what it appends never depends on the context before it)
+                # and a tool declared reads_context=False do not read the context: a session's
+                # size does not weigh on their calls.
+                with_context=prepared.spec.reads_context,
             )
         except session_errors.SessionNotFound as exc:
             if prepared.session_id == call.transport_session_id:
@@ -254,7 +255,7 @@ class ToolCallRunner:
             self.services,
             loaded_session=(
                 context.SessionWithoutContext(session)
-                if session is not None and prepared.spec.effect == APPEND_ONLY
+                if session is not None and not prepared.spec.reads_context
                 else session
             ),
             tool_call_id=prepared.tool_call_id,

@@ -82,9 +82,9 @@ class SessionState(Protocol):
 
 @dataclass(frozen=True)
 class SessionWithoutContext:
-    """A session as an append-only tool sees it: all of it but its context, which is not read for
-    such a call (what it appends never depends on what is there, and reading it would make the
-    call's cost grow with the session). Reading ``context`` raises, rather than show none."""
+    """A session as an append-only tool, or one declared ``reads_context=False``, sees it: all of
+    it but its context, which is not read for such a call (reading it would make the call's cost
+    grow with the session). Reading ``context`` raises, rather than show none."""
 
     held: SessionState
 
@@ -119,8 +119,9 @@ class SessionWithoutContext:
     @property
     def context(self) -> list[Any]:
         raise ToolEffectViolation(
-            "an append-only tool does not read the session's context (it is not loaded for it): "
-            "declare the tool effect='read_only' or 'read_modify_write' to read it"
+            "the session's context is not loaded for this tool (an append-only tool, or one declared "
+            "reads_context=False): declare it effect='read_only' or 'read_modify_write', with "
+            "reads_context=True (the default), to read it"
         )
 
     @property

@@ -124,6 +124,10 @@ class ToolSpec:
     may be served by the DAX item cache, so it can miss a change another writer made in the last
     item-cache TTL (5 min by default) through a path that bypasses DAX; a missing or expired
     session is always confirmed by a consistent read. Default: the latest state."""
+    reads_context: bool = True
+    """Whether a session tool's calls load its session's context (``ctx.session.context``): False
+    for an append-only tool and for one declared ``reads_context=False``, whose session is then
+    loaded without it (no read of its context items) and which is refused the context if it asks."""
     task_support: TaskSupport = "forbidden"
     """Tasks extension: ``optional``/``required`` run the call in the task worker when the client
     declared the extension (``required`` refuses the call otherwise, -32021). Server-side only:
@@ -188,6 +192,7 @@ def tool(
     task: TaskSupport = "forbidden",
     ask_first: Callable[..., Mapping[str, Any]] | None = None,
     consistency: Consistency = "consistent",
+    reads_context: bool = True,
     ui: str | None = None,
     visibility: Iterable[Visibility] | None = None,
 ) -> Callable[[Decorated], Decorated]: ...
@@ -212,6 +217,7 @@ def tool(
     task: TaskSupport = "forbidden",
     ask_first: Callable[..., Mapping[str, Any]] | None = None,
     consistency: Consistency = "consistent",
+    reads_context: bool = True,
     ui: str | None = None,
     visibility: Iterable[Visibility] | None = None,
 ) -> Decorated | Callable[[Decorated], Decorated]:
@@ -234,7 +240,9 @@ def tool(
     task in the task worker (tasks extension); ``ask_first(**arguments)`` names the questions
     answered before the task starts. ``consistency="eventual"`` lets a read-only session tool
     read its session from the DAX item cache (X6; :attr:`ToolSpec.consistency` says what a caller
-    may then see). ``ui="ui://..."`` names the MCP Apps view a host renders the results in (a
+    may then see). ``reads_context=False``: a session tool that never reads ``ctx.session.context``
+    is served without loading it, so its calls cost the same whatever the session holds (an
+    append-only tool never loads it). ``ui="ui://..."`` names the MCP Apps view a host renders the results in (a
     ``@ui_resource`` of the features, else the start fails), ``visibility`` who may call the tool:
     ``["model", "app"]`` (the default), ``["app"]`` (the view only: hosts hide it from the model)."""
 
@@ -251,6 +259,8 @@ def tool(
             raise TypeError(f"tool {tool_name}: consistency must be consistent or eventual, got {consistency!r}")
         if consistency == "eventual" and declared != READ_ONLY:
             raise TypeError(f"tool {tool_name}: consistency='eventual' is for read_only session tools only")
+        if not reads_context and session != "required":
+            raise TypeError(f"tool {tool_name}: reads_context applies only to tools with session='required'")
         if ui is None and visibility is not None:
             raise TypeError(f"tool {tool_name}: visibility applies to a tool with a view (ui='ui://...')")
         view = None if ui is None else ToolUi.of(tool_name, ui, visibility)
@@ -288,6 +298,7 @@ def tool(
             ask_first=ask_first,
             check_arguments=check,
             consistency=consistency,
+            reads_context=reads_context and declared != APPEND_ONLY,
             ui=view,
         )
         return attach(function, spec)
