@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from local.worker import BackgroundWorker
 from mcp_platform.ops.lambda_records import SourceKind
 
 if TYPE_CHECKING:  # only for annotations: importing them would import moto and boto3
@@ -104,7 +105,7 @@ class PipelineBacklog:
         return dropped
 
 
-class HealthReporter:
+class HealthReporter(BackgroundWorker):
     """A thread: trims every UPKEEP_INTERVAL_S, logs a health line every ``interval_s`` (0 = only
     on request) and whenever :meth:`request` is called (the SIGUSR1 handler does)."""
 
@@ -120,13 +121,7 @@ class HealthReporter:
         self._clock = clock
         self._requested = threading.Event()
         self._last_count, self._last_at = 0, clock()
-        self._thread = threading.Thread(target=self._run, name="health", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def join(self, timeout: float) -> None:
-        self._thread.join(timeout)
+        super().__init__("health")
 
     def request(self) -> None:
         """Safe from a signal handler: only sets an event."""

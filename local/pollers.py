@@ -30,6 +30,7 @@ from botocore.exceptions import ClientError
 
 from local.mapping import EventSourceMapping
 from local.ttl import TtlDeletions
+from local.worker import BackgroundWorker
 from mcp_platform.ops.lambda_records import (
     SourceKind,
     dynamodb_event_record,
@@ -180,7 +181,7 @@ class TableStreamShards:
         return ShardPage(records, _finished(shard, page))
 
 
-class StreamPoller:
+class StreamPoller(BackgroundWorker):
     """Polls every shard of one source and hands each batch to the mapping, in shard order."""
 
     def __init__(self, name: str, source: ShardSource, mapping: EventSourceMapping, stop: threading.Event) -> None:
@@ -190,13 +191,7 @@ class StreamPoller:
         self._stop = stop
         self._checkpoints: dict[str, str] = {}
         self._finished: set[str] = set()  # shards closed and read to their end
-        self._thread = threading.Thread(target=self._run, name=f"poller-{name}", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def join(self, timeout: float) -> None:
-        self._thread.join(timeout)
+        super().__init__(f"poller-{name}")
 
     @property
     def source(self) -> ShardSource:

@@ -16,6 +16,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from local.worker import BackgroundWorker
+
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
     from mypy_boto3_sqs.type_defs import DeleteMessageBatchRequestEntryTypeDef, MessageTypeDef
@@ -43,7 +45,7 @@ def sqs_event_record(message: MessageTypeDef, queue_arn: str, region: str) -> di
     }
 
 
-class QueuePoller:
+class QueuePoller(BackgroundWorker):
     def __init__(
         self,
         name: str,
@@ -62,16 +64,7 @@ class QueuePoller:
         self._batch_size = min(10, batch_size)
         self._region = region
         self._stop = stop
-        self._thread = threading.Thread(target=self._run, name=f"poller-{name}", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def join(self, timeout: float) -> None:
-        self._thread.join(timeout)
-
-    def is_alive(self) -> bool:
-        return self._thread.is_alive()
+        super().__init__(f"poller-{name}")
 
     def poll_once(self) -> int:
         """One receive and its invocation; returns how many messages were received."""

@@ -35,6 +35,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
 
+from local.worker import BackgroundWorker
 from mcp_platform.protocol.catalog import Catalog
 
 logger = logging.getLogger(__name__)
@@ -185,7 +186,7 @@ Rebuild = Callable[[ModuleType], Catalog]
 only once all of it is built, and returns the catalog now served."""
 
 
-class FeatureReloader:
+class FeatureReloader(BackgroundWorker):
     """Looks at the features folder every ``interval_s``; once a change has settled (two looks
     alike, so an editor's multi-step save is taken whole), imports it afresh and rebuilds."""
 
@@ -208,13 +209,7 @@ class FeatureReloader:
         self._rebuild = rebuild
         self._stop = stop
         self._served = served
-        self._thread = threading.Thread(target=self._run, name="features-reload", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def join(self, timeout: float) -> None:
-        self._thread.join(timeout)
+        super().__init__("features-reload")
 
     def check(self) -> Changes:
         """One look: reloads if the folder changed since the last build and has since settled."""

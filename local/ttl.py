@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
+from local.worker import BackgroundWorker
+
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_dynamodb.type_defs import AttributeValueTypeDef
@@ -90,7 +92,7 @@ class TtlDeletions:
             return len(self._owed)
 
 
-class TtlSweeper:
+class TtlSweeper(BackgroundWorker):
     """Deletes one table's expired items every ``interval_s`` seconds, in a thread."""
 
     def __init__(
@@ -115,13 +117,7 @@ class TtlSweeper:
         self._deletions = deletions
         self._stop = stop or threading.Event()
         self._clock = clock
-        self._thread = threading.Thread(target=self._run, name=f"ttl-sweeper-{table_name}", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def join(self, timeout: float) -> None:
-        self._thread.join(timeout)
+        super().__init__(f"ttl-sweeper-{table_name}")
 
     def sweep_once(self) -> int:
         """Deletes every item whose ttl is due now; returns how many this pass deleted."""

@@ -55,3 +55,20 @@ def test_a_handler_that_raises_deletes_nothing(sqs: Any) -> None:
     sqs.send_message(QueueUrl=url, MessageBody="x")
     assert mapping.poll_once() == 1
     assert bodies_left(sqs, url) == ["x"]
+
+
+def test_a_poller_never_started_is_joined_at_once_and_a_started_one_stops(sqs: Any) -> None:
+    """Given a start-up that failed after its pollers were built and before they were started,
+    When the platform shuts down (``Running.shutdown`` joins every worker), Then joining one never
+    started returns at once instead of raising over the start-up's own error; a started one stops
+    on the stop event and is joined."""
+    stop = threading.Event()
+    url = sqs.create_queue(QueueName="tasks")["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    never_started = QueuePoller("w", sqs, url, arn, lambda event: {}, batch_size=10, region="us-east-1", stop=stop)
+    never_started.join(timeout=0.1)
+    started = QueuePoller("w2", sqs, url, arn, lambda event: {}, batch_size=10, region="us-east-1", stop=stop)
+    started.start()
+    stop.set()
+    started.join(timeout=30)
+    assert not started.is_alive() and not never_started.is_alive()
