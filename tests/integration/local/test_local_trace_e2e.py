@@ -130,16 +130,15 @@ def test_a_traced_call_is_found_by_its_trace_id_at_every_stage(platform: LocalPl
     assert records["dedupe"][ts.PK]["S"] == ts.event_dedupe_pk(event["event_id"])
     assert all(item[ts.SPAN_ID]["S"] == span_id for item in records.values())
 
-    # And the audit records of the commit's three changes (the record, which holds the result of a
-    # call under a fresh id: no marker; the metadata; the context item of the note it appended)
-    # name it
+    # And the audit records of the commit's four changes (record, marker: a 2025 call's id is its
+    # request's, which a retry carries; metadata; the context item of the note it appended) name it
     def audited() -> list[dict[str, Any]] | None:
         found = traced_items(platform, "DataAuditTable")
-        return found if len(found) >= 3 else None
+        return found if len(found) >= 4 else None
 
     audit = wait_for(audited, PIPELINE_DEADLINE_S, "the audit records of the call's changes")
     assert {item[ts.AUDIT_PK]["S"] for item in audit} == {session_pk}
-    assert sorted(r["item"].split("#")[0] for r in audit_records(audit)) == ["ctx", "metadata", "tool"]
+    assert sorted(r["item"].split("#")[0] for r in audit_records(audit)) == ["ctx", "metadata", "tool", "toolcall"]
 
     # And `python -m local.trace` prints the journey, every stage naming what it found
     env = {**os.environ, "LOCAL_AWS_PORT": aws_port, "LOCAL_LOG_DIR": str(logs)}
