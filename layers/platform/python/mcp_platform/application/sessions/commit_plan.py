@@ -81,11 +81,11 @@ CALL_RECORD_BUDGET_BYTES = 128 * 1024
 DEFAULT_CONTEXT_BUDGET_BYTES = 160 * 1024
 ATTRIBUTES_BUDGET_BYTES = 64 * 1024
 
-# The order of a commit's parts: the record, the marker (when the call has one), the metadata,
-# then the tool's extra puts and its condition checks. A failed precondition is named by its
-# position (the DynamoDB store renders the parts in this order, one transaction action each):
-# METADATA is the metadata's position after a marker, CommitPlan.metadata_index the plan's own.
-RECORD, MARKER, METADATA = 0, 1, 2
+# The order of a commit's parts: the record, the marker (when the call has one), the metadata
+# (CommitPlan.metadata_index), then the tool's extra puts and its condition checks. A failed
+# precondition is named by its position (the DynamoDB store renders the parts in this order, one
+# transaction action each).
+RECORD, MARKER = 0, 1
 CONDITION_FAILED = "ConditionalCheckFailed"
 
 
