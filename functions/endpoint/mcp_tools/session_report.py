@@ -22,6 +22,7 @@ PAGE = 100
     annotations={"readOnlyHint": True, "openWorldHint": False},
     session="required",
     effect="read_only",
+    reads_context=False,  # it reads the session's id only
     task="optional",
 )
 async def session_report(ctx: ToolContext) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from mcp_platform import ToolContext, ToolError, tool
     annotations={"readOnlyHint": True, "openWorldHint": False},
     session="required",
     effect="read_only",
+    reads_context=False,  # it reads the session's id only
 )
 async def recent_tool_events(
     ctx: ToolContext,

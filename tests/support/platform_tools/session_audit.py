@@ -15,6 +15,7 @@ from mcp_platform.application.audit.trail import InvalidCursor
     annotations={"readOnlyHint": True, "openWorldHint": False},
     session="required",
     effect="read_only",
+    reads_context=False,  # it reads the session's id only
 )
 async def session_audit(
     ctx: ToolContext,
