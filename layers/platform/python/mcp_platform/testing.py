@@ -425,11 +425,7 @@ class ToolHarness:
         return protocol_context.ToolContext.for_request(
             request,
             self.services,
-            loaded_session=(
-                protocol_context.SessionWithoutContext(session)
-                if session is not None and spec is not None and not spec.reads_context
-                else session
-            ),
+            loaded_session=protocol_context.session_as_seen(session, reads_context=spec is None or spec.reads_context),
             tool_call_id=uuid.uuid4().hex,
             progress_token="harness",  # noqa: S106 (not a secret: every progress report is recorded)
             effects=effects,

@@ -253,11 +253,7 @@ class ToolCallRunner:
         return context.ToolContext.for_request(
             call,
             self.services,
-            loaded_session=(
-                context.SessionWithoutContext(session)
-                if session is not None and not prepared.spec.reads_context
-                else session
-            ),
+            loaded_session=context.session_as_seen(session, reads_context=prepared.spec.reads_context),
             tool_call_id=prepared.tool_call_id,
             progress_token=prepared.progress_token,
             effects=effects,

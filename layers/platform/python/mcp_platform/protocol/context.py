@@ -132,6 +132,12 @@ class SessionWithoutContext:
         return self.held.attribute_version(name)
 
 
+def session_as_seen(session: SessionState | None, *, reads_context: bool) -> SessionState | None:
+    """The session a tool is handed: without its context when the tool does not read it
+    (``ToolSpec.reads_context``), so that reading it raises instead of showing none."""
+    return session if session is None or reads_context else SessionWithoutContext(session)
+
+
 class SessionEffects(Protocol):
     """The unit of work a context's tool-facing effects go to: what one run queues for its
     session's commit and what it read (the application's ``sessions.changes.PendingChanges``,
