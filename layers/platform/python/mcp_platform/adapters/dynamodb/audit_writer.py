@@ -122,12 +122,10 @@ def _stored_image(image: WireImage, limit: int) -> tuple[dict[str, Any], bool]:
     encoded = dumps(image, canonical=False)
     if len(encoded) > limit:
         return {"S": dumps(summarise_image(image, encoded))}, False
-    deepest = 0
     for value in image.values():
         found = _native_depth(value, 1)
         if found is None or found > NATIVE_MAX_DEPTH:
             return {"S": encoded}, True
-        deepest = max(deepest, found)
     return {"M": dict(image)}, True
 
 
