@@ -216,8 +216,8 @@ KEYS: dict[str, ContextKeyDoc] = {
         (
             "the earliest release that may still serve beside this one, during a canary or after a rollback, "
             "whose stored formats are then written: `0.1` (a session's context in its metadata list, audit items "
-            "with every attribute) for the first of the two deployments of an upgrade from 0.1; Upgrades, "
-            '"Two versions at once"'
+            "with every attribute), `0.2` or `0.3` (a committed call's event whole on its record) for the first "
+            'of the two deployments of an upgrade from that release; Upgrades, "Two versions at once"'
         ),
         default="none",
     ),

@@ -19,11 +19,14 @@ CONTEXT_IN_LIST = "list"
 as amended), or the metadata item's ``context`` list, as releases before the context items did.
 Reads take both: the list, then the items."""
 RELEASE_0_1 = "0.1"
-COMPATIBLE_RELEASES = ("", RELEASE_0_1)
+RELEASE_0_2 = "0.2"
+RELEASE_0_3 = "0.3"
+COMPATIBLE_RELEASES = ("", RELEASE_0_1, RELEASE_0_2, RELEASE_0_3)
 """``COMPATIBLE_WITH``: the earliest release that may still serve beside this one (a canary, a
 rollback), whose stored formats this one then writes ("": none, today's formats). Release 0.1
 reads a session's context from its metadata list and audit items with every attribute, the diff
-and the images as text (docs/operating/upgrades.md, "Two versions at once")."""
+and the images as text; releases up to 0.3 read a committed call's event on its record as the
+whole wire JSON (docs/operating/upgrades.md, "Two versions at once")."""
 
 
 class ConfigError(ValueError):
@@ -396,6 +399,12 @@ def session_context_layout(settings: Settings) -> str:
     """Where this deployment's writes put appended context entries (:data:`CONTEXT_IN_ITEMS` unless
     a release from before the context items may still serve)."""
     return CONTEXT_IN_LIST if settings.compatible_with == RELEASE_0_1 else CONTEXT_IN_ITEMS
+
+
+def committed_event_as_text(settings: Settings) -> bool:
+    """Whether a commit stores the call's event on its record whole, as its wire JSON, as
+    releases up to 0.3 read it (else only what the record does not already hold)."""
+    return settings.compatible_with != ""
 
 
 def audit_previous_layout(settings: Settings) -> bool:

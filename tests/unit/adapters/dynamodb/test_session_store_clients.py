@@ -160,17 +160,24 @@ def test_d10_reasons_read_from_boto3_dax_and_message_shapes() -> None:
         assert [r.code for r in cancellation_reasons(exc)] == ["None", "ConditionalCheckFailed"]
 
 
-def test_the_context_layout_follows_the_release_to_stay_compatible_with(ddb: Any, table: str) -> None:
+def test_the_stored_formats_follow_the_release_to_stay_compatible_with(ddb: Any, table: str) -> None:
     """Given COMPATIBLE_WITH (what the stack's ``compatible_with`` sets), When the store is built
     from settings, Then it writes the context layout that release reads (its metadata list for
-    0.1; context items when unset); anything else is refused at start, naming the variable."""
+    0.1; context items otherwise) and a committed call's event whole on its record for any release
+    up to 0.3 (only what the record lacks when unset); anything else is refused at start, naming
+    the variable."""
     built = {
         value: SessionStore.from_settings(
             Settings.from_mapping({"SESSION_TABLE_NAME": table, **({"COMPATIBLE_WITH": value} if value else {})}),
             dynamodb=ddb,
-        )._table.context_layout
-        for value in ("", "0.1")
+        )._table
+        for value in ("", "0.1", "0.2", "0.3")
     }
-    assert built == {"": "items", "0.1": "list"}
+    assert {value: (t.context_layout, t.event_as_text) for value, t in built.items()} == {
+        "": ("items", False),
+        "0.1": ("list", True),
+        "0.2": ("items", True),
+        "0.3": ("items", True),
+    }
     with pytest.raises(ConfigError, match="COMPATIBLE_WITH"):
         Settings.from_mapping({"SESSION_TABLE_NAME": table, "COMPATIBLE_WITH": "0.0"})

@@ -314,7 +314,7 @@ class ToolCallRunner:
             request_hash=prepared.request_hash,
             trace_id=call.trace.trace_id if call.trace is not None else None,
             span_id=call.trace.span_id if call.trace is not None else None,
-            event=event.to_bytes() if event is not None else None,
+            event=event,
             replayable=prepared.replayable,
         )
         # Read-modify-write: under the session's version when the run read the session as a

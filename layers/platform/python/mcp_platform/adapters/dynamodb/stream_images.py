@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
+from mcp_platform.adapters.dynamodb.sessions.items import committed_event_of
 from mcp_platform.application.audit.diff import ImageDiff, diff_images
 from mcp_platform.application.audit.images import WireImage, WireValue
 from mcp_platform.application.audit.records import EVENT_NAMES, ExpiredSession, MalformedStreamRecord, StreamChange
@@ -167,6 +168,4 @@ def _committed_event(event_name: str, new_image: Mapping[str, Any] | None) -> by
     immutable: no later change of it carries a new event)."""
     if event_name != "INSERT" or not new_image:
         return None
-    stored = new_image.get(ts.COMMITTED_EVENT)
-    text = stored.get("S") if isinstance(stored, Mapping) else None
-    return text.encode() if isinstance(text, str) else None
+    return committed_event_of(new_image)

@@ -193,9 +193,11 @@ ARGUMENTS = "arguments"
 # The one stored copy of a call's result: on its marker (replay reads it), or on its record when
 # the call has no marker (a fresh id, which no retry can carry).
 RESULT = "result"
-# On the record only: the call's tool-call event, as its wire JSON (K10). The commit stores it with
-# the record, so the table stream carries every committed call's event to the audit function, which
-# relays what ingest has not counted: an instance that dies before its flush loses nothing.
+# On the record only: the call's tool-call event (K10). The commit stores it with the record, so the
+# table stream carries every committed call's event to the audit function, which relays what ingest
+# has not counted: an instance that dies before its flush loses nothing. A map of the event's fields
+# the record does not already hold (sessions/items.py: committed_event_attribute), or, as releases up
+# to 0.3 wrote it and still read it, the whole wire JSON as a string.
 COMMITTED_EVENT = "event"
 RESULT_SK = "result_sk"  # on a record: the sk of the marker that holds its result
 RESULT_BYTES = "result_bytes"  # on a record: the stored size of that result

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from mcp_platform.application.events.schema import ToolCallEvent
 from mcp_platform.protocol.jsonrpc import JSONObject, JSONValue
 
 # A session's lifecycle status: active until ended explicitly (or expired by its ttl).
@@ -136,9 +137,9 @@ class ToolCall:
     """The trace and span of the request that ran the call (``protocol.trace_context``): stored
     on the items its commit writes, so their audit records name the trace."""
     span_id: str | None = None
-    event: bytes | None = None
-    """The call's tool-call event (its wire form), committed with the record (K10): the table
-    stream's relay emits it if the instance dies before its own flush."""
+    event: ToolCallEvent | None = None
+    """The call's tool-call event, committed with the record (K10): the table stream's relay
+    emits it if the instance dies before its own flush."""
     replayable: bool = True
     """Whether a retry can carry this id (``PreparedCall.replayable``): its commit writes the
     marker a replay reads. False (a fresh id): no marker; the record holds the result."""

@@ -7,7 +7,7 @@ from typing import Any
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
 from mcp_platform.adapters.dynamodb.codec import AttributeValue, to_attr, to_item
-from mcp_platform.adapters.dynamodb.sessions.items import meta_key
+from mcp_platform.adapters.dynamodb.sessions.items import committed_event_attribute, committed_event_text, meta_key
 from mcp_platform.adapters.dynamodb.sessions.table import (
     CONTEXT_HAS_ROOM,
     SessionTable,
@@ -79,7 +79,11 @@ class CommitActions:
         else:
             record_item[ts.RESULT] = to_attr(call.result)
         if call.event is not None:
-            record_item[ts.COMMITTED_EVENT] = {"S": call.event.decode()}
+            record_item[ts.COMMITTED_EVENT] = (
+                committed_event_text(call.event)
+                if self.table.event_as_text
+                else committed_event_attribute(record_item, call.event)
+            )
         names = {"#pk": ts.PK}
         record_put = {
             "Put": {

@@ -10,9 +10,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcp_platform.adapters.dynamodb import table_schema as ts
-from mcp_platform.adapters.dynamodb.codec import AttributeValue, Item, from_item, to_item
+from mcp_platform.adapters.dynamodb.codec import AttributeValue, Item, from_attr, from_item, to_attr, to_item
+from mcp_platform.application.events.schema import STATUS_ERROR, STATUS_OK, ToolCallEvent
 from mcp_platform.application.sessions.errors import SessionNotFound
 from mcp_platform.application.sessions.model import KIND_APPLICATION, Session, ToolCallRecord, ToolCallResult
+from mcp_platform.protocol import compact_json
 
 Key = dict[str, AttributeValue]
 
@@ -103,3 +105,57 @@ def record_from_item(item: Mapping[str, AttributeValue]) -> ToolCallRecord:
         result_sk=values.get(ts.RESULT_SK, ""),
         result_bytes=int(values.get(ts.RESULT_BYTES, 0)),
     )
+
+
+def committed_event_attribute(record: Mapping[str, AttributeValue], event: ToolCallEvent) -> AttributeValue:
+    """The ``event`` attribute of a committed call's record (K10): the event's wire fields that
+    the record does not already hold (:func:`_event_fields_of_record`), as a map; the relay gives
+    the event back whole from the record's image (:func:`committed_event_of`). An event the record
+    would not give back exactly (a field the record sets that the event lacks) is kept whole, as
+    its wire JSON."""
+    wire = event.to_dict()
+    held = _event_fields_of_record(record)
+    if not held.keys() <= wire.keys():
+        return committed_event_text(event)
+    return to_attr({name: value for name, value in wire.items() if held.get(name) != value})
+
+
+def committed_event_text(event: ToolCallEvent) -> AttributeValue:
+    """The ``event`` attribute as releases up to 0.3 write it, and read it: the whole wire JSON."""
+    return {"S": event.to_bytes().decode()}
+
+
+def committed_event_of(record: Mapping[str, AttributeValue]) -> bytes | None:
+    """The wire JSON of the event a commit stored on a record (either form), None without one."""
+    stored = record.get(ts.COMMITTED_EVENT)
+    if not isinstance(stored, Mapping):
+        return None
+    if isinstance(stored.get("S"), str):
+        return str(stored["S"]).encode()
+    if not isinstance(stored.get("M"), Mapping):
+        return None
+    # Not validated here: the relay reads it as it reads every event (``ToolCallEvent.from_bytes``).
+    return compact_json.dumps({**_event_fields_of_record(record), **from_attr(stored)})
+
+
+def _event_fields_of_record(record: Mapping[str, AttributeValue]) -> dict[str, Any]:
+    """What a call's record says of its event, under the event's wire names: the call's id, tool
+    and session (its key), its times (a commit emits the event when the call finished), whether
+    it failed, the request's trace, and that the commit recorded it."""
+
+    def value(name: str) -> Any:
+        return from_attr(record[name]) if name in record else None
+
+    held = {
+        "event_id": value(ts.TOOL_CALL_ID),
+        "tool": value(ts.TOOL_NAME),
+        "status": STATUS_ERROR if value(ts.IS_ERROR) else STATUS_OK,
+        "started_at": value(ts.STARTED_AT),
+        "finished_at": value(ts.FINISHED_AT),
+        "emitted_at": value(ts.FINISHED_AT),
+        "session_id": ts.session_id_from_pk(value(ts.PK)),
+        "trace_id": value(ts.TRACE_ID),
+        "span_id": value(ts.SPAN_ID),
+        "recorded": True,
+    }
+    return {name: held_value for name, held_value in held.items() if held_value is not None}

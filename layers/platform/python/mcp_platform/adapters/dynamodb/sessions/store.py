@@ -102,7 +102,7 @@ from mcp_platform.application.sessions.model import (
     ToolCallResult,
 )
 from mcp_platform.application.sessions.retry import CONFLICT_BACKOFF, Backoff
-from mcp_platform.config import CONTEXT_IN_ITEMS, Settings, session_context_layout
+from mcp_platform.config import CONTEXT_IN_ITEMS, Settings, committed_event_as_text, session_context_layout
 from mcp_platform.protocol.clock import Clock, SystemClock
 
 if TYPE_CHECKING:
@@ -126,6 +126,7 @@ class SessionStore:
         conflict_backoff: Backoff | None = None,
         record_budget_bytes: int = CALL_RECORD_BUDGET_BYTES,
         context_layout: str = CONTEXT_IN_ITEMS,
+        event_as_text: bool = False,
     ) -> None:
         """``gateway``, or the ``client`` (and ``control_client``) to build one from: the store is
         given its clients (:meth:`from_settings` builds them from settings), never finds them."""
@@ -144,6 +145,7 @@ class SessionStore:
             context_budget_bytes=context_budget_bytes,
             record_budget_bytes=record_budget_bytes,
             context_layout=context_layout,
+            event_as_text=event_as_text,
         )
         self.lifecycle = SessionLifecycle(self._table)
         self.commits = ToolCallCommits(self._table)
@@ -167,6 +169,7 @@ class SessionStore:
             clock=clock,
             backoff=backoff,
             context_layout=session_context_layout(settings),
+            event_as_text=committed_event_as_text(settings),
         )
 
     # -- what the other adapters built on this table share -----------------------------------

@@ -100,7 +100,10 @@ class SessionTable:
         context_budget_bytes: int = DEFAULT_CONTEXT_BUDGET_BYTES,
         record_budget_bytes: int = CALL_RECORD_BUDGET_BYTES,
         context_layout: str = CONTEXT_IN_ITEMS,
+        event_as_text: bool = False,
     ) -> None:
+        """``event_as_text``: a committed call's event is stored on its record whole, as its wire
+        JSON (``config.committed_event_as_text``), not as what the record does not hold."""
         if ttl_seconds <= 0:
             raise ValueError(f"ttl_seconds must be positive, got {ttl_seconds}")
         if context_layout not in (CONTEXT_IN_ITEMS, CONTEXT_IN_LIST):
@@ -116,6 +119,7 @@ class SessionTable:
         self.context_budget_bytes = context_budget_bytes
         self.record_budget_bytes = record_budget_bytes
         self.context_layout = context_layout
+        self.event_as_text = event_as_text
 
     # -- time ------------------------------------------------------------------------------
     def now(self) -> int:
