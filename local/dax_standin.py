@@ -25,12 +25,27 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from local.bootstrap import DEFAULT_ITEM_TTL_S
 from mcp_platform.adapters.dynamodb import table_schema as ts
 
 WRITE_OPERATIONS = ("put_item", "update_item", "delete_item")
+
+
+class ItemClient(Protocol):
+    """The DynamoDB operations the stand-in calls on what it wraps: a boto3 DynamoDB client, or
+    the emulator's table in process (:class:`local.dax_cluster.WireTable`). Requests pass through
+    as they came, so each operation takes any arguments (``*args: Any, **kwargs: Any``, as
+    ``Callable[..., T]``) and answers a response mapping."""
+
+    def get_item(self, *args: Any, **kwargs: Any) -> Mapping[str, Any]: ...
+    def batch_get_item(self, *args: Any, **kwargs: Any) -> Mapping[str, Any]: ...
+    def put_item(self, *args: Any, **kwargs: Any) -> Mapping[str, Any]: ...
+    def update_item(self, *args: Any, **kwargs: Any) -> Mapping[str, Any]: ...
+    def delete_item(self, *args: Any, **kwargs: Any) -> Mapping[str, Any]: ...
+    def batch_write_item(self, *args: Any, **kwargs: Any) -> Mapping[str, Any]: ...
+    def transact_write_items(self, *args: Any, **kwargs: Any) -> Mapping[str, Any]: ...
 
 
 @dataclass
@@ -57,7 +72,7 @@ class ItemCacheStandIn:
     would talk to the same DAX cluster."""
 
     def __init__(
-        self, client: Any, *, item_ttl_s: float = DEFAULT_ITEM_TTL_S, clock: Callable[[], float] = time.monotonic
+        self, client: ItemClient, *, item_ttl_s: float = DEFAULT_ITEM_TTL_S, clock: Callable[[], float] = time.monotonic
     ) -> None:
         self._client = client
         self._ttl = item_ttl_s

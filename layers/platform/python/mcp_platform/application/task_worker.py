@@ -46,7 +46,7 @@ from mcp_platform.protocol import trace_context
 from mcp_platform.protocol.catalog import Catalog
 from mcp_platform.protocol.input_required import InputRequired
 from mcp_platform.protocol.interactive import InputRequest, check_answer
-from mcp_platform.protocol.jsonrpc import TOOL_FAILED, UNAVAILABLE, JsonRpcError, Request
+from mcp_platform.protocol.jsonrpc import TOOL_FAILED, UNAVAILABLE, JSONObject, JsonRpcError, Request
 from mcp_platform.protocol.request_context import ClientChannel, Notify, RequestContext, TransportSession
 from mcp_platform.protocol.tasks import CANCELLED, COMPLETED, FAILED, WORKING, Task
 
@@ -69,7 +69,7 @@ class TaskAnswers:
         self.answers = answers
         self.round = round_
 
-    async def ask(self, requests: Mapping[str, InputRequest]) -> dict[str, dict[str, Any]]:
+    async def ask(self, requests: Mapping[str, InputRequest]) -> dict[str, JSONObject]:
         missing = {key: request for key, request in requests.items() if key not in self.answers}
         if missing:
             raise InputRequired(missing)

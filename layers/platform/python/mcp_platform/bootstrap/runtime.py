@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
-from mcp_platform.adapters.aws_clients import LazyClient, lazy_client
+from mcp_platform.adapters.aws_clients import lazy_client
 from mcp_platform.adapters.dynamodb.aws_errors import is_throttle
 from mcp_platform.adapters.dynamodb.sessions import SessionStore
 from mcp_platform.application.blocking import IN_THREAD, INLINE, Blocking
@@ -135,9 +135,21 @@ class AppEnvironment:
     environ: Mapping[str, str]
     settings: Settings
 
-    def client(self, service: str) -> Any:
-        """A botocore client of ``service`` (``"dynamodb"``, ``"s3"``...), built on first use."""
-        return LazyClient(service, self.settings)
+    @overload
+    def client(self, service: Literal["dynamodb"]) -> DynamoDBClient: ...
+    @overload
+    def client(self, service: Literal["kinesis"]) -> KinesisClient: ...
+    @overload
+    def client(self, service: Literal["sqs"]) -> SQSClient: ...
+    @overload
+    def client(self, service: Literal["secretsmanager"]) -> SecretsManagerClient: ...
+    @overload
+    def client(self, service: str) -> Any: ...
+    def client(self, service: str) -> object:
+        """A botocore client of ``service`` (``"dynamodb"``, ``"s3"``...), built on first use: typed
+        by its boto3-stubs client for the services the platform itself uses, untyped for any other
+        (the platform has no stubs of an app's own services)."""
+        return lazy_client(service, self.settings)
 
 
 def build_deps(packages: Sequence[ModuleType], app: AppEnvironment) -> object:

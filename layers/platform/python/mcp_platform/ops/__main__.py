@@ -27,7 +27,7 @@ import re
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Literal, TypedDict, overload
 
 from mcp_platform.adapters.aws_clients import aws_client
 from mcp_platform.config import EnvVars, Settings
@@ -249,9 +249,18 @@ def run_verify(args: argparse.Namespace, env: Mapping[str, str], clients: OpsCli
         print(f"an API key is needed: --key, or ${API_KEY_VARIABLE}", file=sys.stderr)
         return 2
     settings = Settings.from_mapping(dict(env))
-    made: dict[str, Any] = dict(clients or {})
+    made: dict[str, object] = dict(clients or {})
 
-    def client(service: str) -> Any:  # a ClientFactory: the service's client, built on first use
+    # A ClientFactory (mcp_platform.ops.verify): the service's client, built on first use.
+    @overload
+    def client(service: Literal["cloudformation"]) -> CloudFormationClient: ...
+    @overload
+    def client(service: Literal["cloudwatch"]) -> CloudWatchClient: ...
+    @overload
+    def client(service: Literal["dynamodb"]) -> DynamoDBClient: ...
+    @overload
+    def client(service: Literal["sqs"]) -> SQSClient: ...
+    def client(service: str) -> object:
         if service not in made:
             made[service] = aws_client(service, settings)
         return made[service]

@@ -46,7 +46,7 @@ class Interaction(Protocol):
     round: int
     """2026-07-28: 1 on the first request, n+1 once n verified ``requestState`` came back."""
 
-    async def ask(self, requests: Mapping[str, InputRequest]) -> dict[str, dict[str, Any]]:
+    async def ask(self, requests: Mapping[str, InputRequest]) -> dict[str, JSONObject]:
         """Every request's answer (each checked by :func:`check_answer`), keyed like ``requests``."""
         ...
 
@@ -98,7 +98,7 @@ def roots() -> InputRequest:
     return InputRequest(ROOTS, {})
 
 
-def check_answer(method: str, answer: Any, storability: Storability) -> dict[str, Any]:
+def check_answer(method: str, answer: Any, storability: Storability) -> JSONObject:
     """``answer`` when it has the shape of ``method``'s result and ``storability`` admits it (a
     tool may keep it, a task does: admitted as tool arguments are); raises InvalidInputResponse."""
     if not isinstance(answer, dict):

@@ -77,7 +77,7 @@ class CountedEventMarkers:
     (an eventually consistent GetItem: a marker just written and not yet seen costs one more
     record on the stream, which ingest then counts as the duplicate it is)."""
 
-    def __init__(self, client: Any, table_name: str) -> None:
+    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
         self._ddb = client
         self._table = table_name
 

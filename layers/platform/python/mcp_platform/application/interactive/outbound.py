@@ -33,7 +33,7 @@ from mcp_platform.application.interactive.ports import ReplyStore
 from mcp_platform.application.sessions.errors import SessionStoreError
 from mcp_platform.application.stored_form import STORED_FORM
 from mcp_platform.protocol.interactive import InputRequest, InvalidInputResponse, check_answer
-from mcp_platform.protocol.jsonrpc import INVALID_REQUEST, JsonRpcError, error_message
+from mcp_platform.protocol.jsonrpc import INVALID_REQUEST, JSONObject, JsonRpcError, error_message
 from mcp_platform.protocol.request_context import RequestContext, discard_notification
 from mcp_platform.protocol.storability import Inadmissible
 from mcp_platform.protocol.tools import ToolError
@@ -111,7 +111,7 @@ class ServerRequests:
         if refusal is not None:
             raise ReplyRefused(status, refusal)
 
-    async def exchange(self, call: RequestContext, requests: Mapping[str, InputRequest]) -> dict[str, dict[str, Any]]:
+    async def exchange(self, call: RequestContext, requests: Mapping[str, InputRequest]) -> dict[str, JSONObject]:
         session_id, owner = str(call.transport_session_id), call.principal
         ids = {key: f"srv-{secrets.token_urlsafe(16)}" for key in requests}
         ttl = math.ceil(self.timeout_seconds) + REPLY_TTL_MARGIN_SECONDS
@@ -194,7 +194,7 @@ def _refused(request_id: str, reason: str) -> dict[str, Any]:
     return error_message(request_id, JsonRpcError(INVALID_REQUEST, reason))
 
 
-def _answer(request: InputRequest, response: dict[str, Any]) -> dict[str, Any]:
+def _answer(request: InputRequest, response: dict[str, Any]) -> JSONObject:
     if "error" in response:
         error = response["error"] if isinstance(response["error"], dict) else {}
         raise ClientRequestFailed(
@@ -214,13 +214,13 @@ class CallRequests:
     def __init__(self, outbound: ServerRequests, call: RequestContext) -> None:
         self._outbound = outbound
         self._call = call
-        self._answers: dict[str, tuple[str, dict[str, Any]]] = {}
+        self._answers: dict[str, tuple[str, JSONObject]] = {}
 
-    async def ask(self, requests: Mapping[str, InputRequest]) -> dict[str, dict[str, Any]]:
+    async def ask(self, requests: Mapping[str, InputRequest]) -> dict[str, JSONObject]:
         if self._call.channel.notify is discard_notification or self._call.transport_session_id is None:
             # Only a streamed response can carry a request to the client (Accept: text/event-stream).
             raise JsonRpcError(INVALID_REQUEST, "Asking the client needs the call's SSE stream and a session")
-        answers: dict[str, dict[str, Any]] = {}
+        answers: dict[str, JSONObject] = {}
         todo: dict[str, InputRequest] = {}
         for key, request in requests.items():
             held = self._answers.get(key)

@@ -59,10 +59,10 @@ class RoundInteraction:
         """Answers taken from this request's responses: carried into the next state."""
         self.round = round_
 
-    async def ask(self, requests: Mapping[str, InputRequest]) -> dict[str, dict[str, Any]]:
+    async def ask(self, requests: Mapping[str, InputRequest]) -> dict[str, JSONObject]:
         if self.open_keys is None:
             self.open_keys = {key: question_digest(request) for key, request in requests.items()}
-        answers: dict[str, dict[str, Any]] = {}
+        answers: dict[str, JSONObject] = {}
         missing: dict[str, InputRequest] = {}
         for key, request in requests.items():
             question = question_digest(request)
