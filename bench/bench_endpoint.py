@@ -51,6 +51,8 @@ from fakes import asgi_post
 
 COLD_RUNS = int(os.environ.get("BENCH_COLD_RUNS", "5"))
 COLD_CALL = Path(__file__).resolve().parent / "cold_call.py"
+WARM_CALLS = Path(__file__).resolve().parent / "warm_calls.py"
+INSTRUCTION_CALLS = (100, 300)  # warm calls counted at two counts: the difference is the calls' work
 CALLS = int(os.environ.get("BENCH_CALLS", "600"))  # per round and side
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "4"))
 Call = tuple[dict[str, str], dict[str, Any]]
@@ -472,8 +474,30 @@ def streaming_rows() -> list[dict[str, Any]]:
     ]
 
 
+def instruction_rows() -> list[dict[str, Any]]:
+    """The 2026 stateless call's CPU work counted in instructions: what neither a busy machine nor
+    its CPU moves (a time ratio does: our code is Python, much of the SDK's pydantic-core)."""
+    few, many = INSTRUCTION_CALLS
+
+    def per_call(side: str) -> int:
+        counts = [callgrind_millions(WARM_CALLS, f"{side}:{n}", cwd=ROOT, env=dict(os.environ)) for n in (few, many)]
+        return round((counts[1] - counts[0]) * 1000 / (many - few))
+
+    return [
+        row(
+            "2026 stateless tools/call, instructions per warm call",
+            per_call("ours"),
+            per_call("peer"),
+            "k instr",
+            f"echo, plain JSON, no auth, in-process ASGI as the p50 row (bench/warm_calls.py): callgrind's count "
+            f"at {many} calls less that at {few}, per call; ours also builds, serializes and flushes the call's "
+            "event and writes its metric line; 0 when valgrind is missing",
+        )
+    ]
+
+
 def run() -> list[dict[str, Any]]:
-    return [*cold_start_rows(), *cpu_rows(), *policy_rows(), *streaming_rows()]
+    return [*cold_start_rows(), *cpu_rows(), *instruction_rows(), *policy_rows(), *streaming_rows()]
 
 
 if __name__ == "__main__":
