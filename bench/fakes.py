@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 
@@ -65,9 +66,16 @@ class FakeSqs:
 
 
 async def asgi_post(
-    app: Any, path: str, headers: dict[str, str], body: dict[str, Any]
+    app: Any,
+    path: str,
+    headers: dict[str, str],
+    body: dict[str, Any],
+    *,
+    answered: Callable[[], None] | None = None,
 ) -> tuple[int, dict[str, str], bytes]:
-    """One POST through an ASGI app, no network: (status, headers, body)."""
+    """One POST through an ASGI app, no network: (status, headers, body). ``answered`` is called
+    the moment a client would hold the whole answer: its Content-Length received, else the last
+    body message (what the app does after that, before it returns, is not the client's wait)."""
     payload = json.dumps(body).encode()
     raw_headers = [
         (k.encode(), v.encode())
@@ -88,7 +96,7 @@ async def asgi_post(
         "asgi": {"version": "3.0"},
     }
     sent = False
-    response: dict[str, Any] = {"status": 0, "headers": {}, "body": b""}
+    response: dict[str, Any] = {"status": 0, "headers": {}, "body": b"", "answered": False}
     finished = asyncio.Event()
 
     async def receive() -> dict[str, Any]:
@@ -107,6 +115,11 @@ async def asgi_post(
             response["headers"] = {k.decode(): v.decode() for k, v in message.get("headers", [])}
         elif message["type"] == "http.response.body":
             response["body"] += message.get("body", b"")
+            length = response["headers"].get("content-length")
+            whole = not message.get("more_body", False) or (length is not None and len(response["body"]) >= int(length))
+            if whole and answered is not None and not response["answered"]:
+                response["answered"] = True
+                answered()
             if not message.get("more_body", False):
                 finished.set()
 
