@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # boto3-stubs are a development dependency, not shipped with the function
+    from mypy_boto3_dynamodb.client import DynamoDBClient
 
 MAX_URL_CHARS = 2048
 MAX_TITLE_CHARS = 200
@@ -23,7 +26,7 @@ class Bookmark:
 
 
 class Bookmarks:
-    def __init__(self, dynamodb: Any, table: str) -> None:
+    def __init__(self, dynamodb: DynamoDBClient, table: str) -> None:
         self.dynamodb = dynamodb
         self.table = table
 
